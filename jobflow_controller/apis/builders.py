@@ -1,0 +1,55 @@
+"""New objects the controllers write: the Job made from a JobTemplate, and its owner reference."""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+from jobflow_controller.apis import jobflow as jf
+from jobflow_controller.apis import meta
+from jobflow_controller.apis.constants import (
+    BATCH_GROUP_VERSION,
+    CREATED_BY_JOB_FLOW,
+    CREATED_BY_JOB_TEMPLATE,
+    FLOW_GROUP_VERSION,
+    JOB_FLOW_KIND,
+    JOB_KIND,
+)
+from jobflow_controller.apis.meta import Obj
+
+
+def controller_reference(job_flow: Obj) -> dict[str, Any]:
+    """What controllerutil.SetControllerReference writes: a controlling, deletion-blocking owner."""
+    return {
+        "apiVersion": FLOW_GROUP_VERSION,
+        "kind": JOB_FLOW_KIND,
+        "name": meta.name(job_flow),
+        "uid": meta.uid(job_flow),
+        "controller": True,
+        "blockOwnerDeletion": True,
+    }
+
+
+def new_job(job_flow: Obj, flow_name: str, job_name: str, job_template: Obj) -> dict[str, Any]:
+    """`loadJobTemplateAndSetJob`: the template's spec verbatim, the createdBy keys, the owner.
+
+    The spec is deep-copied because the template comes from the informer cache and the Job body
+    is handed to the HTTP layer; nothing else of the template's metadata is carried over.
+    """
+    ns = meta.namespace(job_flow)
+    keys = {
+        CREATED_BY_JOB_TEMPLATE: meta.generate_object_string(ns, flow_name),
+        CREATED_BY_JOB_FLOW: meta.generate_object_string(ns, meta.name(job_flow)),
+    }
+    return {
+        "apiVersion": BATCH_GROUP_VERSION,
+        "kind": JOB_KIND,
+        "metadata": {
+            "name": job_name,
+            "namespace": ns,
+            "labels": dict(keys),
+            "annotations": dict(keys),
+            "ownerReferences": [controller_reference(job_flow)],
+        },
+        "spec": copy.deepcopy(dict(jf.spec(job_template))),
+    }

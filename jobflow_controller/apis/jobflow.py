@@ -1,0 +1,64 @@
+"""Read-only accessors over flow.volcano.sh/v1alpha1 JobFlow and JobTemplate dicts."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from jobflow_controller.apis.meta import Obj
+
+
+@dataclass(frozen=True)
+class Flow:
+    """One entry of `spec.flows`.
+
+    `targets` is None when upstream's `DependsOn == nil || DependsOn.Targets == nil` holds (the Job
+    is created at once); an empty tuple is the non-nil `targets: []`, which upstream sends through
+    `judge` with zero iterations (also created at once).
+    """
+
+    name: str
+    targets: tuple[str, ...] | None
+
+
+def spec(obj: Obj) -> Mapping[str, Any]:
+    value = obj.get("spec")
+    return value if isinstance(value, Mapping) else {}
+
+
+def status(obj: Obj) -> Mapping[str, Any]:
+    value = obj.get("status")
+    return value if isinstance(value, Mapping) else {}
+
+
+def flows(job_flow: Obj) -> list[Flow]:
+    out = []
+    for raw in spec(job_flow).get("flows") or []:
+        if not isinstance(raw, Mapping):
+            continue
+        depends_on = raw.get("dependsOn")
+        targets: tuple[str, ...] | None = None
+        if isinstance(depends_on, Mapping) and isinstance(depends_on.get("targets"), list):
+            targets = tuple(str(t) for t in depends_on["targets"])
+        out.append(Flow(name=str(raw.get("name") or ""), targets=targets))
+    return out
+
+
+def job_retain_policy(job_flow: Obj) -> str:
+    return str(spec(job_flow).get("jobRetainPolicy") or "")
+
+
+def phase(job_flow: Obj) -> str:
+    state = status(job_flow).get("state")
+    return str(state.get("phase") or "") if isinstance(state, Mapping) else ""
+
+
+def job_status_list(job_flow: Obj) -> list[Mapping[str, Any]]:
+    value = status(job_flow).get("jobStatusList")
+    return [e for e in value if isinstance(e, Mapping)] if isinstance(value, list) else []
+
+
+def job_name(job_flow_name: str, flow_name: str) -> str:
+    """`getJobName`: the Job a flow creates is "<jobflow>-<flow>"."""
+    return f"{job_flow_name}-{flow_name}"

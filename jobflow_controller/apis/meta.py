@@ -1,0 +1,57 @@
+"""Read-only accessors over object metadata, shared by every kind."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+Obj = Mapping[str, Any]
+
+
+def metadata(obj: Obj) -> Mapping[str, Any]:
+    md = obj.get("metadata")
+    return md if isinstance(md, Mapping) else {}
+
+
+def name(obj: Obj) -> str:
+    return str(metadata(obj).get("name") or "")
+
+
+def namespace(obj: Obj) -> str:
+    return str(metadata(obj).get("namespace") or "")
+
+
+def uid(obj: Obj) -> str:
+    return str(metadata(obj).get("uid") or "")
+
+
+def resource_version(obj: Obj) -> str:
+    return str(metadata(obj).get("resourceVersion") or "")
+
+
+def creation_timestamp(obj: Obj) -> str | None:
+    ts = metadata(obj).get("creationTimestamp")
+    return str(ts) if ts else None
+
+
+def labels(obj: Obj) -> Mapping[str, str]:
+    value = metadata(obj).get("labels")
+    return value if isinstance(value, Mapping) else {}
+
+
+def owner_references(obj: Obj) -> list[Mapping[str, Any]]:
+    refs = metadata(obj).get("ownerReferences")
+    return [r for r in refs if isinstance(r, Mapping)] if isinstance(refs, list) else []
+
+
+def get_controller_of(obj: Obj) -> Mapping[str, Any] | None:
+    """metav1.GetControllerOf: the owner reference with `controller: true`, if any."""
+    for ref in owner_references(obj):
+        if ref.get("controller") is True:
+            return ref
+    return None
+
+
+def generate_object_string(ns: str, obj_name: str) -> str:
+    """`GenerateObjectString`: the "<namespace>.<name>" value of the createdBy labels."""
+    return f"{ns}.{obj_name}"

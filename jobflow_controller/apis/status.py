@@ -1,0 +1,125 @@
+"""JobFlowStatus and its parts, serialised with upstream's exact JSON names and omitempty rules.
+
+Go's `omitempty` drops empty slices and maps; `metav1.Time` zero values marshal as null, which the
+API server prunes (the schema is not nullable), so they are simply left out here. `state` is a
+struct and is always present, as `{}` when the phase is empty.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass
+class JobRunningHistory:
+    state: str
+    start_timestamp: str | None = None
+    end_timestamp: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        if self.start_timestamp:
+            out["startTimestamp"] = self.start_timestamp
+        if self.end_timestamp:
+            out["endTimestamp"] = self.end_timestamp
+        if self.state:
+            out["state"] = self.state
+        return out
+
+    @classmethod
+    def from_dict(cls, raw: Any) -> JobRunningHistory:
+        return cls(
+            state=str(raw.get("state") or ""),
+            start_timestamp=raw.get("startTimestamp") or None,
+            end_timestamp=raw.get("endTimestamp") or None,
+        )
+
+
+@dataclass
+class JobStatus:
+    name: str
+    state: str = ""
+    start_timestamp: str | None = None
+    end_timestamp: str | None = None
+    restart_count: int = 0
+    running_histories: list[JobRunningHistory] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        if self.name:
+            out["name"] = self.name
+        if self.state:
+            out["state"] = self.state
+        if self.start_timestamp:
+            out["startTimestamp"] = self.start_timestamp
+        if self.end_timestamp:
+            out["endTimestamp"] = self.end_timestamp
+        if self.restart_count:
+            out["restartCount"] = self.restart_count
+        if self.running_histories:
+            out["runningHistories"] = [h.to_dict() for h in self.running_histories]
+        return out
+
+    @classmethod
+    def from_dict(cls, raw: Any) -> JobStatus:
+        return cls(
+            name=str(raw.get("name") or ""),
+            state=str(raw.get("state") or ""),
+            start_timestamp=raw.get("startTimestamp") or None,
+            end_timestamp=raw.get("endTimestamp") or None,
+            restart_count=int(raw.get("restartCount") or 0),
+            running_histories=[JobRunningHistory.from_dict(h) for h in raw.get("runningHistories") or []],
+        )
+
+
+@dataclass
+class Condition:
+    phase: str = ""
+    create_timestamp: str | None = None
+    running_duration: str | None = None
+    task_status_count: dict[str, Any] | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        if self.phase:
+            out["phase"] = self.phase
+        if self.create_timestamp:
+            out["createTime"] = self.create_timestamp
+        if self.running_duration:
+            out["runningDuration"] = self.running_duration
+        if self.task_status_count:
+            out["taskStatusCount"] = self.task_status_count
+        return out
+
+
+@dataclass
+class JobFlowStatus:
+    pending_jobs: list[str] = field(default_factory=list)
+    running_jobs: list[str] = field(default_factory=list)
+    failed_jobs: list[str] = field(default_factory=list)
+    completed_jobs: list[str] = field(default_factory=list)
+    terminated_jobs: list[str] = field(default_factory=list)
+    un_know_jobs: list[str] = field(default_factory=list)
+    job_status_list: list[JobStatus] = field(default_factory=list)
+    conditions: dict[str, Condition] = field(default_factory=dict)
+    phase: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        for key, value in (
+            ("pendingJobs", self.pending_jobs),
+            ("runningJobs", self.running_jobs),
+            ("failedJobs", self.failed_jobs),
+            ("completedJobs", self.completed_jobs),
+            ("terminatedJobs", self.terminated_jobs),
+            ("unKnowJobs", self.un_know_jobs),
+        ):
+            if value:
+                out[key] = list(value)
+        if self.job_status_list:
+            out["jobStatusList"] = [s.to_dict() for s in self.job_status_list]
+        if self.conditions:
+            out["conditions"] = {k: c.to_dict() for k, c in self.conditions.items()}
+        out["state"] = {"phase": self.phase} if self.phase else {}
+        return out

@@ -1,0 +1,93 @@
+"""Typed clients for the resources the controllers write, shaped like client-go's clientsets.
+
+`clientset.jobs(ns).create(job)` reads like `vcClient.BatchV1alpha1().Jobs(ns).Create(...)`: one
+`ResourceClient` per resource and namespace, all sharing the process's one `RestClient` (and so
+its QPS/burst budget).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from jobflow_controller.kube import resources
+from jobflow_controller.kube.listwatch import ResourceListerWatcher
+from jobflow_controller.kube.resources import Resource
+from jobflow_controller.kube.rest import RestClient
+
+Obj = dict[str, Any]
+
+
+class ResourceClient:
+    """CRUD on one resource in one namespace (or cluster-wide for cluster-scoped resources)."""
+
+    def __init__(self, rest: RestClient, resource: Resource, namespace: str | None) -> None:
+        self.rest = rest
+        self.resource = resource
+        self.namespace = namespace
+
+    def _path(self, name: str | None = None, subresource: str | None = None) -> str:
+        return self.resource.path(self.namespace, name, subresource)
+
+    def get(self, name: str) -> Obj:
+        result: Obj = self.rest.request("GET", self._path(name))
+        return result
+
+    def list(self, label_selector: str | None = None) -> list[Obj]:
+        body = self.rest.request("GET", self._path(), query={"labelSelector": label_selector})
+        return list(body.get("items") or [])
+
+    def create(self, obj: Obj, *, dry_run: bool = False) -> Obj:
+        query = {"dryRun": "All"} if dry_run else None
+        result: Obj = self.rest.request("POST", self._path(), query=query, body=obj)
+        return result
+
+    def update(self, obj: Obj) -> Obj:
+        result: Obj = self.rest.request("PUT", self._path(obj["metadata"]["name"]), body=obj)
+        return result
+
+    def update_status(self, obj: Obj) -> Obj:
+        """A full PUT of the status subresource, carrying the object's resourceVersion (as upstream)."""
+        result: Obj = self.rest.request("PUT", self._path(obj["metadata"]["name"], "status"), body=obj)
+        return result
+
+    def patch(self, name: str, patch: Any, content_type: str = "application/merge-patch+json") -> Obj:
+        result: Obj = self.rest.request("PATCH", self._path(name), body=patch, content_type=content_type)
+        return result
+
+    def patch_status(self, name: str, patch: Any, content_type: str = "application/merge-patch+json") -> Obj:
+        result: Obj = self.rest.request(
+            "PATCH", self._path(name, "status"), body=patch, content_type=content_type
+        )
+        return result
+
+    def delete(self, name: str, *, propagation_policy: str | None = None) -> None:
+        body = {"propagationPolicy": propagation_policy} if propagation_policy else None
+        self.rest.request("DELETE", self._path(name), body=body)
+
+    def lister_watcher(self, label_selector: str | None = None) -> ResourceListerWatcher:
+        return ResourceListerWatcher(self.rest, self.resource, self.namespace, label_selector=label_selector)
+
+
+class Clientset:
+    """The kube and volcano clients of upstream's ControllerOption, over one RestClient."""
+
+    def __init__(self, rest: RestClient) -> None:
+        self.rest = rest
+
+    def resource(self, resource: Resource, namespace: str | None = None) -> ResourceClient:
+        return ResourceClient(self.rest, resource, namespace)
+
+    def job_flows(self, namespace: str | None = None) -> ResourceClient:
+        return self.resource(resources.JOB_FLOWS, namespace)
+
+    def job_templates(self, namespace: str | None = None) -> ResourceClient:
+        return self.resource(resources.JOB_TEMPLATES, namespace)
+
+    def jobs(self, namespace: str | None = None) -> ResourceClient:
+        return self.resource(resources.JOBS, namespace)
+
+    def events(self, namespace: str | None = None) -> ResourceClient:
+        return self.resource(resources.EVENTS, namespace)
+
+    def leases(self, namespace: str | None = None) -> ResourceClient:
+        return self.resource(resources.LEASES, namespace)

@@ -1,0 +1,82 @@
+"""API errors, mapped from HTTP statuses onto the classes the transport-agnostic layers know.
+
+client-go's `apierrors.IsNotFound`, `IsConflict`, `IsAlreadyExists`, `IsResourceExpired` become
+`isinstance` checks against these classes; `informers.errors` owns the base so that the informers
+package can recognise a 410 without importing the kubernetes client.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from informers.errors import ApiStatusError, ExpiredError, NotFoundError
+
+
+class ConflictError(ApiStatusError):
+    """409 Conflict: an update carried a stale resourceVersion."""
+
+
+class AlreadyExistsError(ApiStatusError):
+    """409 with reason AlreadyExists: a create found the name taken."""
+
+
+class ForbiddenError(ApiStatusError):
+    """403: RBAC (or an admission plugin) refused the request."""
+
+
+class InvalidError(ApiStatusError):
+    """422: the object failed validation (schema, CEL rules, or a webhook)."""
+
+
+class TooManyRequestsError(ApiStatusError):
+    """429: API priority and fairness shed the request; it may be retried."""
+
+
+def from_response(status: int, body: bytes | str | None) -> ApiStatusError:
+    """Build the right error from a non-2xx response and its Status body."""
+    reason, message = "", ""
+    details: dict[str, Any] = {}
+    if body:
+        try:
+            payload = json.loads(body)
+        except (ValueError, TypeError):
+            payload = None
+        if isinstance(payload, dict) and payload.get("kind") == "Status":
+            reason = str(payload.get("reason") or "")
+            message = str(payload.get("message") or "")
+            details = payload.get("details") or {}
+        else:
+            message = body.decode(errors="replace") if isinstance(body, bytes) else str(body)
+    return from_status(status, reason, message or f"the server responded with status {status}", details)
+
+
+def from_status(
+    code: int, reason: str, message: str, details: dict[str, Any] | None = None
+) -> ApiStatusError:
+    cls: type[ApiStatusError] = ApiStatusError
+    if code == 404:
+        cls = NotFoundError
+    elif code == 409:
+        cls = AlreadyExistsError if reason == "AlreadyExists" else ConflictError
+    elif code == 410:
+        cls = ExpiredError
+    elif code == 403:
+        cls = ForbiddenError
+    elif code == 422:
+        cls = InvalidError
+    elif code == 429:
+        cls = TooManyRequestsError
+    return cls(code, reason, message)
+
+
+def is_not_found(err: BaseException) -> bool:
+    return isinstance(err, NotFoundError)
+
+
+def is_already_exists(err: BaseException) -> bool:
+    return isinstance(err, AlreadyExistsError)
+
+
+def is_conflict(err: BaseException) -> bool:
+    return isinstance(err, ConflictError)

@@ -1,0 +1,168 @@
+"""The REST layer: every request of the process goes through here.
+
+It sits on the kubernetes client's `ApiClient` only for what that does well (TLS, client
+certificates, bearer tokens with refresh, connection pooling) and bypasses its generated models:
+our objects are plain JSON dicts, and a custom resource has no model anyway. It adds what
+client-go's rest.Config gives a Go controller: a client-side QPS/burst token bucket shared by all
+callers, a user agent, per-request timeouts, API errors as typed exceptions, and request metrics.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections.abc import Mapping, Sequence
+from typing import Any, Protocol
+from urllib.parse import urlsplit
+
+import urllib3
+from kubernetes import client as k8s_client
+from kubernetes.client.exceptions import ApiException
+
+from jobflow_controller.kube import errors
+
+Query = Mapping[str, str | int | bool | None] | Sequence[tuple[str, str]]
+DEFAULT_TIMEOUT = (10.0, 60.0)
+
+
+class RequestMetrics(Protocol):
+    """What the REST layer reports per request (client-go's `rest_client_*` metrics)."""
+
+    def observe(self, verb: str, host: str, code: str, seconds: float) -> None: ...
+
+
+class TokenBucket:
+    """client-go's flowcontrol token bucket: `accept()` blocks until a token is free.
+
+    Reservation semantics, as golang.org/x/time/rate: a caller takes the next token even if it is
+    in the future and sleeps until then, so bursts beyond `burst` are smoothed to `qps`.
+    """
+
+    def __init__(self, qps: float, burst: int) -> None:
+        self.qps = qps
+        self.burst = max(1, burst)
+        self._tokens = float(self.burst)
+        self._last = time.monotonic()
+        self._lock = threading.Lock()
+
+    def reserve(self) -> float:
+        """Take a token and return how long to wait before using it."""
+        if self.qps <= 0:
+            return 0.0
+        with self._lock:
+            now = time.monotonic()
+            self._tokens = min(float(self.burst), self._tokens + (now - self._last) * self.qps)
+            self._last = now
+            self._tokens -= 1.0
+            return 0.0 if self._tokens >= 0 else -self._tokens / self.qps
+
+    def accept(self) -> None:
+        delay = self.reserve()
+        if delay > 0:
+            time.sleep(delay)
+
+
+class RestClient:
+    """JSON-in, JSON-out requests against one API server, rate limited and instrumented."""
+
+    def __init__(
+        self,
+        configuration: k8s_client.Configuration,
+        *,
+        qps: float = 50.0,
+        burst: int = 100,
+        user_agent: str | None = None,
+        metrics: RequestMetrics | None = None,
+    ) -> None:
+        self.configuration = configuration
+        self.api_client = k8s_client.ApiClient(configuration)
+        if user_agent:
+            self.api_client.user_agent = user_agent
+        self.limiter = TokenBucket(qps, burst)
+        self.metrics = metrics
+        self.host = urlsplit(configuration.host).netloc
+
+    def close(self) -> None:
+        self.api_client.close()
+
+    # -- requests ------------------------------------------------------------------------------
+    def request(
+        self,
+        method: str,
+        path: str,
+        *,
+        query: Query | None = None,
+        body: Any = None,
+        content_type: str = "application/json",
+        timeout: float | tuple[float, float] = DEFAULT_TIMEOUT,
+    ) -> Any:
+        """Send one request and return its decoded JSON body; raise an `ApiStatusError` on non-2xx."""
+        response = self._send(method, path, query, body, content_type, timeout)
+        data = response.read()
+        return json.loads(data) if data else None
+
+    def stream(
+        self, path: str, *, query: Query | None = None, read_timeout: float
+    ) -> urllib3.BaseHTTPResponse:
+        """Open a streaming GET (a watch) and hand back the unread response."""
+        response = self._send(
+            "GET", path, query, None, "application/json", (DEFAULT_TIMEOUT[0], read_timeout)
+        )
+        raw: urllib3.BaseHTTPResponse = response.response
+        return raw
+
+    def get(self, path: str, query: Query | None = None) -> Any:
+        return self.request("GET", path, query=query)
+
+    def _send(
+        self,
+        method: str,
+        path: str,
+        query: Query | None,
+        body: Any,
+        content_type: str,
+        timeout: float | tuple[float, float],
+    ) -> Any:
+        self.limiter.accept()
+        params = _query_tuples(query)
+        headers = {"Accept": "application/json"}
+        if body is not None:
+            headers["Content-Type"] = content_type
+        _, url, headers, body, _ = self.api_client.param_serialize(
+            method=method,
+            resource_path=path,
+            query_params=params or None,
+            header_params=headers,
+            body=body,
+            auth_settings=["BearerToken"],
+        )
+        start = time.monotonic()
+        code = "<error>"
+        try:
+            response = self.api_client.call_api(
+                method, url, header_params=headers, body=body, _request_timeout=timeout
+            )
+            code = str(response.status)
+        except ApiException as err:  # TLS failures surface here with status 0
+            raise ConnectionError(f"{method} {path}: {err.reason}") from err
+        finally:
+            if self.metrics is not None:
+                self.metrics.observe(method, self.host, code, time.monotonic() - start)
+        if not 200 <= response.status <= 299:
+            raise errors.from_response(response.status, response.read())
+        return response
+
+
+def _query_tuples(query: Query | None) -> list[tuple[str, str]]:
+    if not query:
+        return []
+    items = query.items() if isinstance(query, Mapping) else query
+    out = []
+    for key, value in items:
+        if value is None:
+            continue
+        if isinstance(value, bool):
+            value = "true" if value else "false"
+        out.append((key, str(value)))
+    return out

@@ -1,0 +1,245 @@
+"""A stand-in for Volcano's job controller: drives `jobs.batch.volcano.sh` through scripted phases.
+
+No Volcano runs here, yet the JobFlow controller only ever reacts to a Job's status. The simulator
+watches Jobs and, through the status subresource, walks each one through the phase script on its
+first task's pod-template annotation `sim.jobflow.volcano.sh/phases`, for example
+`Pending:0.5s,Running:2s,Completed`, writing what Volcano writes: `state.phase` and its transition
+time, the task pod counts, `retryCount` (bumped on `Restarting`) and `runningDuration` once the Job
+finishes. A malformed script is reported as a Warning event on the Job, which is then left alone.
+
+It replaces Volcano's job controller and nothing else: every write goes to the real API server.
+"""
+
+from __future__ import annotations
+
+import datetime
+import heapq
+import threading
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import structlog
+
+from informers import ResourceEventHandlerFuncs, SharedIndexInformer
+from jobflow_controller.apis import meta
+from jobflow_controller.apis.timeutil import format_duration, format_time, parse_duration, parse_time
+from jobflow_controller.kube.clientset import Clientset
+from jobflow_controller.kube.errors import ConflictError, NotFoundError
+
+log = structlog.get_logger(__name__)
+
+PHASES_ANNOTATION = "sim.jobflow.volcano.sh/phases"
+DEFAULT_SCRIPT = "Pending:0.1s,Running:0.5s,Completed"
+#: The reason of the Warning event a malformed script earns.
+REASON_INVALID_SCRIPT = "InvalidPhaseScript"
+COMPONENT = "volcano-job-simulator"
+
+TERMINAL = frozenset({"Completed", "Failed", "Terminated", "Aborted"})
+TRANSIENT = frozenset({"Pending", "Running", "Restarting", "Completing", "Aborting", "Terminating"})
+#: Phases at which Volcano's killJob has run and recorded how long the Job ran.
+FINISHING = frozenset({"Completing", "Aborting", "Terminating"}) | TERMINAL
+
+
+class ScriptError(ValueError):
+    """A phase script that cannot be followed; the message says where it is wrong."""
+
+
+@dataclass(frozen=True)
+class Step:
+    phase: str
+    seconds: float
+
+
+def parse_script(text: str) -> list[Step]:
+    """Parse `Phase:duration,...,TerminalPhase` into steps (the last one has no duration)."""
+    parts = [p.strip() for p in text.split(",")]
+    if not parts or parts == [""]:
+        raise ScriptError("empty phase script")
+    steps = []
+    for index, part in enumerate(parts):
+        last = index == len(parts) - 1
+        phase, sep, duration = part.partition(":")
+        phase = phase.strip()
+        if last:
+            if sep:
+                raise ScriptError(f"the last phase {phase!r} takes no duration")
+            if phase not in TERMINAL:
+                raise ScriptError(f"the script must end in one of {sorted(TERMINAL)}, not {phase!r}")
+            steps.append(Step(phase, 0.0))
+            continue
+        if phase not in TRANSIENT:
+            raise ScriptError(f"{phase!r} at position {index + 1} is not one of {sorted(TRANSIENT)}")
+        if not sep:
+            raise ScriptError(f"{phase!r} at position {index + 1} needs a duration, e.g. {phase}:1s")
+        try:
+            seconds = parse_duration(duration)
+        except ValueError as err:
+            raise ScriptError(f"bad duration {duration!r} for {phase}: {err}") from None
+        if seconds < 0:
+            raise ScriptError(f"negative duration {duration!r} for {phase}")
+        steps.append(Step(phase, seconds))
+    return steps
+
+
+def script_of(job: Mapping[str, Any]) -> str:
+    tasks = (job.get("spec") or {}).get("tasks") or []
+    if tasks:
+        annotations = ((tasks[0].get("template") or {}).get("metadata") or {}).get("annotations") or {}
+        if PHASES_ANNOTATION in annotations:
+            return str(annotations[PHASES_ANNOTATION])
+    return DEFAULT_SCRIPT
+
+
+def job_status(
+    job: Mapping[str, Any], phase: str, now: datetime.datetime, retry_count: int
+) -> dict[str, Any]:
+    """The status Volcano's job controller would write for a Job entering `phase`."""
+    tasks = (job.get("spec") or {}).get("tasks") or []
+    counts = {"pending": 0, "running": 0, "succeeded": 0, "failed": 0, "terminating": 0, "unknown": 0}
+    pod_phase = {
+        "Pending": "Pending",
+        "Restarting": "Pending",
+        "Running": "Running",
+        "Completing": "Succeeded",
+        "Completed": "Succeeded",
+        "Failed": "Failed",
+        "Aborting": "Running",
+        "Terminating": "Running",
+    }.get(phase)
+    counter = {"Pending": "pending", "Running": "running", "Succeeded": "succeeded", "Failed": "failed"}
+    task_status_count: dict[str, Any] = {}
+    for task in tasks:
+        replicas = int(task.get("replicas") or 0)
+        if pod_phase and replicas:
+            task_status_count[str(task.get("name") or "")] = {"phase": {pod_phase: replicas}}
+            counts[counter[pod_phase]] += replicas
+    if phase in ("Aborting", "Terminating"):
+        counts["terminating"], counts["running"] = counts["running"], 0
+    status: dict[str, Any] = {
+        "state": {"phase": phase, "lastTransitionTime": format_time(now)},
+        "minAvailable": int((job.get("spec") or {}).get("minAvailable") or 0),
+        "retryCount": retry_count,
+        "taskStatusCount": task_status_count or None,
+        **counts,
+    }
+    created = meta.creation_timestamp(job)
+    if phase in FINISHING and created:
+        status["runningDuration"] = format_duration(max(0.0, (now - parse_time(created)).total_seconds()))
+    return status
+
+
+class JobSimulator:
+    """Watches every Volcano Job and plays its phase script, one timer heap for all Jobs."""
+
+    def __init__(self, clientset: Clientset, recorder: Any = None, namespace: str | None = None) -> None:
+        self.clientset = clientset
+        self.recorder = recorder
+        self.informer = SharedIndexInformer(clientset.jobs(namespace).lister_watcher(), resync_period=0)
+        self.informer.add_event_handler(
+            ResourceEventHandlerFuncs(add_func=self._on_add, update_func=self._on_update)
+        )
+        self._heap: list[tuple[float, int, str, int]] = []
+        self._seq = 0
+        self._cond = threading.Condition()
+        self._scheduled: dict[str, int] = {}  # job uid -> index of the step already scheduled
+        self._plans: dict[str, tuple[str, str, list[Step]]] = {}  # uid -> (namespace, name, steps)
+
+    # -- event handlers: decide the next step, never block -------------------------------------
+    def _on_add(self, job: Any, is_in_initial_list: bool = False) -> None:
+        self._observe(job)
+
+    def _on_update(self, old: Any, new: Any) -> None:
+        self._observe(new)
+
+    def _observe(self, job: Mapping[str, Any]) -> None:
+        uid = meta.uid(job)
+        if not uid or uid in self._scheduled:
+            return
+        try:
+            steps = parse_script(script_of(job))
+        except ScriptError as err:
+            self._scheduled[uid] = -1
+            log.warning("invalid phase script", job=f"{meta.namespace(job)}/{meta.name(job)}", error=str(err))
+            if self.recorder is not None:
+                self.recorder.event(job, "Warning", REASON_INVALID_SCRIPT, f"{PHASES_ANNOTATION}: {err}")
+            return
+        current = ((job.get("status") or {}).get("state") or {}).get("phase") or ""
+        if current in TERMINAL:
+            self._scheduled[uid] = len(steps)
+            return
+        # Resume a Job a previous simulator left mid-script: carry on after its current phase.
+        index = next((i + 1 for i, s in enumerate(steps) if s.phase == current), 0)
+        delay = steps[index - 1].seconds if index > 0 else 0.0
+        self._plans[uid] = (meta.namespace(job), meta.name(job), steps)
+        self._schedule(uid, index, delay)
+
+    def _schedule(self, uid: str, index: int, delay: float) -> None:
+        with self._cond:
+            self._scheduled[uid] = index
+            self._seq += 1
+            heapq.heappush(self._heap, (time.monotonic() + delay, self._seq, uid, index))
+            self._cond.notify()
+
+    # -- the driver thread -----------------------------------------------------------------------
+    def run(self, stop: threading.Event) -> None:
+        informer_thread = threading.Thread(
+            target=self.informer.run, args=(stop,), name="sim-informer", daemon=True
+        )
+        informer_thread.start()
+        waker = threading.Thread(target=self._wake_on_stop, args=(stop,), daemon=True)
+        waker.start()
+        self._drive(stop)
+        informer_thread.join(timeout=10)
+
+    def _wake_on_stop(self, stop: threading.Event) -> None:
+        stop.wait()
+        with self._cond:
+            self._cond.notify_all()
+
+    def _drive(self, stop: threading.Event) -> None:
+        while not stop.is_set():
+            with self._cond:
+                if not self._heap:
+                    self._cond.wait(timeout=1.0)
+                    continue
+                due, _, uid, index = self._heap[0]
+                wait = due - time.monotonic()
+                if wait > 0:
+                    self._cond.wait(timeout=min(wait, 1.0))
+                    continue
+                heapq.heappop(self._heap)
+            self._step(uid, index)
+
+    def _step(self, uid: str, index: int) -> None:
+        plan = self._plans.get(uid)
+        if plan is None:
+            return
+        namespace, name, steps = plan
+        step = steps[index]
+        jobs = self.clientset.jobs(namespace)
+        try:
+            job = jobs.get(name)
+            if meta.uid(job) != uid:
+                return  # deleted and re-created under the same name: the new one has its own plan
+            retries = int((job.get("status") or {}).get("retryCount") or 0)
+            if step.phase == "Restarting":
+                retries += 1
+            now = datetime.datetime.now(datetime.UTC)
+            body = {"status": job_status(job, step.phase, now, retries)}
+            jobs.patch_status(name, body)
+        except NotFoundError:
+            self._plans.pop(uid, None)
+            return
+        except ConflictError:
+            self._schedule(uid, index, 0.05)
+            return
+        except Exception as err:  # noqa: BLE001 - the simulator must outlive one failed write
+            log.warning("status write failed, retrying", job=f"{namespace}/{name}", error=str(err))
+            self._schedule(uid, index, 0.5)
+            return
+        if index + 1 < len(steps):
+            self._schedule(uid, index + 1, step.seconds)
+        else:
+            self._plans.pop(uid, None)
