@@ -1,1 +1,3 @@
-"""Package."""
+"""jobflow-controller: Volcano's JobFlow and JobTemplate controllers, in Python, client-go style."""
+
+__version__ = "0.1.0"

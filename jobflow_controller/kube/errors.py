@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from informers.errors import ApiStatusError, ExpiredError, NotFoundError
+from informers.errors import ApiStatusError, ExpiredError, NotFoundError, TooManyRequestsError
 
 
 class ConflictError(ApiStatusError):
@@ -27,10 +27,6 @@ class ForbiddenError(ApiStatusError):
 
 class InvalidError(ApiStatusError):
     """422: the object failed validation (schema, CEL rules, or a webhook)."""
-
-
-class TooManyRequestsError(ApiStatusError):
-    """429: API priority and fairness shed the request; it may be retried."""
 
 
 def from_response(status: int, body: bytes | str | None) -> ApiStatusError:
@@ -54,20 +50,21 @@ def from_response(status: int, body: bytes | str | None) -> ApiStatusError:
 def from_status(
     code: int, reason: str, message: str, details: dict[str, Any] | None = None
 ) -> ApiStatusError:
-    cls: type[ApiStatusError] = ApiStatusError
+    info = details or {}
     if code == 404:
-        cls = NotFoundError
-    elif code == 409:
+        return NotFoundError(message, details=info)
+    if code == 410:
+        return ExpiredError(message, reason=reason or "Expired", details=info)
+    if code == 429:
+        return TooManyRequestsError(message, details=info)
+    cls: type[ApiStatusError] = ApiStatusError
+    if code == 409:
         cls = AlreadyExistsError if reason == "AlreadyExists" else ConflictError
-    elif code == 410:
-        cls = ExpiredError
     elif code == 403:
         cls = ForbiddenError
     elif code == 422:
         cls = InvalidError
-    elif code == 429:
-        cls = TooManyRequestsError
-    return cls(code, reason, message)
+    return cls(code, reason, message, details=info)
 
 
 def is_not_found(err: BaseException) -> bool:

@@ -112,14 +112,50 @@ class LockNotInitializedError(ResourceLockError):
         super().__init__("lease not initialized, call get or create first")
 
 
-def is_not_found(err: BaseException) -> bool:
+# metav1.StatusReason values apimachinery knows; a status code decides only for other reasons.
+_KNOWN_REASONS = frozenset(
+    {
+        "Unauthorized",
+        "Forbidden",
+        "NotFound",
+        "AlreadyExists",
+        "Conflict",
+        "Gone",
+        "Invalid",
+        "ServerTimeout",
+        "StoreReadError",
+        "Timeout",
+        "TooManyRequests",
+        "BadRequest",
+        "MethodNotAllowed",
+        "NotAcceptable",
+        "RequestEntityTooLarge",
+        "UnsupportedMediaType",
+        "InternalError",
+        "Expired",
+        "ServiceUnavailable",
+    }
+)
+
+
+def _has_reason(err: BaseException | None, reason: str, code: int) -> bool:
+    """apimachinery's rule: the Status reason decides; the HTTP code only when the reason is
+    not one it knows (so a 409 AlreadyExists is not a conflict)."""
+    if not isinstance(err, ResourceLockError):
+        return False
+    if err.reason == reason:
+        return True
+    return err.reason not in _KNOWN_REASONS and err.status == code
+
+
+def is_not_found(err: BaseException | None) -> bool:
     """`apierrors.IsNotFound` for lock errors."""
-    return isinstance(err, ResourceLockError) and err.status == 404
+    return _has_reason(err, "NotFound", 404)
 
 
-def is_conflict(err: BaseException) -> bool:
+def is_conflict(err: BaseException | None) -> bool:
     """`apierrors.IsConflict` for lock errors."""
-    return isinstance(err, ResourceLockError) and err.status == 409
+    return _has_reason(err, "Conflict", 409)
 
 
 class EventRecorder(Protocol):

@@ -1,0 +1,109 @@
+"""Event handlers: what an informer notifies (client-go ``ResourceEventHandler`` and adapters).
+
+Handlers run after the cache has been updated, so a lister may already show a newer state than the
+notification. They must not mutate the objects they are given (they are the cache's), and
+``on_delete`` may receive a :class:`informers.tombstone.DeletedFinalStateUnknown`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, Protocol
+
+
+class ResourceEventHandler(Protocol):
+    """Receives an informer's notifications, in order, from one dedicated thread."""
+
+    def on_add(self, obj: Any, is_in_initial_list: bool) -> None:
+        """A new object; ``is_in_initial_list`` for the initial list (and a late handler's replay)."""
+        ...
+
+    def on_update(self, old: Any, new: Any) -> None:
+        """A changed object; ``old.resourceVersion == new.resourceVersion`` for a resync replay."""
+        ...
+
+    def on_delete(self, obj: Any) -> None:
+        """A deleted object, or a tombstone if the final state was not observed."""
+        ...
+
+
+class ResourceEventHandlerFuncs:
+    """Adapt plain functions to a handler; missing ones are no-ops, ``is_in_initial_list`` is dropped."""
+
+    def __init__(
+        self,
+        add_func: Callable[[Any], None] | None = None,
+        update_func: Callable[[Any, Any], None] | None = None,
+        delete_func: Callable[[Any], None] | None = None,
+    ) -> None:
+        self.add_func = add_func
+        self.update_func = update_func
+        self.delete_func = delete_func
+
+    def on_add(self, obj: Any, is_in_initial_list: bool) -> None:
+        if self.add_func is not None:
+            self.add_func(obj)
+
+    def on_update(self, old: Any, new: Any) -> None:
+        if self.update_func is not None:
+            self.update_func(old, new)
+
+    def on_delete(self, obj: Any) -> None:
+        if self.delete_func is not None:
+            self.delete_func(obj)
+
+
+class ResourceEventHandlerDetailedFuncs:
+    """Like :class:`ResourceEventHandlerFuncs`, but ``add_func`` also gets ``is_in_initial_list``."""
+
+    def __init__(
+        self,
+        add_func: Callable[[Any, bool], None] | None = None,
+        update_func: Callable[[Any, Any], None] | None = None,
+        delete_func: Callable[[Any], None] | None = None,
+    ) -> None:
+        self.add_func = add_func
+        self.update_func = update_func
+        self.delete_func = delete_func
+
+    def on_add(self, obj: Any, is_in_initial_list: bool) -> None:
+        if self.add_func is not None:
+            self.add_func(obj, is_in_initial_list)
+
+    def on_update(self, old: Any, new: Any) -> None:
+        if self.update_func is not None:
+            self.update_func(old, new)
+
+    def on_delete(self, obj: Any) -> None:
+        if self.delete_func is not None:
+            self.delete_func(obj)
+
+
+class FilteringResourceEventHandler:
+    """Pass to ``handler`` only the objects ``filter_func`` accepts.
+
+    An update is translated by which side passes: both → update, only the new → add, only the old →
+    delete (the object left the filtered set), neither → nothing.
+    """
+
+    def __init__(self, filter_func: Callable[[Any], bool], handler: ResourceEventHandler) -> None:
+        self.filter_func = filter_func
+        self.handler = handler
+
+    def on_add(self, obj: Any, is_in_initial_list: bool) -> None:
+        if self.filter_func(obj):
+            self.handler.on_add(obj, is_in_initial_list)
+
+    def on_update(self, old: Any, new: Any) -> None:
+        new_passes = self.filter_func(new)
+        old_passes = self.filter_func(old)
+        if new_passes and old_passes:
+            self.handler.on_update(old, new)
+        elif new_passes:
+            self.handler.on_add(new, False)
+        elif old_passes:
+            self.handler.on_delete(old)
+
+    def on_delete(self, obj: Any) -> None:
+        if self.filter_func(obj):
+            self.handler.on_delete(obj)

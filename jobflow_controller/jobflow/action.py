@@ -1,0 +1,268 @@
+"""The sync: create what is due, compute the status, write it (jobflow_controller_action.go).
+
+Upstream's steps, in order: (1) a Succeeded flow with `jobRetainPolicy: delete` deletes its Jobs and
+stops there; (2) `deploy_job` creates each flow's Job whose targets are all Completed; (3) the
+status is computed from the Jobs the JobFlow's label selects; (4) the phase's rule is applied;
+(5) the status is written with a PUT of the status subresource.
+
+Nothing read from an informer is ever modified: the status is built afresh and the PUT body is a
+new dict (upstream writes into its cache; docs/deviations.md). Metrics count a transition only once
+the status carrying it has been written.
+"""
+
+from __future__ import annotations
+
+import datetime
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+import structlog
+
+from informers import Selector
+from informers.errors import NotFoundError
+from jobflow_controller.apis import CREATED_BY_JOB_FLOW, JobPhase, Phase, RetainPolicy
+from jobflow_controller.apis import job as vcjob
+from jobflow_controller.apis import jobflow as jf
+from jobflow_controller.apis import meta
+from jobflow_controller.apis.builders import new_job
+from jobflow_controller.apis.status import Condition, JobFlowStatus, JobRunningHistory, JobStatus
+from jobflow_controller.apis.timeutil import format_time, parse_duration, parse_time
+from jobflow_controller.jobflow import constants as c
+from jobflow_controller.jobflow.state import UpdateJobFlowStatusFn, new_state
+from jobflow_controller.kube.errors import AlreadyExistsError
+from jobflow_controller.validation.jobflow import validation_message
+
+if TYPE_CHECKING:
+    from jobflow_controller.apis import FlowRequest
+    from jobflow_controller.jobflow.controller import JobFlowController
+
+log = structlog.get_logger(__name__)
+
+Obj = Mapping[str, Any]
+
+#: Phases with a status list of their own; any other phase ("" included) is an unKnowJob.
+#: Completing and Terminating have a bucket but no exported list, so they show in none (as upstream).
+_BUCKETS = (
+    JobPhase.PENDING,
+    JobPhase.RUNNING,
+    JobPhase.COMPLETING,
+    JobPhase.COMPLETED,
+    JobPhase.TERMINATING,
+    JobPhase.TERMINATED,
+    JobPhase.FAILED,
+)
+
+
+class ActionMixin:
+    """The sync handler and what it calls."""
+
+    # -- the sync handler -----------------------------------------------------------------------
+    def handle_job_flow(self: JobFlowController, req: FlowRequest) -> None:
+        name = req.job_flow_name
+        try:
+            job_flow = self.job_flow_lister.job_flows(req.namespace).get(name)
+        except NotFoundError:
+            log.info(f"JobFlow {name} has been deleted.", jobflow=f"{req.namespace}/{name}")
+            return
+        except Exception as err:
+            raise RuntimeError(f"get jobflow {name} failed for {err}") from err
+
+        problem = validation_message(job_flow)
+        if problem is not None:
+            # A JobFlow that can never finish: say so once (the correlator dedups repeats) and wait
+            # for its spec to change, which the update handler turns into a new request.
+            self.recorder.event(job_flow, c.EVENT_WARNING, c.REASON_INVALID, problem)
+            return
+
+        state = new_state(job_flow, self.sync_job_flow)
+        if state is None:
+            raise RuntimeError(f"jobflow {name} state {{{jf.phase(job_flow)}}} is invalid")
+        try:
+            state.execute(req.action)
+        except Exception as err:
+            raise RuntimeError(
+                f"sync jobflow {name} failed for {err}, event is {req.event}, action is {req.action}"
+            ) from err
+
+    def sync_job_flow(self: JobFlowController, job_flow: Obj, update_state_fn: UpdateJobFlowStatusFn) -> None:
+        ns, name = meta.namespace(job_flow), meta.name(job_flow)
+        old_phase = jf.phase(job_flow)
+        if jf.job_retain_policy(job_flow) == RetainPolicy.DELETE and old_phase == Phase.SUCCEED:
+            try:
+                self.delete_all_jobs_created_by_job_flow(job_flow)
+            except Exception as err:
+                log.error(f"Failed to delete jobs of JobFlow {ns}/{name}: {err}")
+                raise
+            return
+
+        # Upstream returns here on the first failed create, writing no status at all; we go on so
+        # that the other flows' progress is still recorded, and return the error afterwards.
+        deploy_err: Exception | None = None
+        try:
+            self.deploy_job(job_flow)
+        except Exception as err:  # noqa: BLE001 - reported after the status write
+            log.error(f"Failed to create jobs of JobFlow {ns}/{name}: {err}")
+            deploy_err = err
+
+        status = self.get_all_job_status(job_flow)
+        update_state_fn(status, len(jf.flows(job_flow)))
+        body = status.to_dict()
+        if body != dict(jf.status(job_flow)):
+            updated = {**job_flow, "status": body}
+            try:
+                self.clientset.job_flows(ns).update_status(updated)
+            except Exception as err:
+                log.error(f"Failed to update status of JobFlow {ns}/{name}: {err}")
+                raise
+            self._count_transition(ns, old_phase, status.phase)
+        if deploy_err is not None:
+            raise deploy_err
+
+    def _count_transition(self: JobFlowController, ns: str, old: str, new: str) -> None:
+        if new == old:
+            return
+        if new == Phase.SUCCEED:
+            self.metrics.update_job_flow_succeed(ns)
+        elif new == Phase.FAILED:
+            self.metrics.update_job_flow_failed(ns)
+
+    # -- step 2: create the Jobs that are due -----------------------------------------------------
+    def deploy_job(self: JobFlowController, job_flow: Obj) -> None:
+        """Create, in spec order, each missing Job whose targets are all Completed.
+
+        Existing Jobs are never touched, whatever their phase. The first error is raised once every
+        flow has been tried (upstream stops at it).
+        """
+        ns = meta.namespace(job_flow)
+        first_err: Exception | None = None
+        for flow in jf.flows(job_flow):
+            job_name = jf.job_name(meta.name(job_flow), flow.name)
+            try:
+                self.job_lister.jobs(ns).get(job_name)
+                continue
+            except NotFoundError:
+                pass
+            try:
+                if flow.targets is None or self.judge(job_flow, flow.targets):
+                    self.create_job(job_flow, flow.name)
+            except Exception as err:  # noqa: BLE001 - the other flows still get their turn
+                first_err = first_err or err
+        if first_err is not None:
+            raise first_err
+
+    def judge(self: JobFlowController, job_flow: Obj, targets: tuple[str, ...]) -> bool:
+        """True only if every target's Job exists and is Completed (Completing is not enough)."""
+        ns = meta.namespace(job_flow)
+        for target in targets:
+            target_job_name = jf.job_name(meta.name(job_flow), target)
+            try:
+                job = self.job_lister.jobs(ns).get(target_job_name)
+            except NotFoundError:
+                log.info(f"No {target_job_name} Job found！")
+                return False
+            if vcjob.phase(job) != JobPhase.COMPLETED:
+                return False
+        return True
+
+    def create_job(self: JobFlowController, job_flow: Obj, flow_name: str) -> None:
+        job = self.load_job_template_and_set_job(
+            job_flow, flow_name, jf.job_name(meta.name(job_flow), flow_name)
+        )
+        try:
+            self.clientset.jobs(meta.namespace(job_flow)).create(job)
+        except AlreadyExistsError:
+            return
+        self.recorder.eventf(job_flow, c.EVENT_NORMAL, c.REASON_CREATED, c.MESSAGE_CREATED, job["metadata"]["name"])
+
+    def load_job_template_and_set_job(
+        self: JobFlowController, job_flow: Obj, flow_name: str, job_name: str
+    ) -> dict[str, Any]:
+        template = self.job_template_lister.job_templates(meta.namespace(job_flow)).get(flow_name)
+        return new_job(job_flow, flow_name, job_name, template)
+
+    # -- step 3: the status ---------------------------------------------------------------------
+    def get_all_jobs_created_by_job_flow(self: JobFlowController, job_flow: Obj) -> list[Obj]:
+        ns = meta.namespace(job_flow)
+        selector = Selector.parse(f"{CREATED_BY_JOB_FLOW} in ({meta.generate_object_string(ns, meta.name(job_flow))})")
+        jobs = self.job_lister.jobs(ns).list(selector)
+        # Upstream's order is a map's (random); creation order makes the status lists stable.
+        return sorted(jobs, key=lambda j: (meta.creation_timestamp(j) or "", meta.name(j)))
+
+    def get_all_job_status(self: JobFlowController, job_flow: Obj) -> JobFlowStatus:
+        jobs = self.get_all_jobs_created_by_job_flow(job_flow)
+        buckets: dict[str, list[str]] = {phase: [] for phase in _BUCKETS}
+        status = JobFlowStatus(phase=jf.phase(job_flow))
+        job_status_list = [JobStatus.from_dict(e) for e in jf.job_status_list(job_flow)]
+        now = format_time(self.clock.wall())
+        for job in jobs:
+            name, phase = meta.name(job), vcjob.phase(job)
+            if phase in buckets:
+                buckets[phase].append(name)
+            else:
+                status.un_know_jobs.append(name)
+            created = meta.creation_timestamp(job)
+            duration = vcjob.running_duration(job)
+            status.conditions[name] = Condition(
+                phase=phase,
+                create_timestamp=created,
+                running_duration=duration,
+                task_status_count=dict(vcjob.task_status_count(job) or {}) or None,
+            )
+            end = None
+            if duration and created:
+                end = format_time(parse_time(created) + datetime.timedelta(seconds=parse_duration(duration)))
+            entry = JobStatus(
+                name=name,
+                state=phase,
+                start_timestamp=created,
+                end_timestamp=end,
+                restart_count=vcjob.retry_count(job),
+                running_histories=get_running_histories(job_status_list, name, phase, now),
+            )
+            for i, existing in enumerate(job_status_list):
+                if existing.name == name:
+                    job_status_list[i] = entry
+                    break
+            else:
+                job_status_list.append(entry)
+        status.pending_jobs = buckets[JobPhase.PENDING]
+        status.running_jobs = buckets[JobPhase.RUNNING]
+        status.failed_jobs = buckets[JobPhase.FAILED]
+        status.completed_jobs = buckets[JobPhase.COMPLETED]
+        status.terminated_jobs = buckets[JobPhase.TERMINATED]
+        status.job_status_list = job_status_list
+        return status
+
+    # -- step 1: retain policy ------------------------------------------------------------------
+    def delete_all_jobs_created_by_job_flow(self: JobFlowController, job_flow: Obj) -> None:
+        ns = meta.namespace(job_flow)
+        for job in self.get_all_jobs_created_by_job_flow(job_flow):
+            try:
+                self.clientset.jobs(ns).delete(meta.name(job))
+            except NotFoundError:
+                continue  # the cache lagged behind a deletion: the Job is gone, which is the goal
+            except Exception as err:
+                log.error(f"Failed to delete job of JobFlow {ns}/{meta.name(job_flow)}: {err}")
+                raise
+
+
+def get_running_histories(
+    job_status_list: list[JobStatus], job_name: str, phase: str, now: str
+) -> list[JobRunningHistory]:
+    """Open a history entry on the first sight of a phase and close the previous one (end = now).
+
+    Works on copies: the entries come from the cached JobFlow's status.
+    """
+    histories: list[JobRunningHistory] = []
+    first_sight = True
+    for entry in job_status_list:
+        if entry.name != job_name or not entry.running_histories:
+            continue
+        first_sight = False
+        histories = [JobRunningHistory(h.state, h.start_timestamp, h.end_timestamp) for h in entry.running_histories]
+        if histories[-1].state != phase:
+            histories[-1].end_timestamp = now
+            histories.append(JobRunningHistory(state=phase, start_timestamp=now))
+    if first_sight and phase:
+        histories.append(JobRunningHistory(state=phase, start_timestamp=now))
+    return histories

@@ -1,0 +1,106 @@
+"""The JobFlow controller's struct: clients, informers, listers, recorder, queue (jobflow_controller.go).
+
+The queue and worker loop come from `framework.QueueController`; the event handlers live in
+`handler.py` and the sync in `action.py`, as upstream splits them across files.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Hashable
+from typing import Any
+
+import structlog
+
+from jobflow_controller.apis import Action, Event, FlowRequest
+from jobflow_controller.framework import DEFAULT_MAX_REQUEUE_NUM, QueueController
+from jobflow_controller.jobflow import constants as c
+from jobflow_controller.jobflow.action import ActionMixin
+from jobflow_controller.jobflow.handler import HandlerMixin
+from jobflow_controller.jobflow.state.metrics import JobFlowMetrics
+from jobflow_controller.kube.clientset import Clientset
+from jobflow_controller.kube.informers import VolcanoInformerFactory
+from workqueue import Clock
+
+log = structlog.get_logger(__name__)
+
+CONTROLLER_NAME = "jobflow-controller"
+
+
+class JobFlowController(HandlerMixin, ActionMixin, QueueController):
+    """Creates each flow's Job once its dependencies Completed and keeps the JobFlow status true."""
+
+    name = CONTROLLER_NAME
+
+    def __init__(
+        self,
+        clientset: Clientset,
+        informer_factory: VolcanoInformerFactory,
+        recorder: Any,
+        *,
+        max_requeue_num: int = DEFAULT_MAX_REQUEUE_NUM,
+        metrics: JobFlowMetrics | None = None,
+        clock: Clock | None = None,
+        queue_metrics_provider: object | None = None,
+    ) -> None:
+        super().__init__(
+            c.QUEUE_NAME, max_requeue_num=max_requeue_num, clock=clock, queue_metrics_provider=queue_metrics_provider
+        )
+        self.clientset = clientset
+        self.informer_factory = informer_factory
+        self.recorder = recorder
+        self.metrics = metrics or JobFlowMetrics()
+
+        job_flows = informer_factory.job_flows()
+        job_templates = informer_factory.job_templates()
+        jobs = informer_factory.jobs()
+        self.job_flow_informer = job_flows.informer()
+        self.job_flow_lister = job_flows.lister()
+        self.job_template_informer = job_templates.informer()
+        self.job_template_lister = job_templates.lister()
+        self.job_informer = jobs.informer()
+        self.job_lister = jobs.lister()
+
+        self.job_flow_informer.add_event_handler(self.handler_funcs(add=self.add_job_flow, update=self.update_job_flow))
+        # Upstream registers no JobTemplate handler; ours resumes flows waiting for a template.
+        self.job_template_informer.add_event_handler(self.handler_funcs(add=self.add_job_template))
+        # Upstream watches Job updates only; ours also sees deletions (a Job deleted by hand).
+        self.job_informer.add_event_handler(self.handler_funcs(update=self.update_job, delete=self.delete_job))
+        self.enqueue_job_flow = self.enqueue
+
+    def enqueue(self, req: FlowRequest) -> None:
+        self.queue.add(req)
+
+    @staticmethod
+    def request_for(namespace: str, name: str) -> FlowRequest:
+        """Every JobFlow trigger builds the same key, so triggers for one JobFlow collapse."""
+        return FlowRequest(namespace, name, action=Action.SYNC_JOB_FLOW, event=Event.OUT_OF_SYNC)
+
+    def run(self, stop: threading.Event, workers: int = 1, *, drain_timeout: float | None = None) -> None:
+        """Run until `stop`. Upstream runs one worker whatever --worker-threads says; we honour it."""
+        self.run_workers(
+            stop,
+            workers,
+            self.informer_factory.start,
+            self.job_flow_informer.has_synced,
+            self.job_template_informer.has_synced,
+            self.job_informer.has_synced,
+            drain_timeout=drain_timeout,
+        )
+
+    def sync_handler(self, req: Hashable) -> None:
+        assert isinstance(req, FlowRequest)
+        self.handle_job_flow(req)
+
+    def on_dropped(self, req: Hashable, err: BaseException) -> None:
+        assert isinstance(req, FlowRequest)
+        message = c.MESSAGE_SYNC_FAILED % (req.action, err)
+        self.record_events_for_job_flow(req.namespace, req.job_flow_name, c.EVENT_WARNING, str(req.action), message)
+
+    def record_events_for_job_flow(self, namespace: str, name: str, event_type: str, reason: str, message: str) -> None:
+        try:
+            job_flow = self.job_flow_lister.job_flows(namespace).get(name)
+        except Exception as err:  # noqa: BLE001 - no object, no event: upstream logs and moves on
+            log.error(f"Get JobFlow {name} failed for {err}.")
+            return
+        self.recorder.event(job_flow, event_type, reason, message)

@@ -1,0 +1,101 @@
+"""Event handlers: which informer events make a JobFlow worth syncing (jobflow_controller_handler.go).
+
+Upstream's filters are kept exactly: a JobFlow add; a JobFlow update only when it has Succeeded with
+`jobRetainPolicy: delete` (so the Jobs get deleted); a Job update only for a Job a JobFlow controls.
+Three triggers are ours, each a row of docs/deviations.md: a JobFlow whose spec changed
+(`metadata.generation`), a Job deleted, and a JobTemplate created (it resumes flows waiting for it).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Any
+
+import structlog
+
+from informers import DeletedFinalStateUnknown, ResourceEventHandlerFuncs
+from jobflow_controller.apis import FLOW_GROUP_VERSION, JOB_FLOW_KIND, VOLCANO, Phase, RetainPolicy
+from jobflow_controller.apis import jobflow as jf
+from jobflow_controller.apis import meta
+
+if TYPE_CHECKING:
+    from jobflow_controller.jobflow.controller import JobFlowController
+
+log = structlog.get_logger(__name__)
+
+
+def is_controlled_by(obj: Mapping[str, Any], api_version: str, kind: str) -> bool:
+    """`metav1.IsControlledBy`-style check on the controlling owner's group-version and kind."""
+    ref = meta.get_controller_of(obj)
+    return ref is not None and ref.get("apiVersion") == api_version and ref.get("kind") == kind
+
+
+def get_job_flow_name_by_job(job: Mapping[str, Any]) -> str:
+    """The first JobFlow owner whose apiVersion mentions volcano (controller or not), else ""."""
+    for ref in meta.owner_references(job):
+        if ref.get("kind") == JOB_FLOW_KIND and VOLCANO in str(ref.get("apiVersion") or ""):
+            return str(ref.get("name") or "")
+    return ""
+
+
+class HandlerMixin:
+    """The informer callbacks of JobFlowController."""
+
+    @staticmethod
+    def handler_funcs(
+        add: Callable[..., None] | None = None,
+        update: Callable[[Any, Any], None] | None = None,
+        delete: Callable[[Any], None] | None = None,
+    ) -> ResourceEventHandlerFuncs:
+        return ResourceEventHandlerFuncs(add_func=add, update_func=update, delete_func=delete)
+
+    def add_job_flow(self: JobFlowController, obj: Any, is_in_initial_list: bool = False) -> None:
+        if not isinstance(obj, Mapping):
+            log.error(f"Failed to convert {obj!r} to jobFlow")
+            return
+        self.enqueue_job_flow(self.request_for(meta.namespace(obj), meta.name(obj)))
+
+    def update_job_flow(self: JobFlowController, old: Any, new: Any) -> None:
+        if not isinstance(old, Mapping) or not isinstance(new, Mapping):
+            log.error("Failed to convert to jobFlow", old=repr(old)[:200], new=repr(new)[:200])
+            return
+        if meta.resource_version(new) == meta.resource_version(old):
+            return
+        succeeded_for_deletion = jf.phase(new) == Phase.SUCCEED and jf.job_retain_policy(new) == RetainPolicy.DELETE
+        spec_changed = meta.metadata(new).get("generation") != meta.metadata(old).get("generation")
+        if succeeded_for_deletion or spec_changed:
+            self.enqueue_job_flow(self.request_for(meta.namespace(new), meta.name(new)))
+
+    def update_job(self: JobFlowController, old: Any, new: Any) -> None:
+        if not isinstance(old, Mapping) or not isinstance(new, Mapping):
+            return
+        if not is_controlled_by(new, FLOW_GROUP_VERSION, JOB_FLOW_KIND):
+            return
+        if meta.resource_version(new) == meta.resource_version(old):
+            return
+        self._enqueue_owner(new)
+
+    def delete_job(self: JobFlowController, obj: Any) -> None:
+        if isinstance(obj, DeletedFinalStateUnknown):
+            obj = obj.obj
+        if isinstance(obj, Mapping) and is_controlled_by(obj, FLOW_GROUP_VERSION, JOB_FLOW_KIND):
+            self._enqueue_owner(obj)
+
+    def _enqueue_owner(self: JobFlowController, job: Mapping[str, Any]) -> None:
+        name = get_job_flow_name_by_job(job)
+        if name:
+            self.enqueue_job_flow(self.request_for(meta.namespace(job), name))
+
+    def add_job_template(self: JobFlowController, obj: Any, is_in_initial_list: bool = False) -> None:
+        """Resume every JobFlow of the namespace that has a flow named after the new template.
+
+        Skipped during the initial list: every JobFlow is synced then anyway (its own add event).
+        """
+        if is_in_initial_list or not isinstance(obj, Mapping):
+            return
+        namespace, name = meta.namespace(obj), meta.name(obj)
+        for job_flow in self.job_flow_lister.job_flows(namespace).list():
+            if jf.phase(job_flow) in (Phase.SUCCEED, Phase.FAILED):
+                continue
+            if any(flow.name == name for flow in jf.flows(job_flow)):
+                self.enqueue_job_flow(self.request_for(namespace, meta.name(job_flow)))

@@ -1,0 +1,60 @@
+"""`volcano_jobflow_succeed_phase_count` and `volcano_jobflow_failed_phase_count` (state/metrics.go).
+
+Go's client_golang exposes a counter under the exact name it was given; Python's prometheus_client
+appends `_total` (and adds `_created`). Dashboards built on Volcano query the Go names, so these are
+exposed by a small collector that writes counter samples under the bare names.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator
+
+from prometheus_client.core import Metric
+from prometheus_client.registry import Collector, CollectorRegistry
+
+SUCCEED_NAME = "volcano_jobflow_succeed_phase_count"
+FAILED_NAME = "volcano_jobflow_failed_phase_count"
+SUCCEED_HELP = "Number of jobflow succeed phase"
+FAILED_HELP = "Number of jobflow failed phase"
+LABEL = "jobflow_namespace"
+
+
+class JobFlowMetrics(Collector):
+    """Per-namespace counts of JobFlows that reached Succeed or Failed."""
+
+    def __init__(self, registry: CollectorRegistry | None = None) -> None:
+        self._lock = threading.Lock()
+        self._succeed: dict[str, float] = {}
+        self._failed: dict[str, float] = {}
+        if registry is not None:
+            registry.register(self)
+
+    def update_job_flow_succeed(self, namespace: str) -> None:
+        with self._lock:
+            self._succeed[namespace] = self._succeed.get(namespace, 0.0) + 1
+
+    def update_job_flow_failed(self, namespace: str) -> None:
+        with self._lock:
+            self._failed[namespace] = self._failed.get(namespace, 0.0) + 1
+
+    def succeed_count(self, namespace: str) -> float:
+        with self._lock:
+            return self._succeed.get(namespace, 0.0)
+
+    def failed_count(self, namespace: str) -> float:
+        with self._lock:
+            return self._failed.get(namespace, 0.0)
+
+    def collect(self) -> Iterator[Metric]:
+        with self._lock:
+            tables = ((SUCCEED_NAME, SUCCEED_HELP, dict(self._succeed)), (FAILED_NAME, FAILED_HELP, dict(self._failed)))
+        for name, help_text, values in tables:
+            metric = Metric(name, help_text, "counter")
+            for namespace, value in sorted(values.items()):
+                metric.add_sample(name, {LABEL: namespace}, value)
+            yield metric
+
+    def describe(self) -> Iterator[Metric]:
+        yield Metric(SUCCEED_NAME, SUCCEED_HELP, "counter")
+        yield Metric(FAILED_NAME, FAILED_HELP, "counter")

@@ -1,0 +1,31 @@
+"""Pending (and the empty phase): the flow has started, nothing has run yet (state/pending.go)."""
+
+from __future__ import annotations
+
+from jobflow_controller.apis import Action, Phase
+from jobflow_controller.apis.status import JobFlowStatus
+from jobflow_controller.jobflow.state.factory import _Base
+
+
+def pending_update_status(status: JobFlowStatus, all_job_list: int) -> None:
+    """Upstream's Pending rule, plus Pending → Succeed when every Job is already Completed.
+
+    Upstream only decides Succeed in the Running state, so a flow whose last Completed update is
+    consumed while it is still Pending moves to Running and then waits for an event that never
+    comes (volcano-jobflow.md §2.18 #3). Checking completion first closes that stall; an empty
+    `flows` list (0 == 0) keeps upstream's Pending, hence `all_job_list > 0`.
+    """
+    if all_job_list > 0 and len(status.completed_jobs) == all_job_list:
+        status.phase = Phase.SUCCEED
+    elif (status.running_jobs or status.completed_jobs) and not status.failed_jobs:
+        status.phase = Phase.RUNNING
+    elif status.failed_jobs or status.terminated_jobs:
+        status.phase = Phase.FAILED
+    else:
+        status.phase = Phase.PENDING
+
+
+class PendingState(_Base):
+    def execute(self, action: Action) -> None:
+        if action == Action.SYNC_JOB_FLOW:
+            self.sync_job_flow(self.job_flow, pending_update_status)

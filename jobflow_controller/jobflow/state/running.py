@@ -1,0 +1,21 @@
+"""Running: at least one Job ran or completed (state/running.go)."""
+
+from __future__ import annotations
+
+from jobflow_controller.apis import Action, Phase
+from jobflow_controller.apis.status import JobFlowStatus
+from jobflow_controller.jobflow.state.factory import _Base
+
+
+def running_update_status(status: JobFlowStatus, all_job_list: int) -> None:
+    """Succeed once every flow's Job is Completed; Failed on any Failed or Terminated Job."""
+    if len(status.completed_jobs) == all_job_list:
+        status.phase = Phase.SUCCEED
+    elif status.failed_jobs or status.terminated_jobs:
+        status.phase = Phase.FAILED
+
+
+class RunningState(_Base):
+    def execute(self, action: Action) -> None:
+        if action == Action.SYNC_JOB_FLOW:
+            self.sync_job_flow(self.job_flow, running_update_status)

@@ -1,0 +1,50 @@
+"""The manager's Prometheus registry and its /metrics exposition.
+
+prometheus_client appends `_total` to a counter's HELP and TYPE lines even when its samples carry
+the bare name; Go's client_golang does not. `exposition()` rewrites those two lines for counters
+whose samples have no `_total`, so `volcano_jobflow_succeed_phase_count` reads exactly as upstream.
+"""
+
+from __future__ import annotations
+
+import re
+
+from prometheus_client import CollectorRegistry, Counter, Histogram, generate_latest
+
+_HEADER = re.compile(rb"^# (HELP|TYPE) ([a-zA-Z_:][a-zA-Z0-9_:]*)_total( .*)$")
+
+
+def exposition(registry: CollectorRegistry) -> bytes:
+    text = generate_latest(registry)
+    lines = text.split(b"\n")
+    sample_names = {ln.split(b"{", 1)[0].split(b" ", 1)[0] for ln in lines if ln and not ln.startswith(b"#")}
+    out = []
+    for line in lines:
+        match = _HEADER.match(line)
+        if match and match.group(2) + b"_total" not in sample_names and match.group(2) in sample_names:
+            line = b"# " + match.group(1) + b" " + match.group(2) + match.group(3)
+        out.append(line)
+    return b"\n".join(out)
+
+
+class RestClientMetrics:
+    """client-go's `rest_client_requests_total` and `rest_client_request_duration_seconds`."""
+
+    def __init__(self, registry: CollectorRegistry) -> None:
+        self.requests = Counter(
+            "rest_client_requests",
+            "Number of HTTP requests, partitioned by status code, method, and host.",
+            ["code", "method", "host"],
+            registry=registry,
+        )
+        self.latency = Histogram(
+            "rest_client_request_duration_seconds",
+            "Request latency in seconds. Broken down by verb, and host.",
+            ["verb", "host"],
+            buckets=(0.005, 0.025, 0.1, 0.25, 0.5, 1.0, 2.0, 4.0, 8.0, 15.0, 30.0, 60.0),
+            registry=registry,
+        )
+
+    def observe(self, verb: str, host: str, code: str, seconds: float) -> None:
+        self.requests.labels(code=code, method=verb, host=host).inc()
+        self.latency.labels(verb=verb, host=host).observe(seconds)

@@ -1,0 +1,204 @@
+"""Flags of the controller manager, named and defaulted as Volcano's (options.go) where it has them.
+
+Durations take Go's syntax (`15s`, `1m30s`), booleans Go's (`--leader-elect=false`), and a bad value
+exits 2 with one line naming the flag, as pflag does. `--kubeconfig` also reads `$KUBECONFIG`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from dataclasses import dataclass, field
+from typing import NoReturn
+
+from jobflow_controller.apis.timeutil import parse_duration
+
+JOBFLOW_CONTROLLER = "jobflow-controller"
+JOBTEMPLATE_CONTROLLER = "jobtemplate-controller"
+KNOWN_CONTROLLERS = (JOBFLOW_CONTROLLER, JOBTEMPLATE_CONTROLLER)
+
+
+@dataclass
+class Options:
+    kubeconfig: str | None = None
+    master: str | None = None
+    kube_api_qps: float = 50.0
+    kube_api_burst: int = 100
+    max_requeue_num: int = 15
+    worker_threads: int = 3
+    controllers: list[str] = field(default_factory=lambda: ["*"])
+    enable_healthz: bool = False
+    healthz_address: str = ":11251"
+    enable_metrics: bool = False
+    listen_address: str = ":8081"
+    leader_elect: bool = True
+    leader_elect_lease_duration: float = 15.0
+    leader_elect_renew_deadline: float = 10.0
+    leader_elect_retry_period: float = 2.0
+    leader_elect_resource_lock: str = "leases"
+    leader_elect_resource_name: str = "jobflow-controller"
+    leader_elect_resource_namespace: str = "volcano-system"
+    graceful_shutdown_timeout: float = 30.0
+    log_format: str = "text"
+    verbosity: int = 0
+    enable_webhook: bool = False
+    webhook_address: str = ":8443"
+    tls_cert_file: str | None = None
+    tls_private_key_file: str | None = None
+
+
+class FlagError(Exception):
+    """A flag value that cannot be used; str() is the one line printed before exiting 2."""
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"{self.prog}: error: {message}\n")
+
+
+def _bool(value: str) -> bool:
+    lowered = value.lower()
+    if lowered in ("1", "t", "true"):
+        return True
+    if lowered in ("0", "f", "false"):
+        return False
+    raise ValueError(f"strconv.ParseBool: parsing {value!r}: invalid syntax")
+
+
+def _duration(value: str) -> float:
+    return parse_duration(value)
+
+
+def _typed(kind: str, convert: object) -> object:
+    def parse(value: str) -> object:
+        try:
+            return convert(value)  # type: ignore[operator]
+        except ValueError as err:
+            raise argparse.ArgumentTypeError(f"invalid {kind} value {value!r}: {err}") from None
+
+    parse.__name__ = kind
+    return parse
+
+
+def build_parser() -> argparse.ArgumentParser:
+    d = Options()
+    p = _Parser(
+        prog="jobflow-controller",
+        description=(
+            "Runs Volcano's JobFlow and JobTemplate controllers: creates each flow's Job once the flows it "
+            "depends on have Completed, keeps every JobFlow's status, and deletes the Jobs of a Succeeded "
+            "flow with jobRetainPolicy: delete."
+        ),
+        formatter_class=argparse.ArgumentDefaultsHelpFormatter,
+    )
+    flag = p.add_argument
+    b = _typed("bool", _bool)
+    dur = _typed("duration", _duration)
+    g = p.add_argument_group("client")
+    g.add_argument("--kubeconfig", default=os.environ.get("KUBECONFIG") or None, help="kubeconfig path ($KUBECONFIG); empty: in-cluster")
+    g.add_argument("--master", default=None, help="API server address; overrides the kubeconfig's server")
+    g.add_argument("--kube-api-qps", type=_typed("float", float), default=d.kube_api_qps, help="client-side QPS to the API server")
+    g.add_argument("--kube-api-burst", type=_typed("int", int), default=d.kube_api_burst, help="client-side burst to the API server")
+    g = p.add_argument_group("controllers")
+    g.add_argument("--controllers", default="*", help="'*' enables all; 'name' or '+name' enables, '-name' disables. Names: " + ", ".join(KNOWN_CONTROLLERS))
+    g.add_argument("--max-requeue-num", type=_typed("int", int), default=d.max_requeue_num, help="retries of a failing JobFlow before a Warning event drops it; -1 retries forever, 0 never")
+    g.add_argument("--worker-threads", type=_typed("int", int), default=d.worker_threads, help="workers per controller")
+    g.add_argument("--graceful-shutdown-timeout", type=dur, default=d.graceful_shutdown_timeout, help="on SIGTERM, how long the workers may finish queued work")
+    g = p.add_argument_group("health and metrics")
+    g.add_argument("--enable-healthz", type=b, nargs="?", const=True, default=d.enable_healthz, help="serve /healthz, /livez, /readyz")
+    g.add_argument("--healthz-address", default=d.healthz_address, help="address of the health endpoints")
+    g.add_argument("--enable-metrics", type=b, nargs="?", const=True, default=d.enable_metrics, help="serve /metrics")
+    g.add_argument("--listen-address", default=d.listen_address, help="address of /metrics")
+    g = p.add_argument_group("leader election")
+    g.add_argument("--leader-elect", type=b, nargs="?", const=True, default=d.leader_elect, help="elect a leader among replicas before running the controllers")
+    g.add_argument("--leader-elect-lease-duration", type=dur, default=d.leader_elect_lease_duration, help="how long non-leaders wait before taking over an unrenewed lease")
+    g.add_argument("--leader-elect-renew-deadline", type=dur, default=d.leader_elect_renew_deadline, help="how long the leader tries to renew before giving up")
+    g.add_argument("--leader-elect-retry-period", type=dur, default=d.leader_elect_retry_period, help="interval between acquire and renew attempts")
+    g.add_argument("--leader-elect-resource-lock", default=d.leader_elect_resource_lock, choices=["leases"], help="lock object type")
+    g.add_argument("--leader-elect-resource-name", default=d.leader_elect_resource_name, help="name of the Lease")
+    g.add_argument("--leader-elect-resource-namespace", default=d.leader_elect_resource_namespace, help="namespace of the Lease")
+    g = p.add_argument_group("admission webhook")
+    g.add_argument("--enable-webhook", type=b, nargs="?", const=True, default=d.enable_webhook, help="serve the JobFlow validating webhook at /jobflows/validate")
+    g.add_argument("--webhook-address", default=d.webhook_address, help="address of the webhook (TLS)")
+    g.add_argument("--tls-cert-file", default=None, help="webhook serving certificate (PEM)")
+    g.add_argument("--tls-private-key-file", default=None, help="webhook serving key (PEM)")
+    g = p.add_argument_group("logging")
+    g.add_argument("--log-format", default=d.log_format, choices=["text", "json"], help="key=value text or one JSON object per line")
+    g.add_argument("-v", "--v", dest="verbosity", type=_typed("int", int), default=d.verbosity, help="log verbosity (klog levels; >=4 is debug)")
+    g.add_argument("--version", action="store_true", help="print the version and exit")
+    del flag
+    return p
+
+
+def check_controllers(controllers: list[str]) -> None:
+    """Upstream's checkControllers: a name may appear once, whatever its prefix; unknown names fail."""
+    seen: set[str] = set()
+    for entry in controllers:
+        name = entry.lstrip("+-")
+        if entry == "*":
+            continue
+        if name not in KNOWN_CONTROLLERS:
+            raise FlagError(f"invalid value {entry!r} for flag --controllers: unknown controller {name!r}")
+        if name in seen:
+            raise FlagError(f"controllers option {name} cannot have both '-' and '+' prefixes")
+        seen.add(name)
+
+
+def is_controller_enabled(name: str, controllers: list[str]) -> bool:
+    """Upstream's isControllerEnabled: first explicit mention wins, then '*', else disabled."""
+    if not controllers:
+        return True
+    has_star = False
+    for entry in controllers:
+        if entry in (name, f"+{name}"):
+            return True
+        if entry == f"-{name}":
+            return False
+        if entry == "*":
+            has_star = True
+    return has_star
+
+
+def _check_address(flag: str, value: str) -> None:
+    host, sep, port = value.rpartition(":")
+    if not sep or not port.isdigit() or not 0 <= int(port) <= 65535:
+        raise FlagError(f"invalid value {value!r} for flag --{flag}: want [host]:port")
+
+
+def validate(o: Options) -> None:
+    if o.kube_api_qps < 0:
+        raise FlagError(f"invalid value \"{o.kube_api_qps:g}\" for flag --kube-api-qps: must not be negative")
+    if o.kube_api_burst < 0:
+        raise FlagError(f"invalid value \"{o.kube_api_burst}\" for flag --kube-api-burst: must not be negative")
+    if o.worker_threads < 1:
+        raise FlagError(f"invalid value \"{o.worker_threads}\" for flag --worker-threads: must be at least 1")
+    check_controllers(o.controllers)
+    _check_address("healthz-address", o.healthz_address)
+    _check_address("listen-address", o.listen_address)
+    _check_address("webhook-address", o.webhook_address)
+    if o.leader_elect:
+        if o.leader_elect_lease_duration <= o.leader_elect_renew_deadline:
+            raise FlagError("--leader-elect-lease-duration must be greater than --leader-elect-renew-deadline")
+        if o.leader_elect_renew_deadline <= 1.2 * o.leader_elect_retry_period:
+            raise FlagError("--leader-elect-renew-deadline must be greater than 1.2 × --leader-elect-retry-period")
+        if o.leader_elect_retry_period <= 0:
+            raise FlagError("--leader-elect-retry-period must be greater than zero")
+    if o.enable_webhook and not (o.tls_cert_file and o.tls_private_key_file):
+        raise FlagError("--enable-webhook needs --tls-cert-file and --tls-private-key-file")
+
+
+def parse(argv: list[str] | None = None) -> tuple[Options, bool]:
+    """Parse and validate argv; returns (options, version_requested). Exits 2 on a bad flag."""
+    parser = build_parser()
+    ns = parser.parse_args(argv)
+    values = vars(ns)
+    version = bool(values.pop("version"))
+    values["controllers"] = [c.strip() for c in str(values["controllers"]).split(",") if c.strip()]
+    options = Options(**values)
+    try:
+        validate(options)
+    except FlagError as err:
+        print(f"{parser.prog}: error: {err}", file=sys.stderr)
+        raise SystemExit(2) from None
+    return options, version

@@ -1,0 +1,256 @@
+"""Wiring and lifetime of the controller manager (Volcano's app/server.go, for two controllers).
+
+Start-up: client, event broadcaster, informer factory, controllers, HTTP endpoints. The informer
+caches warm up at once on every replica; the controllers' workers start only on the leader (or at
+once with --leader-elect=false). Shutdown on the first SIGTERM/SIGINT: the workers finish what
+they hold within --graceful-shutdown-timeout, then the lease is released so another replica takes
+over at once, queued events are flushed, and the process exits 0. A second signal exits 1 at once;
+a lost lease exits 1, as upstream's `klog.Fatalf("leaderelection lost")` does.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import threading
+from collections.abc import Callable
+from typing import Any
+
+import structlog
+from prometheus_client import CollectorRegistry
+
+from jobflow_controller import __version__
+from jobflow_controller.jobflow import JobFlowController
+from jobflow_controller.jobflow.constants import COMPONENT
+from jobflow_controller.jobflow.state.metrics import JobFlowMetrics
+from jobflow_controller.jobtemplate import JobTemplateController
+from jobflow_controller.kube.clientset import Clientset
+from jobflow_controller.kube.config import build_config
+from jobflow_controller.kube.event_sink import KubeEventSink
+from jobflow_controller.kube.informers import VolcanoInformerFactory
+from jobflow_controller.kube.lease_lock import LeaseLock
+from jobflow_controller.kube.rest import RestClient
+from jobflow_controller.leaderelection import (
+    LeaderCallbacks,
+    LeaderElectionConfig,
+    PrometheusLeaderMetrics,
+    default_identity,
+    new_leader_healthz_adaptor,
+    run_or_die,
+)
+from jobflow_controller.manager import options as opts
+from jobflow_controller.manager.healthz import Check, EndpointServer
+from jobflow_controller.manager.metrics import RestClientMetrics
+from jobflow_controller.record import EventBroadcaster
+from workqueue import PrometheusMetricsProvider
+
+log = structlog.get_logger("jobflow_controller.manager")
+
+#: How long past the lease a leader may fail to renew before /healthz reports it (client-go's 20 s).
+LEADER_HEALTHZ_TIMEOUT = 20.0
+
+
+class Manager:
+    """One process: both controllers, their shared caches, leader election, health and metrics."""
+
+    def __init__(self, options: opts.Options) -> None:
+        self.options = options
+        self.registry = CollectorRegistry()
+        self.stop = threading.Event()
+        self.exit_code = 0
+        self.rest = RestClient(
+            build_config(options.kubeconfig, options.master),
+            qps=options.kube_api_qps,
+            burst=options.kube_api_burst,
+            user_agent=f"jobflow-controller/{__version__}",
+            metrics=RestClientMetrics(self.registry),
+        )
+        self.clientset = Clientset(self.rest)
+        self.broadcaster = EventBroadcaster()
+        self.broadcaster.start_structured_logging()
+        self.broadcaster.start_recording_to_sink(KubeEventSink.from_rest_client(self.rest))
+        self.recorder = self.broadcaster.new_recorder(COMPONENT)
+        self.factory = VolcanoInformerFactory(self.clientset)
+        queue_metrics = PrometheusMetricsProvider(self.registry)
+        self.controllers: list[Any] = []
+        if opts.is_controller_enabled(opts.JOBFLOW_CONTROLLER, options.controllers):
+            self.controllers.append(
+                JobFlowController(
+                    self.clientset,
+                    self.factory,
+                    self.recorder,
+                    max_requeue_num=options.max_requeue_num,
+                    metrics=JobFlowMetrics(self.registry),
+                    queue_metrics_provider=queue_metrics,
+                )
+            )
+        if opts.is_controller_enabled(opts.JOBTEMPLATE_CONTROLLER, options.controllers):
+            self.controllers.append(
+                JobTemplateController(
+                    self.clientset,
+                    self.factory,
+                    self.recorder,
+                    max_requeue_num=options.max_requeue_num,
+                    queue_metrics_provider=queue_metrics,
+                )
+            )
+        self.watchdog = new_leader_healthz_adaptor(LEADER_HEALTHZ_TIMEOUT) if options.leader_elect else None
+        self.servers: list[EndpointServer] = []
+        self._controllers_done = threading.Event()
+        self._leading_started = threading.Event()
+
+    # -- health -----------------------------------------------------------------------------------
+    def _caches_synced(self) -> str | None:
+        return None if self.factory.has_synced() else "informer caches have not synced yet"
+
+    def _leader_health(self) -> str | None:
+        if self.watchdog is None:
+            return None
+        try:
+            self.watchdog.check()
+        except Exception as err:  # noqa: BLE001 - the check's failure is the answer
+            return str(err)
+        return None
+
+    def _start_http(self) -> None:
+        o = self.options
+        ping: Check = lambda: None  # noqa: E731
+        checks: dict[str, list[tuple[str, Check]]] = {
+            "/healthz": [("ping", ping), ("leaderElection", self._leader_health)],
+            "/livez": [("ping", ping), ("leaderElection", self._leader_health)],
+            "/readyz": [("ping", ping), ("informer-sync", self._caches_synced), ("shutdown", self._not_stopping)],
+        }
+        if o.enable_healthz:
+            same = o.enable_metrics and o.listen_address == o.healthz_address
+            registry = self.registry if same else None
+            self.servers.append(EndpointServer(o.healthz_address, checks=checks, registry=registry).start())
+        if o.enable_metrics and not (o.enable_healthz and o.listen_address == o.healthz_address):
+            self.servers.append(EndpointServer(o.listen_address, registry=self.registry).start())
+
+    def _not_stopping(self) -> str | None:
+        return "process is shutting down" if self.stop.is_set() else None
+
+    # -- run --------------------------------------------------------------------------------------
+    def run_controllers(self, stop: threading.Event) -> None:
+        """Run every enabled controller until `stop`, each with its workers; return when all ended."""
+        o = self.options
+        threads = [
+            threading.Thread(
+                target=ctrl.run,
+                args=(stop, o.worker_threads),
+                kwargs={"drain_timeout": o.graceful_shutdown_timeout},
+                name=ctrl.name,
+                daemon=True,
+            )
+            for ctrl in self.controllers
+        ]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        self._controllers_done.set()
+
+    def run(self) -> int:
+        o = self.options
+        log.info("starting", version=__version__, controllers=[c.name for c in self.controllers])
+        self.factory.start(self.stop)
+        self._start_http()
+        try:
+            if o.leader_elect:
+                self._run_with_leader_election()
+            else:
+                self.run_controllers(self.stop)
+        finally:
+            self._shutdown()
+        return self.exit_code
+
+    def _run_with_leader_election(self) -> None:
+        o = self.options
+        identity = default_identity()
+        lock = LeaseLock(
+            self.rest.api_client,
+            o.leader_elect_resource_namespace,
+            o.leader_elect_resource_name,
+            identity,
+            event_recorder=self.recorder,
+        )
+        elector_stop = threading.Event()
+
+        def on_started_leading(leading: threading.Event) -> None:
+            self._leading_started.set()
+            log.info("started leading", identity=identity)
+            ctrl_stop = threading.Event()
+            _set_when_any(ctrl_stop, self.stop, leading)
+            self.run_controllers(ctrl_stop)
+
+        def on_stopped_leading() -> None:
+            if not self.stop.is_set():
+                log.error("leaderelection lost", identity=identity)
+                self.exit_code = 1
+                self.stop.set()
+
+        def on_new_leader(holder: str) -> None:
+            if holder and holder != identity:
+                log.info("new leader elected", leader=holder)
+
+        config = LeaderElectionConfig(
+            lock=lock,
+            callbacks=LeaderCallbacks(on_started_leading, on_stopped_leading, on_new_leader),
+            lease_duration=o.leader_elect_lease_duration,
+            renew_deadline=o.leader_elect_renew_deadline,
+            retry_period=o.leader_elect_retry_period,
+            watch_dog=self.watchdog,
+            release_on_cancel=True,
+            name=o.leader_elect_resource_name,
+        )
+        elector = threading.Thread(
+            target=run_or_die,
+            args=(config, elector_stop),
+            kwargs={"metrics": PrometheusLeaderMetrics(self.registry)},
+            name="leader-elector",
+            daemon=True,
+        )
+        elector.start()
+        self.stop.wait()
+        # Release the lease only once our workers are done, so no two leaders ever write at once.
+        if self._leading_started.is_set():
+            self._controllers_done.wait(o.graceful_shutdown_timeout + 5.0)
+        elector_stop.set()
+        elector.join(timeout=o.leader_elect_renew_deadline + 5.0)
+
+    def _shutdown(self) -> None:
+        self.stop.set()
+        self.broadcaster.shutdown(timeout=5.0)
+        for server in self.servers:
+            server.stop()
+        self.factory.shutdown()
+        self.rest.close()
+        log.info("stopped", exit_code=self.exit_code)
+
+
+def _set_when_any(target: threading.Event, *sources: threading.Event) -> None:
+    """Set `target` as soon as any of `sources` is set (Go's select over several channels)."""
+
+    def watch() -> None:
+        while not target.is_set():
+            for source in sources:
+                if source.wait(0.05):
+                    target.set()
+                    return
+
+    threading.Thread(target=watch, name="stop-fanin", daemon=True).start()
+
+
+def install_signal_handlers(stop: threading.Event, on_second: Callable[[], None] | None = None) -> None:
+    """First SIGTERM/SIGINT sets `stop`; a second exits 1 at once (sample-controller's signals)."""
+
+    def handle(signum: int, _frame: object) -> None:
+        if stop.is_set():
+            if on_second is not None:
+                on_second()
+            os._exit(1)
+        log.info("received signal, shutting down", signal=signal.Signals(signum).name)
+        stop.set()
+
+    signal.signal(signal.SIGTERM, handle)
+    signal.signal(signal.SIGINT, handle)

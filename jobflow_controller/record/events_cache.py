@@ -1,0 +1,472 @@
+"""The event correlator: aggregation, deduplication and the spam filter (``events_cache.go``).
+
+A controller that fails in a loop would otherwise write one Event object per failure and flood
+etcd and ``kubectl describe``. Every event therefore passes, in this order, through:
+
+1. the **aggregator**, which notices ten *different* messages with the same source, object, type
+   and reason inside a sliding ten-minute window and from then on replaces them with one event
+   whose message is ``(combined from similar events): <latest message>``;
+2. the **logger** (dedup), which turns a repeat of an identical event into an increment of
+   ``count`` on the event already stored, sent as a strategic-merge PATCH;
+3. the **spam filter**, a token bucket per source + object + type (25 burst, one token every
+   five minutes), which skips events beyond that budget. It runs last, so skipped repeats still
+   advance the cached count, exactly as in client-go.
+
+Keys are the same field concatenations as client-go's; the caches are LRUs of 4096 entries so a
+controller that touches many objects forgets the oldest rather than growing without bound.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any, Generic, TypeVar
+
+import structlog
+
+from .clock import Clock, RealClock
+from .types import EPOCH_TIMESTAMP, Event, format_time, unix_nano
+
+__all__ = [
+    "DEFAULT_AGGREGATE_INTERVAL_IN_SECONDS",
+    "DEFAULT_AGGREGATE_MAX_EVENTS",
+    "DEFAULT_SPAM_BURST",
+    "DEFAULT_SPAM_QPS",
+    "MAX_LRU_CACHE_ENTRIES",
+    "CorrelatorOptions",
+    "EventAggregator",
+    "EventAggregatorKeyFunc",
+    "EventAggregatorMessageFunc",
+    "EventCorrelateResult",
+    "EventCorrelator",
+    "EventSourceObjectSpamFilter",
+    "EventSpamKeyFunc",
+    "TokenBucketPassiveRateLimiter",
+    "event_aggregator_by_reason_func",
+    "event_aggregator_by_reason_message_func",
+    "get_event_key",
+    "get_spam_key",
+]
+
+_log = structlog.get_logger(__name__)
+
+#: Size of each LRU cache (spam filter, aggregator, logger).
+MAX_LRU_CACHE_ENTRIES = 4096
+#: Distinct messages with the same aggregate key before events are combined.
+DEFAULT_AGGREGATE_MAX_EVENTS = 10
+#: The aggregation window: a gap longer than this resets the count of distinct messages.
+DEFAULT_AGGREGATE_INTERVAL_IN_SECONDS = 600
+#: Events a source may emit about one object (and type) before it is throttled.
+DEFAULT_SPAM_BURST = 25
+#: Refill rate of the spam filter's token bucket: one event per five minutes.
+DEFAULT_SPAM_QPS = 1.0 / 300.0
+
+#: Returns ``(aggregateKey, localKey)``: events sharing the first are "similar"; the second tells
+#: them apart (client-go uses the message).
+EventAggregatorKeyFunc = Callable[[Event], tuple[str, str]]
+#: Builds the message of the combined event.
+EventAggregatorMessageFunc = Callable[[Event], str]
+#: Returns the key under which the spam filter keeps a token bucket.
+EventSpamKeyFunc = Callable[[Event], str]
+#: Returns True when the event must be skipped.
+EventFilterFunc = Callable[[Event], bool]
+
+_K = TypeVar("_K")
+_V = TypeVar("_V")
+
+
+def _sub(event: Mapping[str, Any], field: str) -> Mapping[str, Any]:
+    value = event.get(field)
+    return value if isinstance(value, Mapping) else {}
+
+
+def _str(mapping: Mapping[str, Any], field: str) -> str:
+    value = mapping.get(field)
+    return "" if value is None else str(value)
+
+
+def get_event_key(event: Mapping[str, Any]) -> str:
+    """The dedup key: identical events (message and fieldPath included) share it.
+
+    The involved object's resourceVersion is deliberately absent, so an event about an object
+    that changed in between still counts as a repeat.
+    """
+    source = _sub(event, "source")
+    ref = _sub(event, "involvedObject")
+    return "".join(
+        (
+            _str(source, "component"),
+            _str(source, "host"),
+            _str(ref, "kind"),
+            _str(ref, "namespace"),
+            _str(ref, "name"),
+            _str(ref, "fieldPath"),
+            _str(ref, "uid"),
+            _str(ref, "apiVersion"),
+            _str(event, "type"),
+            _str(event, "reason"),
+            _str(event, "message"),
+        )
+    )
+
+
+def get_spam_key(event: Mapping[str, Any]) -> str:
+    """The spam filter's key: source + involved object + type (type since client-go v0.31)."""
+    source = _sub(event, "source")
+    ref = _sub(event, "involvedObject")
+    return "".join(
+        (
+            _str(source, "component"),
+            _str(source, "host"),
+            _str(ref, "kind"),
+            _str(ref, "namespace"),
+            _str(ref, "name"),
+            _str(ref, "uid"),
+            _str(ref, "apiVersion"),
+            _str(event, "type"),
+        )
+    )
+
+
+def event_aggregator_by_reason_func(event: Mapping[str, Any]) -> tuple[str, str]:
+    """Aggregate by everything but the message (and fieldPath); tell events apart by message."""
+    source = _sub(event, "source")
+    ref = _sub(event, "involvedObject")
+    aggregate_key = "".join(
+        (
+            _str(source, "component"),
+            _str(source, "host"),
+            _str(ref, "kind"),
+            _str(ref, "namespace"),
+            _str(ref, "name"),
+            _str(ref, "uid"),
+            _str(ref, "apiVersion"),
+            _str(event, "type"),
+            _str(event, "reason"),
+            _str(event, "reportingComponent"),
+            _str(event, "reportingInstance"),
+        )
+    )
+    return aggregate_key, _str(event, "message")
+
+
+def event_aggregator_by_reason_message_func(event: Mapping[str, Any]) -> str:
+    """The combined event's message, as ``kubectl describe`` users know it."""
+    return "(combined from similar events): " + _str(event, "message")
+
+
+class _LRUCache(Generic[_K, _V]):
+    """A bounded map that evicts the least recently used entry (``k8s.io/utils/lru``).
+
+    Not locked itself: each user below holds its own lock around get-modify-add sequences.
+    """
+
+    def __init__(self, max_entries: int) -> None:
+        self._max_entries = max_entries
+        self._data: OrderedDict[_K, _V] = OrderedDict()
+
+    def get(self, key: _K) -> _V | None:
+        value = self._data.get(key)
+        if value is not None:
+            self._data.move_to_end(key)
+        return value
+
+    def add(self, key: _K, value: _V) -> None:
+        self._data[key] = value
+        self._data.move_to_end(key)
+        if self._max_entries > 0 and len(self._data) > self._max_entries:
+            self._data.popitem(last=False)
+
+    def __len__(self) -> int:
+        return len(self._data)
+
+
+class TokenBucketPassiveRateLimiter:
+    """``flowcontrol.NewTokenBucketPassiveRateLimiterWithClock``: try, never wait.
+
+    The bucket starts full (``burst`` tokens) and refills at ``qps`` tokens per second of the
+    injected monotonic clock, capped at ``burst``. A failed ``try_accept`` consumes nothing, as
+    ``rate.Limiter.AllowN`` leaves its state untouched when it says no.
+    """
+
+    def __init__(self, qps: float, burst: int, clock: Clock) -> None:
+        self._qps = qps
+        self._burst = burst
+        self._clock = clock
+        self._tokens = float(burst)
+        self._last: float | None = None
+
+    def try_accept(self) -> bool:
+        now = self._clock.now()
+        if self._last is None:
+            tokens = float(self._burst)
+        else:
+            elapsed = max(0.0, now - self._last)
+            tokens = min(float(self._burst), self._tokens + elapsed * self._qps)
+        if tokens < 1.0:
+            return False
+        self._tokens = tokens - 1.0
+        self._last = now
+        return True
+
+
+class EventSourceObjectSpamFilter:
+    """Skips events once a source has spent its token budget on one object (and type)."""
+
+    def __init__(
+        self,
+        lru_cache_size: int,
+        burst: int,
+        qps: float,
+        clock: Clock,
+        spam_key_func: EventSpamKeyFunc,
+    ) -> None:
+        self._cache: _LRUCache[str, TokenBucketPassiveRateLimiter] = _LRUCache(lru_cache_size)
+        self._burst = burst
+        self._qps = qps
+        self._clock = clock
+        self._spam_key_func = spam_key_func
+        self._lock = threading.Lock()
+
+    def filter(self, event: Event) -> bool:
+        """True when the event must be skipped."""
+        key = self._spam_key_func(event)
+        with self._lock:
+            limiter = self._cache.get(key)
+            if limiter is None:
+                limiter = TokenBucketPassiveRateLimiter(self._qps, self._burst, self._clock)
+            skip = not limiter.try_accept()
+            self._cache.add(key, limiter)
+        return skip
+
+
+@dataclass
+class _AggregateRecord:
+    """The distinct messages seen under one aggregate key, and when the last one arrived."""
+
+    local_keys: set[str]
+    last_timestamp: float
+
+
+class EventAggregator:
+    """Combines similar events (same aggregate key, different messages) into one.
+
+    The window is an inactivity window: every similar event refreshes it, so a steady trickle
+    of distinct messages keeps being aggregated for as long as it lasts.
+    """
+
+    def __init__(
+        self,
+        lru_cache_size: int,
+        key_func: EventAggregatorKeyFunc,
+        message_func: EventAggregatorMessageFunc,
+        max_events: int,
+        max_interval_in_seconds: float,
+        clock: Clock,
+    ) -> None:
+        self._cache: _LRUCache[str, _AggregateRecord] = _LRUCache(lru_cache_size)
+        self._key_func = key_func
+        self._message_func = message_func
+        self._max_events = max_events
+        self._max_interval = float(max_interval_in_seconds)
+        self._clock = clock
+        self._lock = threading.Lock()
+
+    def event_aggregate(self, new_event: Event) -> tuple[Event, str]:
+        """Return the event to record and the key the logger must cache it under.
+
+        Below the threshold the event is returned unchanged with its dedup key. At the threshold
+        a new combined event is returned with the aggregate key, so its repeats are counted
+        together whatever their messages.
+        """
+        now = self._clock.now()
+        event_key = get_event_key(new_event)
+        aggregate_key, local_key = self._key_func(new_event)
+        with self._lock:
+            record = self._cache.get(aggregate_key)
+            if record is None or now - record.last_timestamp > self._max_interval:
+                record = _AggregateRecord(local_keys=set(), last_timestamp=now)
+            record.last_timestamp = now
+            record.local_keys.add(local_key)
+            self._cache.add(aggregate_key, record)
+            if len(record.local_keys) < self._max_events:
+                return new_event, event_key
+            # Keep the set one below the threshold so the next similar event aggregates too.
+            record.local_keys.pop()
+        wall = self._clock.wall()
+        stamp = format_time(wall)
+        ref = dict(_sub(new_event, "involvedObject"))
+        combined: Event = {
+            "apiVersion": "v1",
+            "kind": "Event",
+            "metadata": {
+                "name": f"{_str(ref, 'name')}.{unix_nano(wall):x}",
+                "namespace": _str(_sub(new_event, "metadata"), "namespace"),
+            },
+            "involvedObject": ref,
+            "reason": _str(new_event, "reason"),
+            "message": self._message_func(new_event),
+            "source": dict(_sub(new_event, "source")),
+            "firstTimestamp": stamp,
+            "lastTimestamp": stamp,
+            "count": 1,
+            "type": _str(new_event, "type"),
+            # client-go does not copy ReportingController/ReportingInstance into the combined
+            # event; core/v1 JSON still carries the (empty) fields.
+            "reportingComponent": "",
+            "reportingInstance": "",
+        }
+        return combined, aggregate_key
+
+
+@dataclass(frozen=True)
+class _EventLog:
+    """What the logger remembers of the last write of an event: enough to PATCH it."""
+
+    count: int
+    first_timestamp: Any
+    name: str
+    resource_version: str
+
+
+def _copy_event(event: Mapping[str, Any]) -> Event:
+    """A copy whose top level and metadata can be changed without touching the original."""
+    copied = dict(event)
+    copied["metadata"] = dict(_sub(event, "metadata"))
+    return copied
+
+
+def _dedup_patch(event: Mapping[str, Any]) -> dict[str, Any]:
+    """The strategic-merge patch from the event with count, lastTimestamp and message zeroed.
+
+    That is what ``strategicpatch.CreateTwoWayMergePatch`` yields for client-go's two JSON
+    documents: a field zero in the old one (and so omitted, or the epoch for the timestamp)
+    appears in the patch whenever the new one has a value.
+    """
+    patch: dict[str, Any] = {}
+    count = event.get("count") or 0
+    if count:
+        patch["count"] = count
+    last = event.get("lastTimestamp")
+    if last != EPOCH_TIMESTAMP:
+        patch["lastTimestamp"] = last
+    message = event.get("message") or ""
+    if message:
+        patch["message"] = message
+    return patch
+
+
+class _EventLogger:
+    """``eventLogger``: remembers each written event so a repeat becomes a count increment."""
+
+    def __init__(self, lru_cache_size: int) -> None:
+        self._cache: _LRUCache[str, _EventLog] = _LRUCache(lru_cache_size)
+        self._lock = threading.Lock()
+
+    def event_observe(self, new_event: Event, key: str) -> tuple[Event, dict[str, Any] | None]:
+        """Return the event to write and, for a repeat, the patch to apply to the stored one."""
+        event = _copy_event(new_event)
+        patch: dict[str, Any] | None = None
+        with self._lock:
+            last = self._cache.get(key)
+            if last is not None and last.count > 0:
+                metadata = event["metadata"]
+                metadata["name"] = last.name
+                if last.resource_version:
+                    metadata["resourceVersion"] = last.resource_version
+                else:
+                    metadata.pop("resourceVersion", None)
+                event["firstTimestamp"] = last.first_timestamp
+                event["count"] = last.count + 1
+                patch = _dedup_patch(event)
+            self._cache.add(key, self._log_of(event))
+        return event, patch
+
+    def update_state(self, event: Event) -> None:
+        """Remember the server's copy (its name and resourceVersion) under its dedup key."""
+        key = get_event_key(event)
+        with self._lock:
+            self._cache.add(key, self._log_of(event))
+
+    @staticmethod
+    def _log_of(event: Mapping[str, Any]) -> _EventLog:
+        metadata = _sub(event, "metadata")
+        return _EventLog(
+            count=int(event.get("count") or 0),
+            first_timestamp=event.get("firstTimestamp"),
+            name=_str(metadata, "name"),
+            resource_version=_str(metadata, "resourceVersion"),
+        )
+
+
+@dataclass(frozen=True)
+class CorrelatorOptions:
+    """``record.CorrelatorOptions``; a zero (or None) field takes the client-go default."""
+
+    lru_cache_size: int = 0
+    burst_size: int = 0
+    qps: float = 0.0
+    key_func: EventAggregatorKeyFunc | None = None
+    message_func: EventAggregatorMessageFunc | None = None
+    max_events: int = 0
+    max_interval_in_seconds: float = 0
+    clock: Clock | None = None
+    spam_key_func: EventSpamKeyFunc | None = None
+
+
+@dataclass(frozen=True)
+class EventCorrelateResult:
+    """The outcome of correlating one event.
+
+    ``skip`` means the spam filter dropped it; otherwise ``event`` is what to write and
+    ``patch`` (non-None only when ``event['count'] > 1``) the PATCH for the stored event.
+    """
+
+    event: Event | None = None
+    patch: dict[str, Any] | None = None
+    skip: bool = False
+
+
+class EventCorrelator:
+    """Aggregate → dedup → spam filter, with one set of caches per sink."""
+
+    def __init__(self, clock: Clock | None = None, options: CorrelatorOptions | None = None) -> None:
+        opts = options or CorrelatorOptions()
+        used_clock: Clock = opts.clock or clock or RealClock()
+        lru_size = opts.lru_cache_size or MAX_LRU_CACHE_ENTRIES
+        self._aggregator = EventAggregator(
+            lru_size,
+            opts.key_func or event_aggregator_by_reason_func,
+            opts.message_func or event_aggregator_by_reason_message_func,
+            opts.max_events or DEFAULT_AGGREGATE_MAX_EVENTS,
+            opts.max_interval_in_seconds or DEFAULT_AGGREGATE_INTERVAL_IN_SECONDS,
+            used_clock,
+        )
+        self._logger = _EventLogger(lru_size)
+        self._spam_filter = EventSourceObjectSpamFilter(
+            lru_size,
+            opts.burst_size or DEFAULT_SPAM_BURST,
+            opts.qps or DEFAULT_SPAM_QPS,
+            used_clock,
+            opts.spam_key_func or get_spam_key,
+        )
+        self._filter_func: EventFilterFunc = self._spam_filter.filter
+
+    def event_correlate(self, new_event: Event) -> EventCorrelateResult:
+        """Decide what to write for ``new_event``; the input is never modified."""
+        aggregate_event, cache_key = self._aggregator.event_aggregate(new_event)
+        observed_event, patch = self._logger.event_observe(aggregate_event, cache_key)
+        if self._filter_func(observed_event):
+            _log.debug(
+                "Event skipped by the spam filter",
+                reason=observed_event.get("reason"),
+                count=observed_event.get("count"),
+            )
+            return EventCorrelateResult(skip=True)
+        return EventCorrelateResult(event=observed_event, patch=patch)
+
+    def update_state(self, event: Event) -> None:
+        """Record the server's copy after a successful write, so the next repeat PATCHes it."""
+        self._logger.update_state(event)

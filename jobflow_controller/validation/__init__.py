@@ -1,0 +1,33 @@
+"""DAG and name rules for JobFlows, shared by the admission webhook and the controller.
+
+``validate_job_flow(job_flow) -> list[str]`` returns every problem (empty when valid);
+``validation_message(job_flow) -> str | None`` joins them into one admission message. Both read
+the JobFlow's JSON dict. This package imports nothing else of the project.
+"""
+
+from jobflow_controller.validation.dag import (
+    FLOW_NAMES_NOT_UNIQUE,
+    FLOW_NOT_DAG,
+    VERTEX_NOT_DEFINED,
+    dag_problems,
+    duplicate_name_message,
+    find_cycle,
+    vertex_not_defined_message,
+)
+from jobflow_controller.validation.jobflow import flow_graph, validate_job_flow, validation_message
+from jobflow_controller.validation.names import MAX_JOB_NAME_LENGTH, MAX_LABEL_VALUE_LENGTH
+
+__all__ = [
+    "FLOW_NAMES_NOT_UNIQUE",
+    "FLOW_NOT_DAG",
+    "MAX_JOB_NAME_LENGTH",
+    "MAX_LABEL_VALUE_LENGTH",
+    "VERTEX_NOT_DEFINED",
+    "dag_problems",
+    "duplicate_name_message",
+    "find_cycle",
+    "flow_graph",
+    "validate_job_flow",
+    "validation_message",
+    "vertex_not_defined_message",
+]
