@@ -38,7 +38,7 @@ class QueueController:
         self.clock = clock or RealClock()
         # Upstream turns any negative value into -1: retry forever.
         self.max_requeue_num = -1 if max_requeue_num < 0 else max_requeue_num
-        self.queue: RateLimitingQueue = RateLimitingQueue(
+        self.queue: RateLimitingQueue[Hashable] = RateLimitingQueue(
             default_controller_rate_limiter(),
             name=queue_name,
             clock=self.clock,

@@ -51,9 +51,7 @@ UNFINISHED_WORK_HELP = (
     "Large values indicate stuck threads. One can deduce the number of stuck threads by observing "
     "the rate at which this increases."
 )
-LONGEST_RUNNING_PROCESSOR_HELP = (
-    "How many seconds has the longest running processor for workqueue been running."
-)
+LONGEST_RUNNING_PROCESSOR_HELP = "How many seconds has the longest running processor for workqueue been running."
 RETRIES_HELP = "Total number of retries handled by workqueue"
 
 
@@ -78,9 +76,7 @@ class _WorkqueueCollector:
             buckets=DURATION_BUCKETS,
             registry=None,
         )
-        self.unfinished_work = Gauge(
-            "workqueue_unfinished_work_seconds", UNFINISHED_WORK_HELP, labels, registry=None
-        )
+        self.unfinished_work = Gauge("workqueue_unfinished_work_seconds", UNFINISHED_WORK_HELP, labels, registry=None)
         self.longest_running_processor = Gauge(
             "workqueue_longest_running_processor_seconds",
             LONGEST_RUNNING_PROCESSOR_HELP,

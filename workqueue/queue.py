@@ -126,6 +126,8 @@ class Queue(Generic[T]):
         self._drained = threading.Condition(self._lock)  # processing emptied, or drain cancelled
         self._shutting_down = False
         self._drain = False
+        # Getters blocked in get(): notifying a condition nobody waits on still costs a lock probe.
+        self._waiting_getters = 0
 
         metrics: QueueMetrics[T] | None = new_queue_metrics(metrics_provider, name, self._clock)
         self._metrics: QueueMetrics[T] = metrics if metrics is not None else NoQueueMetrics()
@@ -160,7 +162,8 @@ class Queue(Generic[T]):
                 # Handed out again by done(), so two workers never hold it at once.
                 return
             self._queue.push(item)
-            self._cond.notify()
+            if self._waiting_getters:
+                self._cond.notify()
 
     def __len__(self) -> int:
         """Items ready to hand out: neither in-flight items nor items dirty while in flight."""
@@ -181,16 +184,8 @@ class Queue(Generic[T]):
         for tests and tools: when it elapses with nothing ready, ``TimeoutError`` is raised.
         """
         with self._lock:
-            if timeout is None:
-                while not len(self._queue) and not self._shutting_down:
-                    self._cond.wait()
-            else:
-                deadline = time.monotonic() + timeout
-                while not len(self._queue) and not self._shutting_down:
-                    remaining = deadline - time.monotonic()
-                    if remaining <= 0:
-                        raise TimeoutError(f"no item became ready within {timeout} s")
-                    self._cond.wait(min(remaining, threading.TIMEOUT_MAX))
+            if not len(self._queue) and not self._shutting_down:
+                self._wait_for_item(timeout)
             if not len(self._queue):
                 return cast(T, None), True
             item = self._queue.pop()
@@ -199,6 +194,22 @@ class Queue(Generic[T]):
             self._dirty.discard(item)
             return item, False
 
+    def _wait_for_item(self, timeout: float | None) -> None:
+        self._waiting_getters += 1
+        try:
+            if timeout is None:
+                while not len(self._queue) and not self._shutting_down:
+                    self._cond.wait()
+                return
+            deadline = time.monotonic() + timeout
+            while not len(self._queue) and not self._shutting_down:
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    raise TimeoutError(f"no item became ready within {timeout} s")
+                self._cond.wait(min(remaining, threading.TIMEOUT_MAX))
+        finally:
+            self._waiting_getters -= 1
+
     def done(self, item: T) -> None:
         """Mark ``item`` finished; if it was added meanwhile it is queued again, even when shutting down."""
         with self._lock:
@@ -206,8 +217,9 @@ class Queue(Generic[T]):
             self._processing.discard(item)
             if item in self._dirty:
                 self._queue.push(item)
-                self._cond.notify()
-            if not self._processing:
+                if self._waiting_getters:
+                    self._cond.notify()
+            if self._drain and not self._processing:
                 self._drained.notify_all()
 
     def shut_down(self) -> None:

@@ -18,23 +18,22 @@ from typing import TYPE_CHECKING, Any
 
 import structlog
 
-from informers import Selector
+from informers import labels
 from informers.errors import NotFoundError
-from jobflow_controller.apis import CREATED_BY_JOB_FLOW, JobPhase, Phase, RetainPolicy
+from jobflow_controller.apis import CREATED_BY_JOB_FLOW, JobPhase, Phase, RetainPolicy, meta
 from jobflow_controller.apis import job as vcjob
 from jobflow_controller.apis import jobflow as jf
-from jobflow_controller.apis import meta
 from jobflow_controller.apis.builders import new_job
 from jobflow_controller.apis.status import Condition, JobFlowStatus, JobRunningHistory, JobStatus
 from jobflow_controller.apis.timeutil import format_time, parse_duration, parse_time
 from jobflow_controller.jobflow import constants as c
+from jobflow_controller.jobflow.base import JobFlowControllerBase
 from jobflow_controller.jobflow.state import UpdateJobFlowStatusFn, new_state
 from jobflow_controller.kube.errors import AlreadyExistsError
 from jobflow_controller.validation.jobflow import validation_message
 
 if TYPE_CHECKING:
     from jobflow_controller.apis import FlowRequest
-    from jobflow_controller.jobflow.controller import JobFlowController
 
 log = structlog.get_logger(__name__)
 
@@ -53,11 +52,11 @@ _BUCKETS = (
 )
 
 
-class ActionMixin:
+class ActionMixin(JobFlowControllerBase):
     """The sync handler and what it calls."""
 
     # -- the sync handler -----------------------------------------------------------------------
-    def handle_job_flow(self: JobFlowController, req: FlowRequest) -> None:
+    def handle_job_flow(self, req: FlowRequest) -> None:
         name = req.job_flow_name
         try:
             job_flow = self.job_flow_lister.job_flows(req.namespace).get(name)
@@ -84,7 +83,7 @@ class ActionMixin:
                 f"sync jobflow {name} failed for {err}, event is {req.event}, action is {req.action}"
             ) from err
 
-    def sync_job_flow(self: JobFlowController, job_flow: Obj, update_state_fn: UpdateJobFlowStatusFn) -> None:
+    def sync_job_flow(self, job_flow: Obj, update_state_fn: UpdateJobFlowStatusFn) -> None:
         ns, name = meta.namespace(job_flow), meta.name(job_flow)
         old_phase = jf.phase(job_flow)
         if jf.job_retain_policy(job_flow) == RetainPolicy.DELETE and old_phase == Phase.SUCCEED:
@@ -118,7 +117,7 @@ class ActionMixin:
         if deploy_err is not None:
             raise deploy_err
 
-    def _count_transition(self: JobFlowController, ns: str, old: str, new: str) -> None:
+    def _count_transition(self, ns: str, old: str, new: str) -> None:
         if new == old:
             return
         if new == Phase.SUCCEED:
@@ -127,7 +126,7 @@ class ActionMixin:
             self.metrics.update_job_flow_failed(ns)
 
     # -- step 2: create the Jobs that are due -----------------------------------------------------
-    def deploy_job(self: JobFlowController, job_flow: Obj) -> None:
+    def deploy_job(self, job_flow: Obj) -> None:
         """Create, in spec order, each missing Job whose targets are all Completed.
 
         Existing Jobs are never touched, whatever their phase. The first error is raised once every
@@ -150,7 +149,7 @@ class ActionMixin:
         if first_err is not None:
             raise first_err
 
-    def judge(self: JobFlowController, job_flow: Obj, targets: tuple[str, ...]) -> bool:
+    def judge(self, job_flow: Obj, targets: tuple[str, ...]) -> bool:
         """True only if every target's Job exists and is Completed (Completing is not enough)."""
         ns = meta.namespace(job_flow)
         for target in targets:
@@ -158,37 +157,33 @@ class ActionMixin:
             try:
                 job = self.job_lister.jobs(ns).get(target_job_name)
             except NotFoundError:
-                log.info(f"No {target_job_name} Job found！")
+                log.info(f"No {target_job_name} Job found！")  # noqa: RUF001 - upstream's full-width mark
                 return False
             if vcjob.phase(job) != JobPhase.COMPLETED:
                 return False
         return True
 
-    def create_job(self: JobFlowController, job_flow: Obj, flow_name: str) -> None:
-        job = self.load_job_template_and_set_job(
-            job_flow, flow_name, jf.job_name(meta.name(job_flow), flow_name)
-        )
+    def create_job(self, job_flow: Obj, flow_name: str) -> None:
+        job = self.load_job_template_and_set_job(job_flow, flow_name, jf.job_name(meta.name(job_flow), flow_name))
         try:
             self.clientset.jobs(meta.namespace(job_flow)).create(job)
         except AlreadyExistsError:
             return
         self.recorder.eventf(job_flow, c.EVENT_NORMAL, c.REASON_CREATED, c.MESSAGE_CREATED, job["metadata"]["name"])
 
-    def load_job_template_and_set_job(
-        self: JobFlowController, job_flow: Obj, flow_name: str, job_name: str
-    ) -> dict[str, Any]:
+    def load_job_template_and_set_job(self, job_flow: Obj, flow_name: str, job_name: str) -> dict[str, Any]:
         template = self.job_template_lister.job_templates(meta.namespace(job_flow)).get(flow_name)
         return new_job(job_flow, flow_name, job_name, template)
 
     # -- step 3: the status ---------------------------------------------------------------------
-    def get_all_jobs_created_by_job_flow(self: JobFlowController, job_flow: Obj) -> list[Obj]:
+    def get_all_jobs_created_by_job_flow(self, job_flow: Obj) -> list[Obj]:
         ns = meta.namespace(job_flow)
-        selector = Selector.parse(f"{CREATED_BY_JOB_FLOW} in ({meta.generate_object_string(ns, meta.name(job_flow))})")
+        selector = labels.parse(f"{CREATED_BY_JOB_FLOW} in ({meta.generate_object_string(ns, meta.name(job_flow))})")
         jobs = self.job_lister.jobs(ns).list(selector)
         # Upstream's order is a map's (random); creation order makes the status lists stable.
         return sorted(jobs, key=lambda j: (meta.creation_timestamp(j) or "", meta.name(j)))
 
-    def get_all_job_status(self: JobFlowController, job_flow: Obj) -> JobFlowStatus:
+    def get_all_job_status(self, job_flow: Obj) -> JobFlowStatus:
         jobs = self.get_all_jobs_created_by_job_flow(job_flow)
         buckets: dict[str, list[str]] = {phase: [] for phase in _BUCKETS}
         status = JobFlowStatus(phase=jf.phase(job_flow))
@@ -234,7 +229,7 @@ class ActionMixin:
         return status
 
     # -- step 1: retain policy ------------------------------------------------------------------
-    def delete_all_jobs_created_by_job_flow(self: JobFlowController, job_flow: Obj) -> None:
+    def delete_all_jobs_created_by_job_flow(self, job_flow: Obj) -> None:
         ns = meta.namespace(job_flow)
         for job in self.get_all_jobs_created_by_job_flow(job_flow):
             try:

@@ -66,10 +66,6 @@ class JobFlowController(HandlerMixin, ActionMixin, QueueController):
         self.job_template_informer.add_event_handler(self.handler_funcs(add=self.add_job_template))
         # Upstream watches Job updates only; ours also sees deletions (a Job deleted by hand).
         self.job_informer.add_event_handler(self.handler_funcs(update=self.update_job, delete=self.delete_job))
-        self.enqueue_job_flow = self.enqueue
-
-    def enqueue(self, req: FlowRequest) -> None:
-        self.queue.add(req)
 
     @staticmethod
     def request_for(namespace: str, name: str) -> FlowRequest:

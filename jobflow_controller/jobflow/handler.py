@@ -9,17 +9,14 @@ Three triggers are ours, each a row of docs/deviations.md: a JobFlow whose spec 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import structlog
 
 from informers import DeletedFinalStateUnknown, ResourceEventHandlerFuncs
-from jobflow_controller.apis import FLOW_GROUP_VERSION, JOB_FLOW_KIND, VOLCANO, Phase, RetainPolicy
+from jobflow_controller.apis import FLOW_GROUP_VERSION, JOB_FLOW_KIND, VOLCANO, Phase, RetainPolicy, meta
 from jobflow_controller.apis import jobflow as jf
-from jobflow_controller.apis import meta
-
-if TYPE_CHECKING:
-    from jobflow_controller.jobflow.controller import JobFlowController
+from jobflow_controller.jobflow.base import JobFlowControllerBase
 
 log = structlog.get_logger(__name__)
 
@@ -38,7 +35,7 @@ def get_job_flow_name_by_job(job: Mapping[str, Any]) -> str:
     return ""
 
 
-class HandlerMixin:
+class HandlerMixin(JobFlowControllerBase):
     """The informer callbacks of JobFlowController."""
 
     @staticmethod
@@ -49,13 +46,13 @@ class HandlerMixin:
     ) -> ResourceEventHandlerFuncs:
         return ResourceEventHandlerFuncs(add_func=add, update_func=update, delete_func=delete)
 
-    def add_job_flow(self: JobFlowController, obj: Any, is_in_initial_list: bool = False) -> None:
+    def add_job_flow(self, obj: Any, is_in_initial_list: bool = False) -> None:
         if not isinstance(obj, Mapping):
             log.error(f"Failed to convert {obj!r} to jobFlow")
             return
         self.enqueue_job_flow(self.request_for(meta.namespace(obj), meta.name(obj)))
 
-    def update_job_flow(self: JobFlowController, old: Any, new: Any) -> None:
+    def update_job_flow(self, old: Any, new: Any) -> None:
         if not isinstance(old, Mapping) or not isinstance(new, Mapping):
             log.error("Failed to convert to jobFlow", old=repr(old)[:200], new=repr(new)[:200])
             return
@@ -66,7 +63,7 @@ class HandlerMixin:
         if succeeded_for_deletion or spec_changed:
             self.enqueue_job_flow(self.request_for(meta.namespace(new), meta.name(new)))
 
-    def update_job(self: JobFlowController, old: Any, new: Any) -> None:
+    def update_job(self, old: Any, new: Any) -> None:
         if not isinstance(old, Mapping) or not isinstance(new, Mapping):
             return
         if not is_controlled_by(new, FLOW_GROUP_VERSION, JOB_FLOW_KIND):
@@ -75,18 +72,18 @@ class HandlerMixin:
             return
         self._enqueue_owner(new)
 
-    def delete_job(self: JobFlowController, obj: Any) -> None:
+    def delete_job(self, obj: Any) -> None:
         if isinstance(obj, DeletedFinalStateUnknown):
             obj = obj.obj
         if isinstance(obj, Mapping) and is_controlled_by(obj, FLOW_GROUP_VERSION, JOB_FLOW_KIND):
             self._enqueue_owner(obj)
 
-    def _enqueue_owner(self: JobFlowController, job: Mapping[str, Any]) -> None:
+    def _enqueue_owner(self, job: Mapping[str, Any]) -> None:
         name = get_job_flow_name_by_job(job)
         if name:
             self.enqueue_job_flow(self.request_for(meta.namespace(job), name))
 
-    def add_job_template(self: JobFlowController, obj: Any, is_in_initial_list: bool = False) -> None:
+    def add_job_template(self, obj: Any, is_in_initial_list: bool = False) -> None:
         """Resume every JobFlow of the namespace that has a flow named after the new template.
 
         Skipped during the initial list: every JobFlow is synced then anyway (its own add event).

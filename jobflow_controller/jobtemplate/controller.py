@@ -16,10 +16,9 @@ from typing import Any
 
 import structlog
 
-from informers import ResourceEventHandlerFuncs, Selector
+from informers import ResourceEventHandlerFuncs, labels
 from informers.errors import NotFoundError
-from jobflow_controller.apis import CREATED_BY_JOB_TEMPLATE, FlowRequest
-from jobflow_controller.apis import meta
+from jobflow_controller.apis import CREATED_BY_JOB_TEMPLATE, FlowRequest, meta
 from jobflow_controller.framework import DEFAULT_MAX_REQUEUE_NUM, QueueController
 from jobflow_controller.kube.clientset import Clientset
 from jobflow_controller.kube.informers import VolcanoInformerFactory
@@ -121,7 +120,7 @@ class JobTemplateController(QueueController):
 
     def sync_job_template(self, job_template: Mapping[str, Any]) -> None:
         ns, name = meta.namespace(job_template), meta.name(job_template)
-        selector = Selector.parse(f"{CREATED_BY_JOB_TEMPLATE}={get_template_string(ns, name)}")
+        selector = labels.parse(f"{CREATED_BY_JOB_TEMPLATE}={get_template_string(ns, name)}")
         jobs = self.job_lister.jobs(ns).list(selector)
         if not jobs:
             return

@@ -55,9 +55,7 @@ class ResourceClient:
         return result
 
     def patch_status(self, name: str, patch: Any, content_type: str = "application/merge-patch+json") -> Obj:
-        result: Obj = self.rest.request(
-            "PATCH", self._path(name, "status"), body=patch, content_type=content_type
-        )
+        result: Obj = self.rest.request("PATCH", self._path(name, "status"), body=patch, content_type=content_type)
         return result
 
     def delete(self, name: str, *, propagation_policy: str | None = None) -> None:

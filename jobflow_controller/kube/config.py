@@ -36,9 +36,7 @@ def build_config(kubeconfig: str | None = None, master: str | None = None) -> k8
         except (ConfigException, OSError) as err:
             raise ConfigError(f"invalid kubeconfig {path}: {err}") from err
     elif not master:
-        raise ConfigError(
-            "no configuration: not in a cluster, no --kubeconfig, $KUBECONFIG or ~/.kube/config"
-        )
+        raise ConfigError("no configuration: not in a cluster, no --kubeconfig, $KUBECONFIG or ~/.kube/config")
     if master:
         configuration.host = master.rstrip("/")
     return configuration

@@ -47,9 +47,7 @@ def from_response(status: int, body: bytes | str | None) -> ApiStatusError:
     return from_status(status, reason, message or f"the server responded with status {status}", details)
 
 
-def from_status(
-    code: int, reason: str, message: str, details: dict[str, Any] | None = None
-) -> ApiStatusError:
+def from_status(code: int, reason: str, message: str, details: dict[str, Any] | None = None) -> ApiStatusError:
     info = details or {}
     if code == 404:
         return NotFoundError(message, details=info)

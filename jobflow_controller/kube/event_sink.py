@@ -75,8 +75,7 @@ def _events_path(namespace: str, name: str | None = None) -> str:
 def _sink_error_from_status(err: ApiStatusError) -> SinkError:
     causes = err.details.get("causes") if isinstance(err.details, Mapping) else None
     terminating = any(
-        isinstance(cause, Mapping) and cause.get("reason") == _NAMESPACE_TERMINATING_CAUSE
-        for cause in (causes or [])
+        isinstance(cause, Mapping) and cause.get("reason") == _NAMESPACE_TERMINATING_CAUSE for cause in (causes or [])
     )
     return SinkError(
         str(err) or f"the server responded with status {err.code}",
@@ -202,9 +201,7 @@ class KubeEventSink:
             body=payload,
             auth_settings=["BearerToken"],
         )
-        response = client.call_api(
-            method, url, header_params=headers, body=payload, _request_timeout=self._timeout
-        )
+        response = client.call_api(method, url, header_params=headers, body=payload, _request_timeout=self._timeout)
         data = response.read()
         if not 200 <= response.status <= 299:
             raise errors.from_response(response.status, data)

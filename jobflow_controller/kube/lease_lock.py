@@ -64,9 +64,7 @@ _LEASE_PATH = _LEASES_PATH + "/{name}"
 _EVENT_TYPE_NORMAL = "Normal"
 _EVENT_REASON = "LeaderElection"
 
-_MICRO_TIME = re.compile(
-    r"^(\d{4})-(\d{2})-(\d{2})[Tt](\d{2}):(\d{2}):(\d{2})(?:[.,](\d+))?([Zz]|[+-]\d{2}:\d{2})$"
-)
+_MICRO_TIME = re.compile(r"^(\d{4})-(\d{2})-(\d{2})[Tt](\d{2}):(\d{2}):(\d{2})(?:[.,](\d+))?([Zz]|[+-]\d{2}:\d{2})$")
 
 RequestTimeout = float | tuple[float, float] | None
 
@@ -97,9 +95,7 @@ def parse_micro_time(value: str) -> datetime.datetime:
     else:
         sign = 1 if zone[0] == "+" else -1
         tz = datetime.timezone(sign * datetime.timedelta(hours=int(zone[1:3]), minutes=int(zone[4:6])))
-    parsed = datetime.datetime(
-        int(year), int(month), int(day), int(hour), int(minute), int(second), micros, tzinfo=tz
-    )
+    parsed = datetime.datetime(int(year), int(month), int(day), int(hour), int(minute), int(second), micros, tzinfo=tz)
     return parsed.astimezone(datetime.UTC)
 
 
@@ -252,9 +248,7 @@ class LeaseLock:
         metadata.setdefault("name", self._name)
         metadata.setdefault("namespace", self._namespace)
         subject = {"apiVersion": LEASE_API_VERSION, "kind": LEASE_KIND, "metadata": metadata}
-        self._event_recorder.eventf(
-            subject, _EVENT_TYPE_NORMAL, _EVENT_REASON, "%s", f"{self._identity} {message}"
-        )
+        self._event_recorder.eventf(subject, _EVENT_TYPE_NORMAL, _EVENT_REASON, "%s", f"{self._identity} {message}")
 
     def identity(self) -> str:
         return self._identity

@@ -121,7 +121,5 @@ class ResourceListerWatcher:
         query["allowWatchBookmarks"] = options.allow_watch_bookmarks or None
         query["timeoutSeconds"] = options.timeout_seconds
         read_timeout = float(options.timeout_seconds or 300) + WATCH_READ_SLACK
-        response = self.client.stream(
-            self.resource.path(self.namespace), query=query, read_timeout=read_timeout
-        )
+        response = self.client.stream(self.resource.path(self.namespace), query=query, read_timeout=read_timeout)
         return StreamWatch(response)

@@ -27,9 +27,7 @@ class Resource:
         """`jobflows.flow.volcano.sh`, the form API errors name a resource by."""
         return f"{self.plural}.{self.group}" if self.group else self.plural
 
-    def path(
-        self, namespace: str | None = None, name: str | None = None, subresource: str | None = None
-    ) -> str:
+    def path(self, namespace: str | None = None, name: str | None = None, subresource: str | None = None) -> str:
         root = f"/apis/{self.group}/{self.version}" if self.group else f"/api/{self.version}"
         if self.namespaced and namespace:
             root += f"/namespaces/{quote(namespace, safe='')}"

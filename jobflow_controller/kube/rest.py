@@ -102,13 +102,9 @@ class RestClient:
         data = response.read()
         return json.loads(data) if data else None
 
-    def stream(
-        self, path: str, *, query: Query | None = None, read_timeout: float
-    ) -> urllib3.BaseHTTPResponse:
+    def stream(self, path: str, *, query: Query | None = None, read_timeout: float) -> urllib3.BaseHTTPResponse:
         """Open a streaming GET (a watch) and hand back the unread response."""
-        response = self._send(
-            "GET", path, query, None, "application/json", (DEFAULT_TIMEOUT[0], read_timeout)
-        )
+        response = self._send("GET", path, query, None, "application/json", (DEFAULT_TIMEOUT[0], read_timeout))
         raw: urllib3.BaseHTTPResponse = response.response
         return raw
 
@@ -140,9 +136,7 @@ class RestClient:
         start = time.monotonic()
         code = "<error>"
         try:
-            response = self.api_client.call_api(
-                method, url, header_params=headers, body=body, _request_timeout=timeout
-            )
+            response = self.api_client.call_api(method, url, header_params=headers, body=body, _request_timeout=timeout)
             code = str(response.status)
         except ApiException as err:  # TLS failures surface here with status 0
             raise ConnectionError(f"{method} {path}: {err.reason}") from err

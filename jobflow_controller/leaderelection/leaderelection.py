@@ -263,9 +263,7 @@ class LeaderElector:
         with self._mu:
             last_observation = self._observed_time
         if self._clock.now() - last_observation > self._config.lease_duration + max_tolerable_expired_lease:
-            raise LeaderElectionUnhealthyError(
-                f"failed election to renew leadership on lease {self._config.name}"
-            )
+            raise LeaderElectionUnhealthyError(f"failed election to renew leadership on lease {self._config.name}")
 
     # -- loops --------------------------------------------------------------------------------
 
@@ -476,9 +474,7 @@ class LeaderElector:
             self._reported_leader = holder
         callback = self._config.callbacks.on_new_leader
         if callback is not None:
-            threading.Thread(
-                target=callback, args=(holder,), name="leader-elector-new-leader", daemon=True
-            ).start()
+            threading.Thread(target=callback, args=(holder,), name="leader-elector-new-leader", daemon=True).start()
 
     def _is_lease_valid(self, now: float) -> bool:
         with self._mu:

@@ -122,9 +122,7 @@ class TinyCA:
 def service_account_key_pair() -> tuple[bytes, bytes]:
     """The (private, public) PEM pair the API server signs and verifies service-account tokens with."""
     key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
-    public = key.public_key().public_bytes(
-        serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo
-    )
+    public = key.public_key().public_bytes(serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo)
     return _key_pem(key), public
 
 

@@ -25,6 +25,7 @@ import urllib.request
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import yaml
 
@@ -234,8 +235,8 @@ class ControlPlane:
     # -- etcd helpers for fault tests ------------------------------------------------------------
     def etcd_revision(self) -> int:
         body = {"key": base64.b64encode(b"/").decode(), "limit": 1}
-        reply = self._etcd_post("/v3/kv/range", body)
-        return int(reply["header"]["revision"])
+        header: Any = self._etcd_post("/v3/kv/range", body)["header"]
+        return int(header["revision"])
 
     def compact_etcd(self, revision: int | None = None) -> int:
         """Compact etcd to `revision` (default: the current one), so older watches get 410 Gone."""
@@ -327,9 +328,7 @@ class ControlPlane:
         ]
         proc = self._process("kube-apiserver", args)
         ctx = ssl.create_default_context(cafile=str(self.ca_path))
-        self._wait(
-            proc, lambda: _get(self.server + "/readyz", ctx).strip() == b"ok", "kube-apiserver /readyz"
-        )
+        self._wait(proc, lambda: _get(self.server + "/readyz", ctx).strip() == b"ok", "kube-apiserver /readyz")
 
     def _write_kubeconfig(self, path: Path | None = None, user: str = "admin") -> Path:
         path = path or self.kubeconfig_path
@@ -368,9 +367,7 @@ class ControlPlane:
         ctx = ssl.create_default_context(cafile=str(self.ca_path))
         ctx.load_cert_chain(str(self.pki / "admin.crt"), str(self.pki / "admin.key"))
         proc = self.processes["kube-apiserver"]
-        self._wait(
-            proc, lambda: b'"default"' in _get(self.server + "/api/v1/namespaces/default", ctx), "namespace"
-        )
+        self._wait(proc, lambda: b'"default"' in _get(self.server + "/api/v1/namespaces/default", ctx), "namespace")
 
     def _start_controller_manager(self) -> None:
         assert self.bin_dir is not None
@@ -411,9 +408,7 @@ class ControlPlane:
             except (OSError, urllib.error.URLError, ssl.SSLError):
                 pass
             time.sleep(0.1)
-        raise ControlPlaneError(
-            f"timed out after {self.start_timeout:.0f}s waiting for {what}:\n{proc.log_tail()}"
-        )
+        raise ControlPlaneError(f"timed out after {self.start_timeout:.0f}s waiting for {what}:\n{proc.log_tail()}")
 
 
 def _get(url: str, ctx: ssl.SSLContext | None = None) -> bytes:

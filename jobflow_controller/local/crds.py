@@ -321,8 +321,7 @@ class _Converter:
             out["items"] = self.schema(node["items"], f"{where}[]")
         if "properties" in node:
             out["properties"] = {
-                prop: self.schema(node["properties"][prop], f"{where}.{prop}")
-                for prop in sorted(node["properties"])
+                prop: self.schema(node["properties"][prop], f"{where}.{prop}") for prop in sorted(node["properties"])
             }
         out["type"] = _single_type(node.get("type"), where)
         return _sorted(out)
@@ -466,9 +465,7 @@ def _job_status_schema() -> JSONDict:
     counter = _int32(minimum=0)
     return _obj(
         {
-            "conditions": _array(
-                _obj({"lastTransitionTime": _date_time(), "status": _str()}, required=["status"])
-            ),
+            "conditions": _array(_obj({"lastTransitionTime": _date_time(), "status": _str()}, required=["status"])),
             "controlledResources": _map(_str()),
             "failed": dict(counter),
             "minAvailable": dict(counter),
@@ -597,9 +594,7 @@ def _probe() -> JSONDict:
                 )
             ),
             "taskStatusList": _array(_obj({"phase": _str(maxLength=63), "taskName": dict(task_name)})),
-            "tcpSocketList": _array(
-                _obj({"port": dict(port), "taskName": dict(task_name)}, required=["port"])
-            ),
+            "tcpSocketList": _array(_obj({"port": dict(port), "taskName": dict(task_name)}, required=["port"])),
         }
     )
 
@@ -623,9 +618,7 @@ def _flows(with_rules: bool) -> JSONDict:
             "dependsOn": _obj(
                 {
                     "probe": _probe(),
-                    "targets": _array(
-                        _str(**name_bound), **({"maxItems": MAX_TARGETS} if with_rules else {})
-                    ),
+                    "targets": _array(_str(**name_bound), **({"maxItems": MAX_TARGETS} if with_rules else {})),
                 }
             ),
             "name": _str(minLength=1, **name_bound),

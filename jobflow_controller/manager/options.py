@@ -9,8 +9,9 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import NoReturn
+from typing import Any, NoReturn
 
 from jobflow_controller.apis.timeutil import parse_duration
 
@@ -70,10 +71,10 @@ def _duration(value: str) -> float:
     return parse_duration(value)
 
 
-def _typed(kind: str, convert: object) -> object:
-    def parse(value: str) -> object:
+def _typed(kind: str, convert: Callable[[str], Any]) -> Callable[[str], Any]:
+    def parse(value: str) -> Any:
         try:
-            return convert(value)  # type: ignore[operator]
+            return convert(value)
         except ValueError as err:
             raise argparse.ArgumentTypeError(f"invalid {kind} value {value!r}: {err}") from None
 
@@ -96,36 +97,116 @@ def build_parser() -> argparse.ArgumentParser:
     b = _typed("bool", _bool)
     dur = _typed("duration", _duration)
     g = p.add_argument_group("client")
-    g.add_argument("--kubeconfig", default=os.environ.get("KUBECONFIG") or None, help="kubeconfig path ($KUBECONFIG); empty: in-cluster")
+    g.add_argument(
+        "--kubeconfig",
+        default=os.environ.get("KUBECONFIG") or None,
+        help="kubeconfig path ($KUBECONFIG); empty: in-cluster",
+    )
     g.add_argument("--master", default=None, help="API server address; overrides the kubeconfig's server")
-    g.add_argument("--kube-api-qps", type=_typed("float", float), default=d.kube_api_qps, help="client-side QPS to the API server")
-    g.add_argument("--kube-api-burst", type=_typed("int", int), default=d.kube_api_burst, help="client-side burst to the API server")
+    g.add_argument(
+        "--kube-api-qps", type=_typed("float", float), default=d.kube_api_qps, help="client-side QPS to the API server"
+    )
+    g.add_argument(
+        "--kube-api-burst",
+        type=_typed("int", int),
+        default=d.kube_api_burst,
+        help="client-side burst to the API server",
+    )
     g = p.add_argument_group("controllers")
-    g.add_argument("--controllers", default="*", help="'*' enables all; 'name' or '+name' enables, '-name' disables. Names: " + ", ".join(KNOWN_CONTROLLERS))
-    g.add_argument("--max-requeue-num", type=_typed("int", int), default=d.max_requeue_num, help="retries of a failing JobFlow before a Warning event drops it; -1 retries forever, 0 never")
+    g.add_argument(
+        "--controllers",
+        default="*",
+        help="'*' enables all; 'name' or '+name' enables, '-name' disables. Names: " + ", ".join(KNOWN_CONTROLLERS),
+    )
+    g.add_argument(
+        "--max-requeue-num",
+        type=_typed("int", int),
+        default=d.max_requeue_num,
+        help="retries of a failing JobFlow before a Warning event drops it; -1 retries forever, 0 never",
+    )
     g.add_argument("--worker-threads", type=_typed("int", int), default=d.worker_threads, help="workers per controller")
-    g.add_argument("--graceful-shutdown-timeout", type=dur, default=d.graceful_shutdown_timeout, help="on SIGTERM, how long the workers may finish queued work")
+    g.add_argument(
+        "--graceful-shutdown-timeout",
+        type=dur,
+        default=d.graceful_shutdown_timeout,
+        help="on SIGTERM, how long the workers may finish queued work",
+    )
     g = p.add_argument_group("health and metrics")
-    g.add_argument("--enable-healthz", type=b, nargs="?", const=True, default=d.enable_healthz, help="serve /healthz, /livez, /readyz")
+    g.add_argument(
+        "--enable-healthz",
+        type=b,
+        nargs="?",
+        const=True,
+        default=d.enable_healthz,
+        help="serve /healthz, /livez, /readyz",
+    )
     g.add_argument("--healthz-address", default=d.healthz_address, help="address of the health endpoints")
     g.add_argument("--enable-metrics", type=b, nargs="?", const=True, default=d.enable_metrics, help="serve /metrics")
     g.add_argument("--listen-address", default=d.listen_address, help="address of /metrics")
     g = p.add_argument_group("leader election")
-    g.add_argument("--leader-elect", type=b, nargs="?", const=True, default=d.leader_elect, help="elect a leader among replicas before running the controllers")
-    g.add_argument("--leader-elect-lease-duration", type=dur, default=d.leader_elect_lease_duration, help="how long non-leaders wait before taking over an unrenewed lease")
-    g.add_argument("--leader-elect-renew-deadline", type=dur, default=d.leader_elect_renew_deadline, help="how long the leader tries to renew before giving up")
-    g.add_argument("--leader-elect-retry-period", type=dur, default=d.leader_elect_retry_period, help="interval between acquire and renew attempts")
-    g.add_argument("--leader-elect-resource-lock", default=d.leader_elect_resource_lock, choices=["leases"], help="lock object type")
+    g.add_argument(
+        "--leader-elect",
+        type=b,
+        nargs="?",
+        const=True,
+        default=d.leader_elect,
+        help="elect a leader among replicas before running the controllers",
+    )
+    g.add_argument(
+        "--leader-elect-lease-duration",
+        type=dur,
+        default=d.leader_elect_lease_duration,
+        help="how long non-leaders wait before taking over an unrenewed lease",
+    )
+    g.add_argument(
+        "--leader-elect-renew-deadline",
+        type=dur,
+        default=d.leader_elect_renew_deadline,
+        help="how long the leader tries to renew before giving up",
+    )
+    g.add_argument(
+        "--leader-elect-retry-period",
+        type=dur,
+        default=d.leader_elect_retry_period,
+        help="interval between acquire and renew attempts",
+    )
+    g.add_argument(
+        "--leader-elect-resource-lock",
+        default=d.leader_elect_resource_lock,
+        choices=["leases"],
+        help="lock object type",
+    )
     g.add_argument("--leader-elect-resource-name", default=d.leader_elect_resource_name, help="name of the Lease")
-    g.add_argument("--leader-elect-resource-namespace", default=d.leader_elect_resource_namespace, help="namespace of the Lease")
+    g.add_argument(
+        "--leader-elect-resource-namespace", default=d.leader_elect_resource_namespace, help="namespace of the Lease"
+    )
     g = p.add_argument_group("admission webhook")
-    g.add_argument("--enable-webhook", type=b, nargs="?", const=True, default=d.enable_webhook, help="serve the JobFlow validating webhook at /jobflows/validate")
+    g.add_argument(
+        "--enable-webhook",
+        type=b,
+        nargs="?",
+        const=True,
+        default=d.enable_webhook,
+        help="serve the JobFlow validating webhook at /jobflows/validate",
+    )
     g.add_argument("--webhook-address", default=d.webhook_address, help="address of the webhook (TLS)")
     g.add_argument("--tls-cert-file", default=None, help="webhook serving certificate (PEM)")
     g.add_argument("--tls-private-key-file", default=None, help="webhook serving key (PEM)")
     g = p.add_argument_group("logging")
-    g.add_argument("--log-format", default=d.log_format, choices=["text", "json"], help="key=value text or one JSON object per line")
-    g.add_argument("-v", "--v", dest="verbosity", type=_typed("int", int), default=d.verbosity, help="log verbosity (klog levels; >=4 is debug)")
+    g.add_argument(
+        "--log-format",
+        default=d.log_format,
+        choices=["text", "json"],
+        help="key=value text or one JSON object per line",
+    )
+    g.add_argument(
+        "-v",
+        "--v",
+        dest="verbosity",
+        type=_typed("int", int),
+        default=d.verbosity,
+        help="log verbosity (klog levels; >=4 is debug)",
+    )
     g.add_argument("--version", action="store_true", help="print the version and exit")
     del flag
     return p
@@ -161,18 +242,18 @@ def is_controller_enabled(name: str, controllers: list[str]) -> bool:
 
 
 def _check_address(flag: str, value: str) -> None:
-    host, sep, port = value.rpartition(":")
+    _host, sep, port = value.rpartition(":")
     if not sep or not port.isdigit() or not 0 <= int(port) <= 65535:
         raise FlagError(f"invalid value {value!r} for flag --{flag}: want [host]:port")
 
 
 def validate(o: Options) -> None:
     if o.kube_api_qps < 0:
-        raise FlagError(f"invalid value \"{o.kube_api_qps:g}\" for flag --kube-api-qps: must not be negative")
+        raise FlagError(f'invalid value "{o.kube_api_qps:g}" for flag --kube-api-qps: must not be negative')
     if o.kube_api_burst < 0:
-        raise FlagError(f"invalid value \"{o.kube_api_burst}\" for flag --kube-api-burst: must not be negative")
+        raise FlagError(f'invalid value "{o.kube_api_burst}" for flag --kube-api-burst: must not be negative')
     if o.worker_threads < 1:
-        raise FlagError(f"invalid value \"{o.worker_threads}\" for flag --worker-threads: must be at least 1")
+        raise FlagError(f'invalid value "{o.worker_threads}" for flag --worker-threads: must be at least 1')
     check_controllers(o.controllers)
     _check_address("healthz-address", o.healthz_address)
     _check_address("listen-address", o.listen_address)
@@ -181,7 +262,7 @@ def validate(o: Options) -> None:
         if o.leader_elect_lease_duration <= o.leader_elect_renew_deadline:
             raise FlagError("--leader-elect-lease-duration must be greater than --leader-elect-renew-deadline")
         if o.leader_elect_renew_deadline <= 1.2 * o.leader_elect_retry_period:
-            raise FlagError("--leader-elect-renew-deadline must be greater than 1.2 × --leader-elect-retry-period")
+            raise FlagError("--leader-elect-renew-deadline must be greater than 1.2 * --leader-elect-retry-period")
         if o.leader_elect_retry_period <= 0:
             raise FlagError("--leader-elect-retry-period must be greater than zero")
     if o.enable_webhook and not (o.tls_cert_file and o.tls_private_key_file):

@@ -52,9 +52,7 @@ def _format_one(match: re.Match[str], value: Any) -> str:
     if verb in ("v", "s"):
         return text_spec % go_string(value)
     if verb == "q":
-        return ("%" + ("-" if "-" in flags else "") + width + "s") % json.dumps(
-            go_string(value), ensure_ascii=False
-        )
+        return ("%" + ("-" if "-" in flags else "") + width + "s") % json.dumps(go_string(value), ensure_ascii=False)
     if verb == "t":
         if not isinstance(value, bool):
             return _bad_verb(verb, value)

@@ -97,9 +97,7 @@ class EventRecorder(Protocol):
 
     def event(self, obj: Mapping[str, Any], event_type: str, reason: str, message: str) -> None: ...
 
-    def eventf(
-        self, obj: Mapping[str, Any], event_type: str, reason: str, message_fmt: str, *args: Any
-    ) -> None: ...
+    def eventf(self, obj: Mapping[str, Any], event_type: str, reason: str, message_fmt: str, *args: Any) -> None: ...
 
     def annotated_eventf(
         self,
@@ -431,9 +429,7 @@ class _RecorderImpl:
     def event(self, obj: Mapping[str, Any], event_type: str, reason: str, message: str) -> None:
         self._generate_event(obj, None, event_type, reason, message)
 
-    def eventf(
-        self, obj: Mapping[str, Any], event_type: str, reason: str, message_fmt: str, *args: Any
-    ) -> None:
+    def eventf(self, obj: Mapping[str, Any], event_type: str, reason: str, message_fmt: str, *args: Any) -> None:
         self._generate_event(obj, None, event_type, reason, sprintf(message_fmt, *args))
 
     def annotated_eventf(

@@ -37,9 +37,7 @@ class FakeRecorder:
     def event(self, obj: Mapping[str, Any], event_type: str, reason: str, message: str) -> None:
         self._write(obj, None, f"{event_type} {reason} {message}")
 
-    def eventf(
-        self, obj: Mapping[str, Any], event_type: str, reason: str, message_fmt: str, *args: Any
-    ) -> None:
+    def eventf(self, obj: Mapping[str, Any], event_type: str, reason: str, message_fmt: str, *args: Any) -> None:
         self._write(obj, None, f"{event_type} {reason} {sprintf(message_fmt, *args)}")
 
     def annotated_eventf(

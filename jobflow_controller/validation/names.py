@@ -75,16 +75,12 @@ def job_name_problems(job_flow: str, flow: str) -> list[str]:
 
 def job_flow_label_problems(namespace: str, job_flow: str) -> list[str]:
     """Why ``<namespace>.<jobflow>`` is not a valid ``volcano.sh/createdByJobFlow`` label value."""
-    return _label_value_problems(
-        f"jobflow {_quote(job_flow)}", CREATED_BY_JOB_FLOW, f"{namespace}.{job_flow}"
-    )
+    return _label_value_problems(f"jobflow {_quote(job_flow)}", CREATED_BY_JOB_FLOW, f"{namespace}.{job_flow}")
 
 
 def flow_label_problems(namespace: str, flow: str) -> list[str]:
     """Why ``<namespace>.<flow>`` is not a valid ``volcano.sh/createdByJobTemplate`` label value."""
-    return _label_value_problems(
-        f"jobflow Flow {_quote(flow)}", CREATED_BY_JOB_TEMPLATE, f"{namespace}.{flow}"
-    )
+    return _label_value_problems(f"jobflow Flow {_quote(flow)}", CREATED_BY_JOB_TEMPLATE, f"{namespace}.{flow}")
 
 
 def _label_value_problems(subject: str, key: str, value: str) -> list[str]:

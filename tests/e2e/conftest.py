@@ -7,6 +7,7 @@ every process's log attached to its report.
 
 from __future__ import annotations
 
+import contextlib
 import uuid
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -65,10 +66,8 @@ def namespace(clientset: Clientset, control_plane: ControlPlane) -> Iterator[str
     name = f"e2e-{uuid.uuid4().hex[:8]}"
     clientset.resource(NAMESPACES).create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}})
     yield name
-    try:
+    with contextlib.suppress(NotFoundError):
         clientset.resource(NAMESPACES).delete(name)
-    except NotFoundError:
-        pass
 
 
 @pytest.fixture

@@ -17,4 +17,3 @@ def wait_for(predicate: Callable[[], Any], timeout: float = 30.0, interval: floa
             return last
         time.sleep(interval)
     raise AssertionError(f"timed out after {timeout}s waiting for {what or predicate}; last value: {last!r}")
-

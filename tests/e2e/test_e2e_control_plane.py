@@ -57,7 +57,13 @@ def test_kubectl_get_jf_prints_status_and_age_columns(namespace: str, kubectl_ru
 
 def test_example_manifests_apply_cleanly(namespace: str, kubectl_run) -> None:  # type: ignore[no-untyped-def]
     out = kubectl_run("apply", "-n", namespace, "--dry-run=server", "-f", str(EXAMPLES_DIR))
-    docs = [d for f in sorted(EXAMPLES_DIR.glob("*.yaml")) if f.name != "kustomization.yaml" for d in yaml.safe_load_all(f.read_text()) if d]
+    docs = [
+        d
+        for f in sorted(EXAMPLES_DIR.glob("*.yaml"))
+        if f.name != "kustomization.yaml"
+        for d in yaml.safe_load_all(f.read_text())
+        if d
+    ]
     assert len(out.strip().splitlines()) == len(docs)
 
 
@@ -65,7 +71,9 @@ def test_owned_object_is_garbage_collected_when_its_owner_is_deleted(clientset: 
     configmaps = clientset.resource(CONFIG_MAPS, namespace)
     owner = configmaps.create({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "owner"}})
     ref = {"apiVersion": "v1", "kind": "ConfigMap", "name": "owner", "uid": owner["metadata"]["uid"]}
-    configmaps.create({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "dependent", "ownerReferences": [ref]}})
+    configmaps.create(
+        {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "dependent", "ownerReferences": [ref]}}
+    )
     configmaps.delete("owner")
 
     def gone() -> bool:
@@ -78,9 +86,13 @@ def test_owned_object_is_garbage_collected_when_its_owner_is_deleted(clientset: 
     wait_for(gone, timeout=60, what="the garbage collector to delete the dependent")
 
 
-def test_token_request_token_is_bound_by_rbac(control_plane: ControlPlane, clientset: Clientset, namespace: str) -> None:
+def test_token_request_token_is_bound_by_rbac(
+    control_plane: ControlPlane, clientset: Clientset, namespace: str
+) -> None:
     sa_name = "reader"
-    clientset.resource(SERVICE_ACCOUNTS, namespace).create({"apiVersion": "v1", "kind": "ServiceAccount", "metadata": {"name": sa_name}})
+    clientset.resource(SERVICE_ACCOUNTS, namespace).create(
+        {"apiVersion": "v1", "kind": "ServiceAccount", "metadata": {"name": sa_name}}
+    )
     clientset.resource(ROLES, namespace).create(
         {
             "apiVersion": "rbac.authorization.k8s.io/v1",
@@ -113,7 +125,15 @@ def test_token_request_token_is_bound_by_rbac(control_plane: ControlPlane, clien
             {
                 "apiVersion": "v1",
                 "kind": "Config",
-                "clusters": [{"name": "c", "cluster": {"server": control_plane.server, "certificate-authority": str(control_plane.ca_path)}}],
+                "clusters": [
+                    {
+                        "name": "c",
+                        "cluster": {
+                            "server": control_plane.server,
+                            "certificate-authority": str(control_plane.ca_path),
+                        },
+                    }
+                ],
                 "users": [{"name": "sa", "user": {"token": token}}],
                 "contexts": [{"name": "c", "context": {"cluster": "c", "user": "sa"}}],
                 "current-context": "c",
@@ -123,6 +143,8 @@ def test_token_request_token_is_bound_by_rbac(control_plane: ControlPlane, clien
     as_sa = Clientset(RestClient(build_config(str(kubeconfig))))
     assert as_sa.resource(CONFIG_MAPS, namespace).list() is not None
     with pytest.raises(ForbiddenError):
-        as_sa.resource(CONFIG_MAPS, namespace).create({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "x"}})
+        as_sa.resource(CONFIG_MAPS, namespace).create(
+            {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "x"}}
+        )
     with pytest.raises(ForbiddenError):
         as_sa.resource(SERVICE_ACCOUNTS, namespace).list()

@@ -55,7 +55,9 @@ def broadcaster() -> Any:
 # The event object
 
 
-def test_recorder_builds_the_event_object_like_client_go(broadcaster: Callable[..., EventBroadcaster]) -> None:
+def test_recorder_builds_the_event_object_like_client_go(
+    broadcaster: Callable[..., EventBroadcaster],
+) -> None:
     clock = ManualClock()
     b = broadcaster(clock=clock)
     sink = FakeSink()
@@ -123,7 +125,9 @@ def test_event_name_falls_back_to_a_uuid_when_not_a_dns_subdomain(
     assert len(name) == 36 and name.count("-") == 4
 
 
-def test_cluster_scoped_object_gets_its_event_in_default(broadcaster: Callable[..., EventBroadcaster]) -> None:
+def test_cluster_scoped_object_gets_its_event_in_default(
+    broadcaster: Callable[..., EventBroadcaster],
+) -> None:
     b = broadcaster(clock=ManualClock())
     sink = FakeSink()
     b.start_recording_to_sink(sink)
@@ -181,7 +185,14 @@ def test_object_without_kind_is_dropped_unless_the_scheme_knows_it(
 
 
 def test_object_reference_is_used_as_is() -> None:
-    ref = {"kind": "Pod", "namespace": "baz", "name": "foo", "uid": "bar", "apiVersion": "v1", "fieldPath": "x"}
+    ref = {
+        "kind": "Pod",
+        "namespace": "baz",
+        "name": "foo",
+        "uid": "bar",
+        "apiVersion": "v1",
+        "fieldPath": "x",
+    }
     assert get_reference(ref) == ref
 
 
@@ -219,7 +230,7 @@ EVENTF_TABLE: list[tuple[dict[str, Any], str, str, dict[str, str], int, str, str
         1,
         "create",
         'Event(v1.ObjectReference{Kind:"Pod", Namespace:"baz", Name:"foo", UID:"bar", APIVersion:"v1", '
-        'ResourceVersion:"", FieldPath:"spec.containers[2]"}): type: \'Normal\' reason: \'Started\' '
+        "ResourceVersion:\"\", FieldPath:\"spec.containers[2]\"}): type: 'Normal' reason: 'Started' "
         "some verbose message: 1",
     ),
     (
@@ -230,7 +241,8 @@ EVENTF_TABLE: list[tuple[dict[str, Any], str, str, dict[str, str], int, str, str
         1,
         "create",
         'Event(v1.ObjectReference{Kind:"Pod", Namespace:"baz", Name:"foo", UID:"bar", APIVersion:"v1", '
-        "ResourceVersion:\"\", FieldPath:\"\"}): type: 'Normal' reason: 'Killed' some other verbose message: 1",
+        'ResourceVersion:"", FieldPath:""}): '
+        "type: 'Normal' reason: 'Killed' some other verbose message: 1",
     ),
     (TEST_REF, "Started", "some verbose message: 1", _pod_ref("bar", "spec.containers[2]"), 2, "patch", ""),
     (
@@ -358,14 +370,18 @@ def _failing(err: BaseException, times: int) -> Callable[[str, Event], BaseExcep
     ("err", "times_to_fail", "attempts_wanted"),
     [
         pytest.param(SinkError("cannot build"), 1000, 1, id="give-up-on-request-construction-error"),
-        pytest.param(SinkError("rejected", status=422, reason="Invalid"), 1000, 1, id="give-up-on-status-error"),
+        pytest.param(
+            SinkError("rejected", status=422, reason="Invalid"), 1000, 1, id="give-up-on-status-error"
+        ),
         pytest.param(
             SinkError("exists", status=409, reason="AlreadyExists", already_exists=True),
             1000,
             1,
             id="drop-on-already-exists",
         ),
-        pytest.param(SinkError("unreachable", retriable=True), 1000, MAX_TRIES_PER_EVENT, id="retry-retriable"),
+        pytest.param(
+            SinkError("unreachable", retriable=True), 1000, MAX_TRIES_PER_EVENT, id="retry-retriable"
+        ),
         pytest.param(RuntimeError("A weird error"), 1000, MAX_TRIES_PER_EVENT, id="retry-unknown-error"),
         pytest.param(RuntimeError("A weird error"), 2, 2, id="succeed-eventually"),
     ],
@@ -384,8 +400,10 @@ def test_expired_event_is_created_anew_with_resource_version_cleared() -> None:
     """TestUpdateExpiredEvent: the PATCH finds 404, so the event is created, without its RV."""
     sink = FakeSink()
     correlator = EventCorrelator(SimpleIntervalClock(step=1))
-    event = {"metadata": {"name": "e", "namespace": "ns", "resourceVersion": "updated-resource-version"}}
-    event["count"] = 2
+    event: Event = {
+        "metadata": {"name": "e", "namespace": "ns", "resourceVersion": "updated-resource-version"},
+        "count": 2,
+    }
 
     record_to_sink(sink, event, correlator, 0.0, threading.Event())
 
@@ -409,7 +427,9 @@ def test_create_then_patch_then_recreate_after_expiry() -> None:
         "lastTimestamp": "2026-03-01T12:00:00Z",
     }
     record_to_sink(sink, copy.deepcopy(event), correlator, 0.0, threading.Event())
-    record_to_sink(sink, {**event, "lastTimestamp": "2026-03-01T12:00:09Z"}, correlator, 0.0, threading.Event())
+    record_to_sink(
+        sink, {**event, "lastTimestamp": "2026-03-01T12:00:09Z"}, correlator, 0.0, threading.Event()
+    )
     assert sink.ops() == ["create", "patch"]
     assert sink.calls[1].patch == {"count": 2, "lastTimestamp": "2026-03-01T12:00:09Z", "message": "m"}
     assert sink.stored[("ns", "jf.1")]["count"] == 2

@@ -19,7 +19,7 @@ from jobflow_controller.record._gofmt import sprintf
         ("%v", ({"b": 2, "a": 1},), "map[a:1 b:2]"),
         ("%d items", (3,), "3 items"),
         ("%5d|%-4s|%.2f", (42, "ab", 3.14159), "   42|ab  |3.14"),
-        ("%q", ("a\"b",), '"a\\"b"'),
+        ("%q", ('a"b',), '"a\\"b"'),
         ("%t", (False,), "false"),
         ("%x/%X", ("abc", 255), "616263/FF"),
         ("100%%", (), "100%"),

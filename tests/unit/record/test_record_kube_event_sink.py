@@ -7,6 +7,7 @@ onto ``SinkError`` flags.
 
 from __future__ import annotations
 
+import copy
 import json
 import socket
 import threading
@@ -77,13 +78,13 @@ class StubServer:
                 pass
 
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+        self._thread = threading.Thread(target=self._server.serve_forever, args=(0.01,), daemon=True)
         self._thread.start()
         self.host = f"http://127.0.0.1:{self._server.server_port}"
 
     def _echo(self, request: Request) -> tuple[int, Any]:
         self._rv += 1
-        body = dict(request.body or {})
+        body = copy.deepcopy(request.body or {})
         body.setdefault("metadata", {})["resourceVersion"] = str(self._rv)
         return (201 if request.method == "POST" else 200), body
 
@@ -230,10 +231,16 @@ def test_record_to_sink_creates_then_patches_through_the_client(stub: StubServer
     correlator = EventCorrelator()
 
     record_to_sink(sink, dict(EVENT), correlator, 0.0, threading.Event())
-    record_to_sink(sink, {**EVENT, "lastTimestamp": "2026-03-01T12:00:09Z"}, correlator, 0.0, threading.Event())
+    record_to_sink(
+        sink, {**EVENT, "lastTimestamp": "2026-03-01T12:00:09Z"}, correlator, 0.0, threading.Event()
+    )
 
     assert [r.method for r in stub.requests] == ["POST", "PATCH"]
-    assert stub.requests[1].body == {"count": 2, "lastTimestamp": "2026-03-01T12:00:09Z", "message": EVENT["message"]}
+    assert stub.requests[1].body == {
+        "count": 2,
+        "lastTimestamp": "2026-03-01T12:00:09Z",
+        "message": EVENT["message"],
+    }
 
 
 def test_expired_event_is_recreated_through_the_client(stub: StubServer) -> None:
@@ -287,7 +294,12 @@ def test_sink_over_the_rest_client_sends_strategic_merge_patches() -> None:
     sink.patch(EVENT, {"count": 2})
 
     assert requester.calls == [
-        ("PATCH", "/api/v1/namespaces/ns1/events/jf.18ed66a90f148c58", {"count": 2}, "application/strategic-merge-patch+json")
+        (
+            "PATCH",
+            "/api/v1/namespaces/ns1/events/jf.18ed66a90f148c58",
+            {"count": 2},
+            "application/strategic-merge-patch+json",
+        )
     ]
 
 

@@ -180,7 +180,7 @@ def test_problems_come_in_fixed_order_duplicates_then_targets_then_cycle() -> No
         f"{NOT_DEFINED}: missing",
         FLOW_NOT_DAG,
     ]
-    assert validation_message(jf) == '; '.join(validate_job_flow(jf))
+    assert validation_message(jf) == "; ".join(validate_job_flow(jf))
 
 
 def test_cycle_is_reported_once_however_many_cycles() -> None:

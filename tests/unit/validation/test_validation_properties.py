@@ -43,8 +43,7 @@ def arbitrary_graphs(draw: st.DrawFn) -> list[tuple[str, list[str]]]:
     n = draw(st.integers(min_value=0, max_value=25))
     universe = [f"v{i}" for i in range(n + 3)]  # the last three are never flows
     return [
-        (f"v{i}", draw(st.lists(st.sampled_from(universe), max_size=4)))
-        for i in draw(st.permutations(list(range(n))))
+        (f"v{i}", draw(st.lists(st.sampled_from(universe), max_size=4))) for i in draw(st.permutations(list(range(n))))
     ]
 
 

@@ -11,12 +11,8 @@ from workqueue.metrics import global_metrics_provider
 from workqueue.rate_limiters import ItemExponentialFailureRateLimiter
 
 
-def _named_queue(
-    provider: RecordingMetricsProvider, clock: FakeClock, *, period: float = 0.001
-) -> Queue[str]:
-    q: Queue[str] = Queue(
-        name="test", clock=clock, metrics_provider=provider, unfinished_work_update_period=period
-    )
+def _named_queue(provider: RecordingMetricsProvider, clock: FakeClock, *, period: float = 0.001) -> Queue[str]:
+    q: Queue[str] = Queue(name="test", clock=clock, metrics_provider=provider, unfinished_work_update_period=period)
     # Wait for the unfinished-work thread to arm its ticker, as client-go's test does.
     wait_for(clock.has_waiters)
     return q

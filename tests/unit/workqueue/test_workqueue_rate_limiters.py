@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Hashable
 
@@ -225,7 +226,7 @@ def test_bucket_never_rejects_and_delays_accumulate() -> None:
     delays = [bucket.when(f"item-{i}") for i in range(1000)]
 
     assert delays[-1] == pytest.approx((1000 - 100) / 10)
-    assert all(b >= a for a, b in zip(delays, delays[1:], strict=False))
+    assert all(b >= a for a, b in itertools.pairwise(delays))
 
 
 def test_bucket_refills_at_qps_as_time_passes() -> None:

@@ -1,0 +1,38 @@
+"""The fields of JobFlowController that its handler and action halves share (for type checking).
+
+Upstream spreads one Go struct's methods over several files; here the halves are mixins, and this
+base declares what each may use of the other, so mypy checks both against one definition.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from jobflow_controller.apis import FlowRequest
+from jobflow_controller.framework import QueueController
+from jobflow_controller.jobflow.state import UpdateJobFlowStatusFn
+from jobflow_controller.jobflow.state.metrics import JobFlowMetrics
+from jobflow_controller.kube.clientset import Clientset
+from jobflow_controller.kube.informers import JobFlowLister, JobLister, JobTemplateLister
+
+
+class JobFlowControllerBase(QueueController):
+    clientset: Clientset
+    recorder: Any
+    metrics: JobFlowMetrics
+    job_flow_lister: JobFlowLister
+    job_template_lister: JobTemplateLister
+    job_lister: JobLister
+
+    def enqueue_job_flow(self, req: FlowRequest) -> None:
+        self.queue.add(req)
+
+    @staticmethod
+    def request_for(namespace: str, name: str) -> FlowRequest:  # pragma: no cover - see controller
+        raise NotImplementedError
+
+    def sync_job_flow(
+        self, job_flow: Mapping[str, Any], update_state_fn: UpdateJobFlowStatusFn
+    ) -> None:  # pragma: no cover - see action
+        raise NotImplementedError
