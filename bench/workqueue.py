@@ -5,8 +5,8 @@ Prints one JSON document on stdout:
 * ``single_thread``: add+get+done cycles per second over 100 distinct keys on one thread (one op is
   one key added, got and done), without metrics and with the Prometheus provider;
 * ``threads_4x4``: 4 producer threads adding keys from a pool of 100 while 4 consumer threads get and
-  done them; adds per second and items processed per second (adds of a key already queued collapse,
-  so fewer items are processed than added);
+  done them; ``ops_per_s`` counts processed items (each one add+get+done) and ``adds_per_s`` every
+  add call: adds of a key that is already queued collapse, so fewer items are processed than added;
 * ``delaying_add_after``: 10,000 ``add_after`` calls with random delays in [0, 10) s on a FakeClock,
   then one step past the longest delay and a full drain, each timed;
 * ``peak_rss_mib``: the process's peak resident set size (``resource.getrusage``).
@@ -98,7 +98,7 @@ def bench_threads(adds_per_producer: int, producers: int = 4, consumers: int = 4
         "processed": sum(processed),
         "seconds": round(elapsed, 3),
         "adds_per_s": round(producers * adds_per_producer / elapsed),
-        "processed_per_s": round(sum(processed) / elapsed),
+        "ops_per_s": round(sum(processed) / elapsed),
     }
 
 

@@ -33,6 +33,7 @@ from typing import Any, Protocol
 from urllib.parse import quote
 
 import urllib3
+from kubernetes import client as k8s_client
 from kubernetes.client.exceptions import ApiException
 
 from informers.errors import ApiStatusError
@@ -96,11 +97,12 @@ class KubeEventSink:
 
     def __init__(
         self,
-        api_client: Any,
+        api_client: k8s_client.ApiClient | None,
         *,
         request_timeout: float | tuple[float, float] = DEFAULT_REQUEST_TIMEOUT,
     ) -> None:
-        """``api_client`` is a ``kubernetes.client.ApiClient`` (typed Any: the client is untyped)."""
+        # Held as Any: most of ApiClient's methods are unannotated, and mypy --strict rejects
+        # calls to untyped functions.
         self._api_client: Any = api_client
         self._requester: _Requester | None = None
         self._timeout = request_timeout

@@ -99,14 +99,20 @@ def cmd_simulate(args: argparse.Namespace) -> int:
     from jobflow_controller.kube.clientset import Clientset
     from jobflow_controller.kube.config import build_config
     from jobflow_controller.kube.rest import RestClient
-    from jobflow_controller.local.simulator import JobSimulator
+    from jobflow_controller.kube.event_sink import KubeEventSink
+    from jobflow_controller.local.simulator import COMPONENT, JobSimulator
+    from jobflow_controller.record import EventBroadcaster
 
     kubeconfig = args.kubeconfig or os.environ.get("KUBECONFIG")
     rest = RestClient(build_config(kubeconfig), qps=200, burst=400, user_agent="volcano-job-simulator")
     stop = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
     signal.signal(signal.SIGINT, lambda *_: stop.set())
-    JobSimulator(Clientset(rest), namespace=args.namespace).run(stop)
+    broadcaster = EventBroadcaster()
+    broadcaster.start_recording_to_sink(KubeEventSink.from_rest_client(rest))
+    recorder = broadcaster.new_recorder(COMPONENT)
+    JobSimulator(Clientset(rest), recorder=recorder, namespace=args.namespace).run(stop)
+    broadcaster.shutdown(timeout=5.0)
     return 0
 
 

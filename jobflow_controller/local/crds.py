@@ -261,7 +261,9 @@ def _int_or_string(pattern: str | None = None) -> JSONDict:
 
 
 def _single_type(value: object, where: str) -> str:
-    types = [value] if isinstance(value, str) else list(value) if isinstance(value, list) else []
+    # The OpenAPI schemas mark optional fields nullable with ``type: [X, "null"]``; a structural
+    # schema has one type, and the API server prunes nulls of fields that are not nullable.
+    types = value if isinstance(value, list) else [value]
     concrete = [t for t in types if t != "null"]
     if len(concrete) != 1 or not isinstance(concrete[0], str):
         raise ValueError(f"{where}: cannot make a structural type of {value!r}")
@@ -290,10 +292,10 @@ class _Converter:
         finally:
             self._stack.pop()
         for prop, default in _KUBERNETES_DEFAULTS.get(name, {}).items():
-            schema["properties"][prop]["default"] = default
+            schema["properties"][prop] = _sorted({**schema["properties"][prop], "default": default})
         if name in _EMBEDS_ATOMIC_REFERENCE:
             schema["x-kubernetes-map-type"] = "atomic"
-        return schema
+        return _sorted(schema)
 
     def schema(self, node: Mapping[str, Any], where: str) -> JSONDict:
         if "$ref" in node:

@@ -8,6 +8,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import yaml
+
 REPO_ROOT = Path(__file__).resolve().parents[2]
 CRDS_DIR = REPO_ROOT / "manifests" / "crds"
 EXAMPLES_DIR = REPO_ROOT / "manifests" / "examples"
@@ -40,4 +42,10 @@ def kubectl(kubeconfig: str | os.PathLike[str], *args: str, check: bool = True, 
 def install_crds(kubeconfig: str | os.PathLike[str], crds_dir: Path = CRDS_DIR) -> None:
     """Apply the CRDs (server-side, they are large) and wait until every one is Established."""
     kubectl(kubeconfig, "apply", "--server-side", "--force-conflicts", "-k", str(crds_dir))
-    kubectl(kubeconfig, "wait", "--for=condition=Established", "--timeout=60s", "-k", str(crds_dir))
+    names = [
+        f"crd/{doc['metadata']['name']}"
+        for path in sorted(crds_dir.glob("*.yaml"))
+        for doc in yaml.safe_load_all(path.read_text())
+        if doc and doc.get("kind") == "CustomResourceDefinition"
+    ]
+    kubectl(kubeconfig, "wait", "--for=condition=Established", "--timeout=60s", *names)

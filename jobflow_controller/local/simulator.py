@@ -120,9 +120,10 @@ def job_status(job: Mapping[str, Any], phase: str, now: datetime.datetime, retry
         "state": {"phase": phase, "lastTransitionTime": format_time(now)},
         "minAvailable": int((job.get("spec") or {}).get("minAvailable") or 0),
         "retryCount": retry_count,
-        "taskStatusCount": task_status_count or None,
         **counts,
     }
+    if task_status_count:
+        status["taskStatusCount"] = task_status_count
     created = meta.creation_timestamp(job)
     if phase in FINISHING and created:
         status["runningDuration"] = format_duration(max(0.0, (now - parse_time(created)).total_seconds()))
@@ -222,8 +223,10 @@ class JobSimulator:
             if step.phase == "Restarting":
                 retries += 1
             now = datetime.datetime.now(datetime.UTC)
-            body = {"status": job_status(job, step.phase, now, retries)}
-            jobs.patch_status(name, body)
+            # A JSON patch replaces the whole status: a merge patch would keep the counts of the
+            # phases the Job has left inside taskStatusCount.
+            patch = [{"op": "add", "path": "/status", "value": job_status(job, step.phase, now, retries)}]
+            jobs.patch_status(name, patch, content_type="application/json-patch+json")
         except NotFoundError:
             self._plans.pop(uid, None)
             return

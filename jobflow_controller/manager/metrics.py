@@ -9,13 +9,27 @@ from __future__ import annotations
 
 import re
 
+from collections.abc import Iterator
+
 from prometheus_client import CollectorRegistry, Counter, Histogram, generate_latest
+from prometheus_client.core import Metric
 
 _HEADER = re.compile(rb"^# (HELP|TYPE) ([a-zA-Z_:][a-zA-Z0-9_:]*)_total( .*)$")
 
 
+class _WithSamples:
+    """The registry's metric families that have samples: client_golang writes nothing for a vector
+    with no children, where prometheus_client would still print its HELP and TYPE lines."""
+
+    def __init__(self, registry: CollectorRegistry) -> None:
+        self.registry = registry
+
+    def collect(self) -> Iterator[Metric]:
+        return (m for m in self.registry.collect() if m.samples)
+
+
 def exposition(registry: CollectorRegistry) -> bytes:
-    text = generate_latest(registry)
+    text = generate_latest(_WithSamples(registry))
     lines = text.split(b"\n")
     sample_names = {ln.split(b"{", 1)[0].split(b" ", 1)[0] for ln in lines if ln and not ln.startswith(b"#")}
     out = []

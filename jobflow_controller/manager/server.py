@@ -17,7 +17,7 @@ from collections.abc import Callable
 from typing import Any
 
 import structlog
-from prometheus_client import CollectorRegistry
+from prometheus_client import CollectorRegistry, disable_created_metrics
 
 from jobflow_controller import __version__
 from jobflow_controller.jobflow import JobFlowController
@@ -55,6 +55,8 @@ class Manager:
 
     def __init__(self, options: opts.Options) -> None:
         self.options = options
+        # Go's client_golang has no `_created` series; dashboards would see unfamiliar names.
+        disable_created_metrics()  # type: ignore[no-untyped-call]
         self.registry = CollectorRegistry()
         self.stop = threading.Event()
         self.exit_code = 0

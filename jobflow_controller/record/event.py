@@ -279,9 +279,12 @@ def record_to_sink(
         if stop.wait(seconds):
             raise _BroadcasterStopped
 
-    def before_sleep(state: tenacity.RetryCallState) -> None:
+    def last_error(state: tenacity.RetryCallState) -> BaseException | None:
         outcome = state.outcome.result() if state.outcome is not None else None
-        err = outcome.err if isinstance(outcome, _Outcome) else None
+        return outcome.err if isinstance(outcome, _Outcome) else None
+
+    def before_sleep(state: tenacity.RetryCallState) -> None:
+        err = last_error(state)
         _log.error(
             "Unable to write event (may retry after sleeping)",
             err=str(err),
@@ -297,6 +300,7 @@ def record_to_sink(
         else:
             _log.error(
                 "Unable to write event (retry limit exceeded!)",
+                err=str(last_error(state)),
                 attempts=state.attempt_number,
                 **_event_fields(to_write),
             )
@@ -586,20 +590,25 @@ class EventBroadcaster:
 
         klog's ``V(verbosity)`` maps onto levels: 0 logs at info, anything higher at debug.
         """
-        emit = _log.info if verbosity <= 0 else _log.debug
+        at_info = verbosity <= 0
 
         def handler(event: Event) -> None:
             ref = event.get("involvedObject") or {}
-            emit(
-                "Event occurred",
-                object=_object_key(ref),
-                fieldPath=ref.get("fieldPath", ""),
-                kind=ref.get("kind", ""),
-                apiVersion=ref.get("apiVersion", ""),
-                type=event.get("type", ""),
-                reason=event.get("reason", ""),
-                message=event.get("message", ""),
-            )
+            fields = {
+                "object": _object_key(ref),
+                "fieldPath": ref.get("fieldPath", ""),
+                "kind": ref.get("kind", ""),
+                "apiVersion": ref.get("apiVersion", ""),
+                "type": event.get("type", ""),
+                "reason": event.get("reason", ""),
+                "message": event.get("message", ""),
+            }
+            # Resolve the logger method per call: binding it once would freeze the structlog
+            # configuration in force when the watcher started.
+            if at_info:
+                _log.info("Event occurred", **fields)
+            else:
+                _log.debug("Event occurred", **fields)
 
         return self.start_event_watcher(handler)
 

@@ -173,8 +173,7 @@ def make_events(num: int, template: Event) -> list[Event]:
 
 def make_unique_events(num: int) -> list[Event]:
     return [
-        make_event(f"reason:{i}", f"message:{i}", make_object_reference("Pod", f"pod{i}", "ns"))
-        for i in range(num)
+        make_event(f"reason:{i}", f"message:{i}", make_object_reference("Pod", f"pod{i}", "ns")) for i in range(num)
     ]
 
 

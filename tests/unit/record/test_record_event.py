@@ -370,18 +370,14 @@ def _failing(err: BaseException, times: int) -> Callable[[str, Event], BaseExcep
     ("err", "times_to_fail", "attempts_wanted"),
     [
         pytest.param(SinkError("cannot build"), 1000, 1, id="give-up-on-request-construction-error"),
-        pytest.param(
-            SinkError("rejected", status=422, reason="Invalid"), 1000, 1, id="give-up-on-status-error"
-        ),
+        pytest.param(SinkError("rejected", status=422, reason="Invalid"), 1000, 1, id="give-up-on-status-error"),
         pytest.param(
             SinkError("exists", status=409, reason="AlreadyExists", already_exists=True),
             1000,
             1,
             id="drop-on-already-exists",
         ),
-        pytest.param(
-            SinkError("unreachable", retriable=True), 1000, MAX_TRIES_PER_EVENT, id="retry-retriable"
-        ),
+        pytest.param(SinkError("unreachable", retriable=True), 1000, MAX_TRIES_PER_EVENT, id="retry-retriable"),
         pytest.param(RuntimeError("A weird error"), 1000, MAX_TRIES_PER_EVENT, id="retry-unknown-error"),
         pytest.param(RuntimeError("A weird error"), 2, 2, id="succeed-eventually"),
     ],
@@ -427,9 +423,7 @@ def test_create_then_patch_then_recreate_after_expiry() -> None:
         "lastTimestamp": "2026-03-01T12:00:00Z",
     }
     record_to_sink(sink, copy.deepcopy(event), correlator, 0.0, threading.Event())
-    record_to_sink(
-        sink, {**event, "lastTimestamp": "2026-03-01T12:00:09Z"}, correlator, 0.0, threading.Event()
-    )
+    record_to_sink(sink, {**event, "lastTimestamp": "2026-03-01T12:00:09Z"}, correlator, 0.0, threading.Event())
     assert sink.ops() == ["create", "patch"]
     assert sink.calls[1].patch == {"count": 2, "lastTimestamp": "2026-03-01T12:00:09Z", "message": "m"}
     assert sink.stored[("ns", "jf.1")]["count"] == 2

@@ -44,9 +44,7 @@ DUPLICATE = make_event("duplicate", "me again", POD)
 UNIQUE = make_event("unique", "snowflake", POD)
 SIMILAR = make_event("similar", "similar message", {**POD, "fieldPath": "spec.containers{container1}"})
 AGGREGATE = make_event("similar", event_aggregator_by_reason_message_func(SIMILAR), SIMILAR["involvedObject"])
-SIMILAR_OTHER_CONTAINER = make_event(
-    "similar", "similar message", {**POD, "fieldPath": "spec.containers{container2}"}
-)
+SIMILAR_OTHER_CONTAINER = make_event("similar", "similar message", {**POD, "fieldPath": "spec.containers{container2}"})
 
 
 @dataclass
@@ -72,9 +70,7 @@ SCENARIOS = {
     "the-same-event-is-spam-if-happens-too-frequently": Scenario(
         previous=make_events(DEFAULT_SPAM_BURST + 1, DUPLICATE), new=DUPLICATE, expect_skip=True, interval=1
     ),
-    "create-many-unique-events": Scenario(
-        previous=make_unique_events(30), new=UNIQUE, expected=set_count(UNIQUE, 1)
-    ),
+    "create-many-unique-events": Scenario(previous=make_unique_events(30), new=UNIQUE, expected=set_count(UNIQUE, 1)),
     "similar-events-should-aggregate-event": Scenario(
         previous=make_similar_events(DEFAULT_AGGREGATE_MAX_EVENTS - 1, SIMILAR, SIMILAR["message"]),
         new=SIMILAR,
@@ -218,9 +214,7 @@ def test_skipped_repeats_still_advance_the_count() -> None:
 def test_spam_filter_refills_one_token_per_five_minutes() -> None:
     clock = ManualClock()
     correlator = EventCorrelator(clock)
-    accepted = sum(
-        not correlator.event_correlate(copy.deepcopy(DUPLICATE)).skip for _ in range(DEFAULT_SPAM_BURST + 5)
-    )
+    accepted = sum(not correlator.event_correlate(copy.deepcopy(DUPLICATE)).skip for _ in range(DEFAULT_SPAM_BURST + 5))
     assert accepted == DEFAULT_SPAM_BURST
 
     clock.step(299)
@@ -281,17 +275,13 @@ DIFFERENT_REASON = make_event("duplicate", "don't run", POD)
     ("pre_events", "spam_key_func", "expect_skip"),
     [
         pytest.param([ORIGINAL], None, True, id="same-object-is-spam-with-default-key"),
-        pytest.param(
-            [ORIGINAL], _spam_key_by_object_and_reason, False, id="different-reason-not-spam-with-reason-key"
-        ),
+        pytest.param([ORIGINAL], _spam_key_by_object_and_reason, False, id="different-reason-not-spam-with-reason-key"),
         pytest.param(
             [DIFFERENT_REASON], _spam_key_by_object_and_reason, True, id="same-reason-is-spam-with-reason-key"
         ),
     ],
 )
-def test_event_spam_filter(
-    pre_events: list[Event], spam_key_func: EventSpamKeyFunc | None, expect_skip: bool
-) -> None:
+def test_event_spam_filter(pre_events: list[Event], spam_key_func: EventSpamKeyFunc | None, expect_skip: bool) -> None:
     options = CorrelatorOptions(
         clock=SimpleIntervalClock(step=1),
         burst_size=1,

@@ -28,9 +28,7 @@ def test_eventf_formats_go_style() -> None:
 def test_include_object_appends_kind_and_api_version() -> None:
     recorder = FakeRecorder(include_object=True)
     recorder.event(JOBFLOW, "Normal", "Created", "m")
-    assert recorder.drain() == [
-        "Normal Created m involvedObject{kind=JobFlow,apiVersion=flow.volcano.sh/v1alpha1}"
-    ]
+    assert recorder.drain() == ["Normal Created m involvedObject{kind=JobFlow,apiVersion=flow.volcano.sh/v1alpha1}"]
 
 
 def test_annotations_are_appended_as_a_go_map() -> None:

@@ -60,9 +60,7 @@ class StubServer:
             def _handle(self) -> None:
                 length = int(self.headers.get("Content-Length") or 0)
                 raw = self.rfile.read(length) if length else b""
-                request = Request(
-                    self.command, self.path, dict(self.headers.items()), json.loads(raw) if raw else None
-                )
+                request = Request(self.command, self.path, dict(self.headers.items()), json.loads(raw) if raw else None)
                 stub.requests.append(request)
                 code, payload = stub.responder(request)
                 data = json.dumps(payload).encode()
@@ -231,9 +229,7 @@ def test_record_to_sink_creates_then_patches_through_the_client(stub: StubServer
     correlator = EventCorrelator()
 
     record_to_sink(sink, dict(EVENT), correlator, 0.0, threading.Event())
-    record_to_sink(
-        sink, {**EVENT, "lastTimestamp": "2026-03-01T12:00:09Z"}, correlator, 0.0, threading.Event()
-    )
+    record_to_sink(sink, {**EVENT, "lastTimestamp": "2026-03-01T12:00:09Z"}, correlator, 0.0, threading.Event())
 
     assert [r.method for r in stub.requests] == ["POST", "PATCH"]
     assert stub.requests[1].body == {
@@ -266,9 +262,7 @@ class FakeRequester:
         self.outcome = outcome
         self.calls: list[tuple[str, str, Any, str]] = []
 
-    def request(
-        self, method: str, path: str, *, body: Any = None, content_type: str = "", timeout: Any = None
-    ) -> Any:
+    def request(self, method: str, path: str, *, body: Any = None, content_type: str = "", timeout: Any = None) -> Any:
         self.calls.append((method, path, body, content_type))
         if isinstance(self.outcome, BaseException):
             raise self.outcome

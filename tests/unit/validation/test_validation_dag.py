@@ -169,7 +169,7 @@ def test_every_undefined_target_is_reported_once_in_spec_order() -> None:
 
 
 def test_each_duplicate_name_is_reported_once_in_order_of_first_repeat() -> None:
-    graph_ = [("b", []), ("a", []), ("a", []), ("b", []), ("a", [])]
+    graph_: list[tuple[str, list[str]]] = [("b", []), ("a", []), ("a", []), ("b", []), ("a", [])]
     assert duplicate_names(graph_) == ["a", "b"]
 
 

@@ -25,7 +25,7 @@ SANITY_BOUND_SECONDS = 2.0
 VALIDATION_DIR = str(Path(validation_package.__file__).parent)
 
 
-def chain(n: int) -> Graph:
+def chain(n: int) -> list[tuple[str, list[str]]]:
     return [(f"f{i}", [f"f{i - 1}"] if i else []) for i in range(n)]
 
 

@@ -1,0 +1,528 @@
+"""The CRDs and the examples: names, printer columns and schema as upstream (§5.3 of the reference),
+structural-schema rules the API server enforces, kubernetes-validate in strict mode, and the examples
+validated against the CRD schemas and by the validation package."""
+
+from __future__ import annotations
+
+import copy
+import json
+import re
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+import kubernetes_validate
+import pytest
+import yaml
+
+from jobflow_controller.local import crds
+from jobflow_controller.validation import validate_job_flow
+
+ROOT = Path(__file__).resolve().parents[3]
+CRD_DIR = ROOT / "manifests" / "crds"
+EXAMPLES_DIR = ROOT / "manifests" / "examples"
+PHASES_ANNOTATION = "sim.jobflow.volcano.sh/phases"
+JOB_PHASES = [
+    "Pending",
+    "Aborting",
+    "Aborted",
+    "Running",
+    "Restarting",
+    "Completing",
+    "Completed",
+    "Terminating",
+    "Terminated",
+    "Failed",
+]
+
+
+# libyaml's loader when present: the CRDs are a quarter of a megabyte each.
+LOADER: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
+def load_documents(path: Path) -> list[dict[str, Any]]:
+    return [d for d in yaml.load_all(path.read_text(encoding="utf-8"), Loader=LOADER) if d]
+
+
+def load_crd(file_name: str) -> dict[str, Any]:
+    (crd,) = load_documents(CRD_DIR / file_name)
+    return crd
+
+
+CRD_BY_FILE = {file_name: load_crd(file_name) for file_name in crds.CRD_FILES}
+CRDS = {crd["metadata"]["name"]: crd for crd in CRD_BY_FILE.values()}
+JOBFLOW = CRDS["jobflows.flow.volcano.sh"]
+JOBTEMPLATE = CRDS["jobtemplates.flow.volcano.sh"]
+JOB = CRDS["jobs.batch.volcano.sh"]
+
+
+def root_schema(crd: dict[str, Any]) -> dict[str, Any]:
+    (version,) = crd["spec"]["versions"]
+    schema: dict[str, Any] = version["schema"]["openAPIV3Schema"]
+    return schema
+
+
+def at(schema: dict[str, Any], path: str) -> dict[str, Any]:
+    """The sub-schema at a dotted path; ``[]`` steps into items, ``{}`` into additionalProperties."""
+    node = schema
+    for step in path.split("."):
+        if step == "[]":
+            node = node["items"]
+        elif step == "{}":
+            node = node["additionalProperties"]
+        else:
+            node = node["properties"][step]
+    return node
+
+
+# --- names, versions, columns ---------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("name", "group", "kind", "plural", "singular", "short_names"),
+    [
+        ("jobflows.flow.volcano.sh", "flow.volcano.sh", "JobFlow", "jobflows", "jobflow", ["jf"]),
+        ("jobtemplates.flow.volcano.sh", "flow.volcano.sh", "JobTemplate", "jobtemplates", "jobtemplate", ["jt"]),
+        ("jobs.batch.volcano.sh", "batch.volcano.sh", "Job", "jobs", "job", ["vcjob", "vj"]),
+    ],
+)
+def test_crd_names_are_upstreams(
+    name: str, group: str, kind: str, plural: str, singular: str, short_names: list[str]
+) -> None:
+    crd = CRDS[name]
+    assert crd["apiVersion"] == "apiextensions.k8s.io/v1"
+    assert crd["kind"] == "CustomResourceDefinition"
+    assert crd["metadata"]["annotations"] == {
+        "controller-gen.kubebuilder.io/version": "v0.20.0",
+        "helm.sh/resource-policy": "keep",
+    }
+    spec = crd["spec"]
+    assert spec["group"] == group
+    assert spec["scope"] == "Namespaced"
+    assert spec["names"] == {
+        "kind": kind,
+        "listKind": f"{kind}List",
+        "plural": plural,
+        "shortNames": short_names,
+        "singular": singular,
+    }
+    (version,) = spec["versions"]
+    assert (version["name"], version["served"], version["storage"]) == ("v1alpha1", True, True)
+    assert version["subresources"] == {"status": {}}
+
+
+def test_jobflow_printer_columns() -> None:
+    (version,) = JOBFLOW["spec"]["versions"]
+    assert version["additionalPrinterColumns"] == [
+        {"jsonPath": ".status.state.phase", "name": "Status", "type": "string"},
+        {"jsonPath": ".metadata.creationTimestamp", "name": "Age", "type": "date"},
+    ]
+
+
+def test_jobtemplate_has_no_printer_columns() -> None:
+    (version,) = JOBTEMPLATE["spec"]["versions"]
+    assert "additionalPrinterColumns" not in version
+
+
+def test_job_printer_columns() -> None:
+    (version,) = JOB["spec"]["versions"]
+    assert version["additionalPrinterColumns"] == [
+        {"jsonPath": ".status.state.phase", "name": "STATUS", "type": "string"},
+        {"jsonPath": ".status.minAvailable", "name": "minAvailable", "type": "integer"},
+        {"jsonPath": ".status.running", "name": "RUNNINGS", "type": "integer"},
+        {"jsonPath": ".metadata.creationTimestamp", "name": "AGE", "type": "date"},
+        {"jsonPath": ".spec.queue", "name": "QUEUE", "priority": 1, "type": "string"},
+    ]
+
+
+@pytest.mark.parametrize("name", sorted(CRDS))
+def test_crds_pass_kubernetes_validate_strict_for_1_37(name: str) -> None:
+    assert kubernetes_validate.validate(CRDS[name], "1.37", strict=True) == "1.37"
+
+
+@pytest.mark.parametrize("file_name", crds.CRD_FILES)
+def test_crd_sizes_fit_the_api_server_and_client_side_apply(file_name: str) -> None:
+    text = (CRD_DIR / file_name).read_text(encoding="utf-8")
+    assert len(text.encode()) < 1_000_000  # well under etcd's 1.5 MiB object limit
+    crd = CRD_BY_FILE[file_name]
+    # kubectl's client-side apply stores the object as JSON in an annotation; all annotations together
+    # may hold 256 KiB.
+    assert len(json.dumps(crd, separators=(",", ":"))) < 200_000
+
+
+# --- structural schema --------------------------------------------------------------------------------
+
+ALLOWED_KEYWORDS = {
+    "additionalProperties",
+    "anyOf",
+    "default",
+    "enum",
+    "format",
+    "items",
+    "maxItems",
+    "maxLength",
+    "maximum",
+    "minItems",
+    "minLength",
+    "minimum",
+    "pattern",
+    "properties",
+    "required",
+    "type",
+    "x-kubernetes-int-or-string",
+    "x-kubernetes-list-map-keys",
+    "x-kubernetes-list-type",
+    "x-kubernetes-map-type",
+    "x-kubernetes-validations",
+}
+INT_OR_STRING = [{"type": "integer"}, {"type": "string"}]
+
+
+def schema_nodes(node: dict[str, Any], path: str = "") -> Iterator[tuple[str, dict[str, Any]]]:
+    yield path, node
+    for prop, child in node.get("properties", {}).items():
+        yield from schema_nodes(child, f"{path}.{prop}")
+    if "items" in node:
+        yield from schema_nodes(node["items"], f"{path}[]")
+    if isinstance(node.get("additionalProperties"), dict):
+        yield from schema_nodes(node["additionalProperties"], f"{path}{{}}")
+
+
+def structural_problems(schema: dict[str, Any]) -> list[str]:
+    """The rules of a structural schema that a CRD must satisfy, and that the API server checks."""
+    problems: list[str] = []
+    for path, node in schema_nodes(schema):
+        unknown = set(node) - ALLOWED_KEYWORDS
+        if unknown:
+            problems.append(f"{path}: keywords {sorted(unknown)}")
+        if node.get("x-kubernetes-int-or-string"):
+            if node.get("anyOf") != INT_OR_STRING or "type" in node:
+                problems.append(f"{path}: int-or-string must be anyOf integer|string without type")
+        elif node.get("type") not in {"object", "array", "string", "integer", "number", "boolean"}:
+            problems.append(f"{path}: type {node.get('type')!r}")
+        elif "anyOf" in node:
+            problems.append(f"{path}: anyOf outside int-or-string")
+        if node.get("type") == "array" and "items" not in node:
+            problems.append(f"{path}: array without items")
+        if "properties" in node and "additionalProperties" in node:
+            problems.append(f"{path}: both properties and additionalProperties")
+        for name in node.get("required", []):
+            if name not in node.get("properties", {}):
+                problems.append(f"{path}: required {name!r} is not a property")
+        if "pattern" in node:
+            re.compile(node["pattern"])
+        if node.get("x-kubernetes-list-type") == "map":
+            item = node["items"]
+            for key in node.get("x-kubernetes-list-map-keys", []):
+                if key not in item.get("properties", {}):
+                    problems.append(f"{path}: map key {key!r} is not an item property")
+                elif key not in item.get("required", []) and "default" not in item["properties"][key]:
+                    problems.append(f"{path}: map key {key!r} is neither required nor defaulted")
+        if "default" in node:
+            try:
+                jsonschema.validate(node["default"], {k: v for k, v in node.items() if k != "default"})
+            except jsonschema.ValidationError as error:
+                problems.append(f"{path}: default does not validate: {error.message}")
+    return problems
+
+
+@pytest.mark.parametrize("name", sorted(CRDS))
+def test_schemas_are_structural(name: str) -> None:
+    schema = root_schema(CRDS[name])
+    assert structural_problems(schema) == []
+    assert at(schema, "metadata") == {"type": "object"}
+
+
+def test_structural_check_catches_what_the_api_server_refuses() -> None:
+    assert structural_problems({"type": "object", "properties": {"a": {"$ref": "#/x"}}}) == [
+        ".a: keywords ['$ref']",
+        ".a: type None",
+    ]
+    assert structural_problems({"type": "array"}) == [": array without items"]
+    listed = {
+        "type": "array",
+        "x-kubernetes-list-type": "map",
+        "x-kubernetes-list-map-keys": ["k"],
+        "items": {"type": "object", "properties": {"k": {"type": "string"}}},
+    }
+    assert structural_problems(listed) == [": map key 'k' is neither required nor defaulted"]
+
+
+@pytest.mark.parametrize("name", sorted(CRDS))
+def test_embedded_object_meta_is_controller_gens_subset(name: str) -> None:
+    metas = [node for path, node in schema_nodes(root_schema(CRDS[name])) if path.endswith(".metadata") and path]
+    embedded = [m for m in metas if m != {"type": "object"}]
+    assert embedded, "the pod templates' metadata"
+    for meta in embedded:
+        assert sorted(meta["properties"]) == ["annotations", "finalizers", "labels", "name", "namespace"]
+
+
+# --- Volcano JobSpec and Job status -------------------------------------------------------------------
+
+
+def test_job_spec_is_the_same_schema_everywhere() -> None:
+    job_spec = at(root_schema(JOB), "spec")
+    assert at(root_schema(JOBTEMPLATE), "spec") == job_spec
+    assert at(root_schema(JOBFLOW), "spec.flows.[].patch.jobSpec") == job_spec
+    assert crds.job_spec_schema() == job_spec
+
+
+def test_job_spec_fields_and_defaults() -> None:
+    spec = at(root_schema(JOB), "spec")
+    assert sorted(spec["properties"]) == [
+        "maxRetry",
+        "minAvailable",
+        "minSuccess",
+        "networkTopology",
+        "plugins",
+        "policies",
+        "priorityClassName",
+        "queue",
+        "runningEstimate",
+        "schedulerName",
+        "tasks",
+        "ttlSecondsAfterFinished",
+        "volumes",
+    ]
+    assert at(spec, "maxRetry")["default"] == 3
+    assert at(spec, "queue")["default"] == "default"
+    assert at(spec, "networkTopology.mode") == {"default": "hard", "enum": ["hard", "soft"], "type": "string"}
+    assert at(spec, "tasks")["minItems"] == 1
+    task = at(spec, "tasks.[]")
+    assert sorted(task["properties"]) == [
+        "dependsOn",
+        "maxRetry",
+        "minAvailable",
+        "name",
+        "partitionPolicy",
+        "policies",
+        "replicas",
+        "template",
+        "topologyPolicy",
+    ]
+    assert at(task, "partitionPolicy.minPartitions")["default"] == 0
+    assert at(task, "partitionPolicy")["required"] == ["partitionSize", "totalPartitions"]
+    assert at(spec, "volumes.[]")["required"] == ["mountPath"]
+    assert sorted(at(task, "template")["properties"]) == ["metadata", "spec"]
+    assert at(task, "template.spec")["required"] == ["containers"]
+
+
+def test_pod_template_keeps_kubernetes_defaults_and_list_types() -> None:
+    pod = at(root_schema(JOB), "spec.tasks.[].template.spec")
+    assert at(pod, "containers.[].ports.[].protocol")["default"] == "TCP"
+    assert at(pod, "containers.[].ports")["x-kubernetes-list-map-keys"] == ["containerPort", "protocol"]
+    assert at(pod, "containers.[].resources.requests.{}") == {
+        "anyOf": INT_OR_STRING,
+        "pattern": at(pod, "containers.[].resources.limits.{}")["pattern"],
+        "x-kubernetes-int-or-string": True,
+    }
+    assert at(pod, "containers.[].livenessProbe.httpGet.port") == {
+        "anyOf": INT_OR_STRING,
+        "x-kubernetes-int-or-string": True,
+    }
+
+
+def test_job_status_schema() -> None:
+    status = at(root_schema(JOB), "status")
+    assert at(status, "state.phase")["enum"] == JOB_PHASES
+    assert sorted(at(status, "state")["properties"]) == ["lastTransitionTime", "message", "phase", "reason"]
+    assert at(status, "taskStatusCount.{}.phase.{}") == {"format": "int32", "type": "integer"}
+    for counter in ["minAvailable", "pending", "running", "succeeded", "failed", "terminating", "unknown"]:
+        assert at(status, counter) == {"format": "int32", "minimum": 0, "type": "integer"}
+    assert at(status, "runningDuration") == {"type": "string"}
+    assert at(status, "conditions.[]")["required"] == ["status"]
+    assert sorted(at(status, "conditions.[]")["properties"]) == ["lastTransitionTime", "status"]
+    assert at(status, "controlledResources.{}") == {"type": "string"}
+
+
+# --- JobFlow and JobTemplate ----------------------------------------------------------------------------
+
+
+def test_jobflow_spec_schema() -> None:
+    spec = at(root_schema(JOBFLOW), "spec")
+    assert at(spec, "jobRetainPolicy") == {"enum": ["retain", "delete"], "type": "string"}
+    flow = at(spec, "flows.[]")
+    assert flow["required"] == ["name"]
+    assert at(flow, "name")["minLength"] == 1
+    assert at(flow, "dependsOn.targets.[]")["type"] == "string"
+    probe = at(flow, "dependsOn.probe")
+    assert sorted(probe["properties"]) == ["httpGetList", "taskStatusList", "tcpSocketList"]
+    for port in (at(probe, "httpGetList.[].port"), at(probe, "tcpSocketList.[].port")):
+        assert port == {"maximum": 65535, "minimum": 0, "type": "integer"}
+    assert at(probe, "tcpSocketList.[]")["required"] == ["port"]
+    assert at(probe, "httpGetList.[].httpHeader")["required"] == ["name", "value"]
+    assert at(probe, "taskStatusList.[].phase")["maxLength"] == 63
+    assert sorted(at(flow, "patch")["properties"]) == ["jobSpec"]
+
+
+def test_jobflow_status_schema_has_upstreams_json_names() -> None:
+    status = at(root_schema(JOBFLOW), "status")
+    assert sorted(status["properties"]) == [
+        "completedJobs",
+        "conditions",
+        "failedJobs",
+        "jobStatusList",
+        "pendingJobs",
+        "runningJobs",
+        "state",
+        "terminatedJobs",
+        "unKnowJobs",
+    ]
+    assert at(status, "state.phase")["enum"] == ["Succeed", "Terminating", "Failed", "Running", "Pending"]
+    condition = at(status, "conditions.{}")
+    assert sorted(condition["properties"]) == ["createTime", "phase", "runningDuration", "taskStatusCount"]
+    assert at(condition, "createTime") == {"format": "date-time", "type": "string"}
+    job_status = at(status, "jobStatusList.[]")
+    assert sorted(job_status["properties"]) == [
+        "endTimestamp",
+        "name",
+        "restartCount",
+        "runningHistories",
+        "startTimestamp",
+        "state",
+    ]
+    assert sorted(at(job_status, "runningHistories.[]")["properties"]) == ["endTimestamp", "startTimestamp", "state"]
+
+
+def test_jobtemplate_status_schema() -> None:
+    assert at(root_schema(JOBTEMPLATE), "status") == {
+        "properties": {"jobDependsOnList": {"items": {"type": "string"}, "type": "array"}},
+        "type": "object",
+    }
+
+
+def test_jobflow_cel_rules_and_their_bounds() -> None:
+    flows = at(root_schema(JOBFLOW), "spec.flows")
+    assert flows["maxItems"] == crds.MAX_FLOWS
+    assert [r["message"] for r in flows["x-kubernetes-validations"]] == [
+        "jobflow Flow names must be unique",
+        "jobflow Flow is not DAG: vertex is not defined",
+    ]
+    flow = flows["items"]
+    assert flow["x-kubernetes-validations"] == [
+        {"message": "jobflow Flow is not DAG", "rule": crds.FLOW_NO_SELF_DEPENDENCY_RULE}
+    ]
+    assert at(flow, "name")["maxLength"] == crds.MAX_FLOW_NAME_LENGTH
+    assert at(flow, "dependsOn.targets")["maxItems"] == crds.MAX_TARGETS
+    assert at(flow, "dependsOn.targets.[]")["maxLength"] == crds.MAX_FLOW_NAME_LENGTH
+    # Every CEL rule is on spec.flows or its items; no other schema carries one.
+    with_rules = [path for path, node in schema_nodes(root_schema(JOBFLOW)) if "x-kubernetes-validations" in node]
+    assert with_rules == [".spec.flows", ".spec.flows[]"]
+
+
+def test_jobflow_crd_without_rules_is_upstreams_schema() -> None:
+    plain = crds.jobflow_crd(with_rules=False)
+    schema = root_schema(plain)
+    assert not [p for p, n in schema_nodes(schema) if "x-kubernetes-validations" in n]
+    flows = at(schema, "spec.flows")
+    assert "maxItems" not in flows
+    assert "maxLength" not in at(flows, "[].name")
+    assert "maxItems" not in at(flows, "[].dependsOn.targets")
+    assert structural_problems(schema) == []
+    # Apart from the rules and bounds it is the same CRD.
+    stripped = copy.deepcopy(JOBFLOW)
+    flows_with = at(root_schema(stripped), "spec.flows")
+    del flows_with["maxItems"], flows_with["x-kubernetes-validations"], flows_with["items"]["x-kubernetes-validations"]
+    del at(flows_with, "[].name")["maxLength"], at(flows_with, "[].dependsOn.targets")["maxItems"]
+    del at(flows_with, "[].dependsOn.targets.[]")["maxLength"]
+    assert stripped == plain
+
+
+# --- examples -----------------------------------------------------------------------------------------
+
+
+def example_documents() -> list[dict[str, Any]]:
+    kustomization = yaml.safe_load((EXAMPLES_DIR / "kustomization.yaml").read_text(encoding="utf-8"))
+    documents: list[dict[str, Any]] = []
+    for resource in kustomization["resources"]:
+        documents.extend(load_documents(EXAMPLES_DIR / resource))
+    return documents
+
+
+EXAMPLES = example_documents()
+SCHEMAS = {(crd["spec"]["group"], crd["spec"]["names"]["kind"]): root_schema(crd) for crd in CRDS.values()}
+
+
+def closed(schema: dict[str, Any]) -> dict[str, Any]:
+    """The schema with every object closed, so that a field the API server would prune fails instead."""
+    result = copy.deepcopy(schema)
+    for _path, node in schema_nodes(result):
+        if "properties" in node and "additionalProperties" not in node:
+            node["additionalProperties"] = False
+    return result
+
+
+def test_examples_are_listed_in_the_kustomization_templates_first() -> None:
+    files = {p.name for p in EXAMPLES_DIR.glob("*.yaml")} - {"kustomization.yaml"}
+    kustomization = yaml.safe_load((EXAMPLES_DIR / "kustomization.yaml").read_text(encoding="utf-8"))
+    assert sorted(kustomization["resources"]) == sorted(files)
+    kinds = [d["kind"] for d in EXAMPLES]
+    assert kinds == sorted(kinds, key=lambda kind: kind != "JobTemplate")
+    assert kustomization["sortOptions"] == {"order": "fifo"}
+
+
+def test_examples_are_the_two_pipelines_in_default() -> None:
+    names = {(d["kind"], d["metadata"]["name"]) for d in EXAMPLES}
+    assert names == {
+        ("JobFlow", "ml-pipeline"),
+        ("JobFlow", "parallel-pipeline"),
+        *(
+            ("JobTemplate", t)
+            for t in [
+                "data-preprocess",
+                "model-training",
+                "model-evaluation",
+                "data-download",
+                "feature-engineering",
+                "model-training-v1",
+                "model-training-v2",
+                "model-ensemble",
+            ]
+        ),
+    }
+    assert {d["metadata"]["namespace"] for d in EXAMPLES} == {"default"}
+    policies = {d["metadata"]["name"]: d["spec"]["jobRetainPolicy"] for d in EXAMPLES if d["kind"] == "JobFlow"}
+    assert policies == {"ml-pipeline": "retain", "parallel-pipeline": "delete"}
+
+
+@pytest.mark.parametrize("document", EXAMPLES, ids=lambda d: f"{d['kind']}/{d['metadata']['name']}")
+def test_example_validates_against_its_crd_schema_with_nothing_pruned(document: dict[str, Any]) -> None:
+    group = document["apiVersion"].split("/")[0]
+    schema = SCHEMAS[(group, document["kind"])]
+    jsonschema.Draft202012Validator(closed(schema)).validate(document)
+
+
+@pytest.mark.parametrize(
+    "document", [d for d in EXAMPLES if d["kind"] == "JobFlow"], ids=lambda d: d["metadata"]["name"]
+)
+def test_example_jobflows_pass_the_validation_package(document: dict[str, Any]) -> None:
+    assert validate_job_flow(document) == []
+    templates = {d["metadata"]["name"] for d in EXAMPLES if d["kind"] == "JobTemplate"}
+    assert {f["name"] for f in document["spec"]["flows"]} <= templates
+
+
+def test_diamond_has_the_shape_of_the_brief() -> None:
+    (diamond,) = [d for d in EXAMPLES if d["metadata"]["name"] == "parallel-pipeline"]
+    edges = {f["name"]: f.get("dependsOn", {}).get("targets", []) for f in diamond["spec"]["flows"]}
+    assert edges == {
+        "data-download": [],
+        "feature-engineering": ["data-download"],
+        "model-training-v1": ["data-download"],
+        "model-training-v2": ["feature-engineering"],
+        "model-ensemble": ["model-training-v1", "model-training-v2"],
+    }
+
+
+PHASE_SCRIPT = re.compile(r"(?:[A-Z][a-z]+:\d+s,)+(?:Completed|Failed|Terminated|Aborted)")
+
+
+@pytest.mark.parametrize(
+    "document", [d for d in EXAMPLES if d["kind"] == "JobTemplate"], ids=lambda d: d["metadata"]["name"]
+)
+def test_example_templates_carry_a_short_simulator_script(document: dict[str, Any]) -> None:
+    for task in document["spec"]["tasks"]:
+        script = task["template"]["metadata"]["annotations"][PHASES_ANNOTATION]
+        assert PHASE_SCRIPT.fullmatch(script), script
+        seconds = sum(int(step.split(":")[1].rstrip("s")) for step in script.split(",")[:-1])
+        assert 2 <= seconds <= 10
