@@ -32,6 +32,9 @@ test-e2e: install control-plane
 test: install control-plane lint
 	$(BIN)/pytest tests
 
+demo: install control-plane
+	$(BIN)/python -m jobflow_controller.local.demo
+
 bench: install control-plane
 	@for b in bench/*.py; do echo "== $$b" >&2; $(BIN)/python $$b || exit 1; done
 

@@ -200,9 +200,7 @@ class DeltaFIFO:
                     try:
                         known_obj, exists = self._known_objects.get_by_key(key)
                     except Exception as err:
-                        logger.warning(
-                            "unexpected error looking up %q in known objects: %s", key, err, exc_info=True
-                        )
+                        logger.warning("unexpected error looking up %q in known objects: %s", key, err, exc_info=True)
                         known_obj, exists = None, False
                     if not exists:
                         known_obj = None
@@ -244,9 +242,7 @@ class DeltaFIFO:
     def _queue_action_locked(self, action: DeltaType, obj: Any) -> None:
         self._queue_action_internal_locked(action, action, obj, self.key_of(obj))
 
-    def _queue_action_internal_locked(
-        self, action: DeltaType, internal_action: DeltaType, obj: Any, key: str
-    ) -> None:
+    def _queue_action_internal_locked(self, action: DeltaType, internal_action: DeltaType, obj: Any, key: str) -> None:
         # Every object passes here exactly once on its way in, so this is where the transform
         # runs. Tombstones carry an object that was transformed already, and Sync replays the cache.
         if (

@@ -52,9 +52,7 @@ class ApiStatusError(Exception):
     ``kind``, ``causes``), kept raw because only a few callers need it.
     """
 
-    def __init__(
-        self, code: int, reason: str, message: str, *, details: Mapping[str, Any] | None = None
-    ) -> None:
+    def __init__(self, code: int, reason: str, message: str, *, details: Mapping[str, Any] | None = None) -> None:
         super().__init__(message)
         self.code = code
         self.reason = reason
@@ -109,9 +107,7 @@ class NotFoundError(ApiStatusError):
 class TooManyRequestsError(ApiStatusError):
     """429: the server (or priority and fairness) asks us to slow down."""
 
-    def __init__(
-        self, message: str = "too many requests", *, details: Mapping[str, Any] | None = None
-    ) -> None:
+    def __init__(self, message: str = "too many requests", *, details: Mapping[str, Any] | None = None) -> None:
         super().__init__(429, STATUS_REASON_TOO_MANY_REQUESTS, message, details=details)
 
 

@@ -80,9 +80,7 @@ class SharedInformerFactory:
                 self._threads.append(thread)
                 self._started.add(key)
 
-    def wait_for_cache_sync(
-        self, stop: threading.Event, timeout: float | None = None
-    ) -> dict[Hashable, bool]:
+    def wait_for_cache_sync(self, stop: threading.Event, timeout: float | None = None) -> dict[Hashable, bool]:
         """Wait for every *started* informer to sync; the result says which did."""
         with self._lock:
             started = {key: self._informers[key] for key in self._started}

@@ -42,8 +42,7 @@ _QUALIFIED_NAME_RE = re.compile(r"^([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]$")
 _LABEL_VALUE_RE = re.compile(r"^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$")
 _DNS1123_SUBDOMAIN_RE = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
 _NAME_CHARSET_MSG = (
-    "must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an "
-    "alphanumeric character"
+    "must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character"
 )
 
 
@@ -388,10 +387,8 @@ class _Parser:
         if operator is not None:
             return new_requirement(key, operator)
         operator = self._parse_operator()
-        if operator in (Operator.IN, Operator.NOT_IN):
-            values = self._parse_values()
-        else:
-            values = self._parse_exact_value()
+        set_based = operator in (Operator.IN, Operator.NOT_IN)
+        values = self._parse_values() if set_based else self._parse_exact_value()
         return new_requirement(key, operator, sorted(values))
 
     def _parse_key_and_infer_operator(self) -> tuple[str, Operator | None]:

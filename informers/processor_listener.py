@@ -49,9 +49,7 @@ def determine_resync_period(desired: float, check: float) -> float:
     if desired == 0:
         return 0.0
     if check == 0:
-        logger.warning(
-            "the specified resync period %ss is invalid because this informer doesn't resync", desired
-        )
+        logger.warning("the specified resync period %ss is invalid because this informer doesn't resync", desired)
         return 0.0
     if desired < check:
         logger.warning(

@@ -57,8 +57,7 @@ class VeryShortWatchError(Exception):
 
     def __init__(self, name: str) -> None:
         super().__init__(
-            f"very short watch: {name}: Unexpected watch close - "
-            "watch lasted less than a second and no items received"
+            f"very short watch: {name}: Unexpected watch close - watch lasted less than a second and no items received"
         )
         self.name = name
 

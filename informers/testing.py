@@ -442,9 +442,7 @@ class FakeListerWatcher:
                         "Timeout",
                         f"Too large resource version: {rv}, current: {len(self._changes)}",
                         details={
-                            "causes": [
-                                {"reason": "ResourceVersionTooLarge", "message": "Too large resource version"}
-                            ]
+                            "causes": [{"reason": "ResourceVersionTooLarge", "message": "Too large resource version"}]
                         },
                     )
                 for event in self._changes[rv:]:

@@ -174,6 +174,8 @@ class FakeClock:
         # The caller holds ``cond``; ``_wake`` needs it to notify, so a waiter registered here cannot
         # miss its wake-up between registering and starting to wait.
         with self._lock:
+            if deadline <= self._now:
+                return None
             waiter = _Waiter(deadline, cond)
             self._waiters.append(waiter)
             return waiter

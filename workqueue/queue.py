@@ -103,6 +103,9 @@ class Queue(Generic[T]):
 
     ``name`` is what the metrics are labelled with; an unnamed queue has no metrics. ``clock`` times
     the metrics. ``metrics_provider`` defaults to the global one (see ``workqueue.set_provider``).
+    ``queue`` replaces the FIFO storage (client-go's pluggable ``Queue``), and
+    ``unfinished_work_update_period`` the 0.5 s refresh of the unfinished-work gauges (tests use it,
+    as client-go's tests do).
     """
 
     def __init__(
@@ -120,8 +123,8 @@ class Queue(Generic[T]):
         self._dirty: set[T] = set()
         self._processing: set[T] = set()
         self._lock = threading.Lock()
-        # Two conditions over one lock, so that waking a getter can never be spent on the drainer
-        # (or the reverse): Go's single sync.Cond can lose such a Signal.
+        # Two conditions over one lock, so that a wake-up meant for a getter is never spent on the
+        # drainer or the reverse, as can happen when both wait on Go's single sync.Cond.
         self._cond = threading.Condition(self._lock)  # something queued, or shutting down
         self._drained = threading.Condition(self._lock)  # processing emptied, or drain cancelled
         self._shutting_down = False

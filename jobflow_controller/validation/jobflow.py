@@ -48,8 +48,9 @@ def validate_job_flow(job_flow: Mapping[str, Any]) -> list[str]:
        ``<jobflow>-<flow>`` a valid Job name and ``<namespace>.<flow>`` a valid label value (see
        ``names``). Rules needing the JobFlow's name or namespace are skipped while it has none.
 
-    Messages 2 and 3 are upstream's exactly, so ``problems[0]`` is upstream's message whenever
-    upstream would deny the object for the same spec (a JobFlow without duplicate names).
+    Messages 2 and 3 are upstream's exactly, so for a JobFlow without duplicate names that upstream
+    denies, ``problems[0]`` is the message upstream gives (with several undefined targets upstream
+    names one at random; this names the first in spec order).
     """
     graph = flow_graph(job_flow)
     problems = dag_problems(graph)

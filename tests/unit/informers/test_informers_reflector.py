@@ -634,12 +634,8 @@ def test_an_expired_continue_token_falls_back_to_one_full_list() -> None:
 @pytest.mark.parametrize(
     "too_large",
     [
-        ApiStatusError(
-            504, "Timeout", "too large", details={"causes": [{"reason": "ResourceVersionTooLarge"}]}
-        ),
-        ApiStatusError(
-            504, "Timeout", "timeout", details={"causes": [{"message": "Too large resource version"}]}
-        ),
+        ApiStatusError(504, "Timeout", "too large", details={"causes": [{"reason": "ResourceVersionTooLarge"}]}),
+        ApiStatusError(504, "Timeout", "timeout", details={"causes": [{"message": "Too large resource version"}]}),
         ApiStatusError(504, "Timeout", "Too large resource version: 20, current: 10"),
     ],
     ids=["cause-type", "cause-message", "message"],

@@ -508,7 +508,11 @@ def test_hammering_the_source_keeps_cache_and_histories_consistent() -> None:
 
         def caught_up() -> bool:
             expected = {f"default/{o['metadata']['name']}": o["metadata"]["resourceVersion"] for o in lw.objects()}
-            cached = {k: o["metadata"]["resourceVersion"] for k in informer.get_store().list_keys() for o in [informer.get_store().get_by_key(k)[0]]}
+            cached = {
+                k: o["metadata"]["resourceVersion"]
+                for k in informer.get_store().list_keys()
+                for o in [informer.get_store().get_by_key(k)[0]]
+            }
             with checker.lock:
                 return cached == expected and checker.present == expected
 

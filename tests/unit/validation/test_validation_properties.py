@@ -3,6 +3,7 @@ cycle check agrees with Kahn's algorithm on arbitrary graphs."""
 
 from __future__ import annotations
 
+import random
 from collections import deque
 
 from hypothesis import given, settings
@@ -11,8 +12,8 @@ from hypothesis import strategies as st
 from jobflow_controller.validation import FLOW_NOT_DAG, dag_problems, find_cycle, validate_job_flow
 from jobflow_controller.validation.dag import Graph, undefined_targets
 
-settings.register_profile("validation", max_examples=300, deadline=None)
-settings.load_profile("validation")
+# Per-test settings, so the session's hypothesis profile is left alone.
+PROPERTY = settings(max_examples=200, deadline=None)
 
 
 @st.composite
@@ -74,12 +75,14 @@ def is_cycle_of(cycle: list[str], graph: Graph) -> bool:
     )
 
 
+@PROPERTY
 @given(dags())
 def test_random_dags_are_accepted(graph: list[tuple[str, list[str]]]) -> None:
     assert dag_problems(graph) == []
     assert find_cycle(graph) is None
 
 
+@PROPERTY
 @given(dags())
 def test_random_dags_are_accepted_as_jobflows(graph: list[tuple[str, list[str]]]) -> None:
     flows = [{"name": name, "dependsOn": {"targets": targets}} for name, targets in graph]
@@ -87,6 +90,7 @@ def test_random_dags_are_accepted_as_jobflows(graph: list[tuple[str, list[str]]]
     assert validate_job_flow(job_flow) == []
 
 
+@PROPERTY
 @given(graphs_with_a_cycle())
 def test_random_graphs_with_a_cycle_are_refused(case: tuple[list[tuple[str, list[str]]], list[str]]) -> None:
     graph, _planted = case
@@ -96,6 +100,7 @@ def test_random_graphs_with_a_cycle_are_refused(case: tuple[list[tuple[str, list
     assert is_cycle_of(found, graph)
 
 
+@PROPERTY
 @given(arbitrary_graphs())
 def test_cycle_check_agrees_with_kahns_algorithm(graph: list[tuple[str, list[str]]]) -> None:
     found = find_cycle(graph)
@@ -104,6 +109,7 @@ def test_cycle_check_agrees_with_kahns_algorithm(graph: list[tuple[str, list[str
         assert is_cycle_of(found, graph)
 
 
+@PROPERTY
 @given(arbitrary_graphs())
 def test_undefined_targets_are_exactly_the_targets_naming_no_flow_in_spec_order(
     graph: list[tuple[str, list[str]]],
@@ -117,11 +123,9 @@ def test_undefined_targets_are_exactly_the_targets_naming_no_flow_in_spec_order(
     assert undefined_targets(graph) == expected
 
 
+@PROPERTY
 @given(arbitrary_graphs(), st.randoms())
-def test_acceptance_does_not_depend_on_flow_order(graph: list[tuple[str, list[str]]], rnd: object) -> None:
-    import random
-
-    assert isinstance(rnd, random.Random)
+def test_acceptance_does_not_depend_on_flow_order(graph: list[tuple[str, list[str]]], rnd: random.Random) -> None:
     shuffled = list(graph)
     rnd.shuffle(shuffled)
     assert (find_cycle(graph) is None) is (find_cycle(shuffled) is None)

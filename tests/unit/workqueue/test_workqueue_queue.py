@@ -11,7 +11,7 @@ from collections.abc import Callable, Hashable
 import pytest
 from workqueue_test_support import QUIET_PERIOD, start_thread
 
-from workqueue import Queue, default_queue
+from workqueue import Queue, QueueStorage, default_queue
 
 ShutDown = Callable[[Queue[Hashable]], None]
 
@@ -25,7 +25,7 @@ class TraceStorage:
     """client-go's traceQueue: the default FIFO, recording which items were touched."""
 
     def __init__(self) -> None:
-        self._inner = default_queue()
+        self._inner: QueueStorage[Hashable] = default_queue()
         self.touched: set[Hashable] = set()
 
     def touch(self, item: Hashable) -> None:

@@ -1,0 +1,178 @@
+"""`make demo`: a real control plane, the CRDs, the controller, the simulator, both example pipelines.
+
+Shows each JobFlow's phase and its Jobs by state, redrawn whenever an informer sees a change,
+until both pipelines Succeed; then prints the kubectl lines to look at what happened and keeps the
+control plane up until Ctrl-C (or exits at once with `--exit-when-done`, as the e2e test runs it).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections import defaultdict
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from informers import ResourceEventHandlerFuncs, SharedIndexInformer
+from jobflow_controller.apis import job as vcjob
+from jobflow_controller.apis import jobflow as jf
+from jobflow_controller.apis import meta
+from jobflow_controller.kube.clientset import Clientset
+from jobflow_controller.kube.config import build_config
+from jobflow_controller.kube.rest import RestClient
+from jobflow_controller.local.controlplane import ControlPlane
+from jobflow_controller.local.kubectl import EXAMPLES_DIR, install_crds, kubectl, kubectl_path
+from jobflow_controller.local.simulator import JobSimulator
+
+FLOWS = ("ml-pipeline", "parallel-pipeline")
+PHASE_ORDER = ("Pending", "Running", "Completing", "Completed", "Failed", "Terminated", "Aborted", "")
+
+
+class Progress:
+    """Keeps the latest JobFlows and Jobs from two informers and renders them as a small table."""
+
+    def __init__(self, clientset: Clientset, namespace: str) -> None:
+        self.changed = threading.Event()
+        self.flows = SharedIndexInformer(clientset.job_flows(namespace).lister_watcher())
+        self.jobs = SharedIndexInformer(clientset.jobs(namespace).lister_watcher())
+        poke = ResourceEventHandlerFuncs(
+            add_func=lambda *_: self.changed.set(),
+            update_func=lambda *_: self.changed.set(),
+            delete_func=lambda *_: self.changed.set(),
+        )
+        self.flows.add_event_handler(poke)
+        self.jobs.add_event_handler(poke)
+        self.seen_jobs: dict[str, set[str]] = defaultdict(set)
+
+    def run(self, stop: threading.Event) -> None:
+        for informer in (self.flows, self.jobs):
+            threading.Thread(target=informer.run, args=(stop,), daemon=True).start()
+
+    def phases(self) -> dict[str, str]:
+        return {meta.name(f): jf.phase(f) for f in self.flows.get_store().list()}
+
+    def settled(self, names: tuple[str, ...]) -> bool:
+        """Every named flow Succeeded, and those with `jobRetainPolicy: delete` have no Jobs left."""
+        flows = {meta.name(f): f for f in self.flows.get_store().list()}
+        if any(jf.phase(flows.get(n, {})) != "Succeed" for n in names):
+            return False
+        owners = {r.get("name") for j in self.jobs.get_store().list() for r in meta.owner_references(j)}
+        return not any(jf.job_retain_policy(flows[n]) == "delete" and n in owners for n in names)
+
+    def render(self) -> str:
+        jobs_by_flow: dict[str, list[Mapping[str, Any]]] = defaultdict(list)
+        for job in self.jobs.get_store().list():
+            owner = next((r.get("name") for r in meta.owner_references(job) if r.get("kind") == "JobFlow"), "")
+            jobs_by_flow[str(owner)].append(job)
+        lines = [f"{'JOBFLOW':<20} {'PHASE':<10} JOBS"]
+        for flow in sorted(self.flows.get_store().list(), key=meta.name):
+            name = meta.name(flow)
+            by_state: dict[str, list[str]] = defaultdict(list)
+            for job in jobs_by_flow.get(name, []):
+                self.seen_jobs[name].add(meta.name(job))
+                by_state[vcjob.phase(job) or "New"].append(meta.name(job).removeprefix(f"{name}-"))
+            deleted = len(self.seen_jobs[name]) - len(jobs_by_flow.get(name, []))
+            parts = [f"{state}: {', '.join(sorted(names))}" for state, names in sorted(by_state.items(), key=_order)]
+            if deleted > 0:
+                parts.append(f"deleted: {deleted}")
+            total = len(jf.flows(flow))
+            lines.append(f"{name:<20} {jf.phase(flow) or '-':<10} [{total} flows] " + ("; ".join(parts) or "-"))
+        return "\n".join(lines)
+
+
+def _order(item: tuple[str, list[str]]) -> int:
+    return PHASE_ORDER.index(item[0]) if item[0] in PHASE_ORDER else len(PHASE_ORDER)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="make demo", description=__doc__)
+    parser.add_argument("--exit-when-done", action="store_true", help="tear down once both pipelines Succeed")
+    parser.add_argument("--timeout", type=float, default=180.0, help="give up after this many seconds")
+    args = parser.parse_args(argv)
+
+    stop = threading.Event()
+    signal.signal(signal.SIGINT, lambda *_: stop.set())
+    signal.signal(signal.SIGTERM, lambda *_: stop.set())
+    tty = sys.stdout.isatty()
+    say = print
+
+    say("starting a local control plane (etcd, kube-apiserver, kube-controller-manager)...")
+    t0 = time.monotonic()
+    plane = ControlPlane().start()
+    controller: subprocess.Popen[bytes] | None = None
+    try:
+        install_crds(plane.kubeconfig_path)
+        say(f"  up in {time.monotonic() - t0:.1f}s at {plane.server}; CRDs installed")
+        kubeconfig = str(plane.kubeconfig_path)
+        log_path = plane.root / "jobflow-controller.log"
+        controller_bin = (
+            shutil.which("jobflow-controller", path=str(Path(sys.executable).parent)) or "jobflow-controller"
+        )
+        with log_path.open("wb") as log:
+            controller = subprocess.Popen(
+                [controller_bin, f"--kubeconfig={kubeconfig}", "--leader-elect=false", "--enable-healthz"],
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                env={**os.environ, "KUBECONFIG": kubeconfig},
+                start_new_session=True,
+            )
+        say(f"  jobflow-controller started (logs: {log_path})")
+        rest = RestClient(build_config(kubeconfig), qps=200, burst=400, user_agent="jobflow-demo")
+        clientset = Clientset(rest)
+        threading.Thread(target=JobSimulator(clientset).run, args=(stop,), daemon=True).start()
+        say("  Volcano job simulator started")
+        progress = Progress(clientset, "default")
+        progress.run(stop)
+        say(kubectl(kubeconfig, "apply", "-k", str(EXAMPLES_DIR)).rstrip())
+        say("")
+
+        deadline = time.monotonic() + args.timeout
+        last = ""
+        done = False
+        while not stop.is_set() and time.monotonic() < deadline:
+            progress.changed.wait(0.5)
+            progress.changed.clear()
+            screen = progress.render()
+            if screen != last:
+                if tty and last:
+                    sys.stdout.write(f"\x1b[{last.count(chr(10)) + 1}F\x1b[J")
+                say(screen, flush=True)
+                last = screen
+            if progress.settled(FLOWS):
+                done = True
+                break
+            if controller.poll() is not None:
+                say(f"jobflow-controller exited with {controller.returncode}; see {log_path}")
+                return 1
+        if not done:
+            say("the pipelines did not finish in time" if not stop.is_set() else "interrupted")
+            return 1
+        say(f"\nboth pipelines Succeeded in {time.monotonic() - t0:.1f}s. Look around:\n")
+        say(f"  export KUBECONFIG={kubeconfig} PATH={Path(kubectl_path()).parent}:$PATH")
+        for line in ("kubectl get jf", "kubectl describe jf ml-pipeline", "kubectl get vcjob", "kubectl get jt"):
+            say(f"  {line}")
+        if args.exit_when_done:
+            return 0
+        say("\nthe control plane stays up until Ctrl-C")
+        stop.wait()
+        return 0
+    finally:
+        stop.set()
+        if controller is not None and controller.poll() is None:
+            controller.terminate()
+            try:
+                controller.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                controller.kill()
+        plane.stop()
+
+
+if __name__ == "__main__":
+    sys.exit(main())
