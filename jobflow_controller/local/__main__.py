@@ -98,8 +98,8 @@ def cmd_status(args: argparse.Namespace) -> int:
 def cmd_simulate(args: argparse.Namespace) -> int:
     from jobflow_controller.kube.clientset import Clientset
     from jobflow_controller.kube.config import build_config
-    from jobflow_controller.kube.rest import RestClient
     from jobflow_controller.kube.event_sink import KubeEventSink
+    from jobflow_controller.kube.rest import RestClient
     from jobflow_controller.local.simulator import COMPONENT, JobSimulator
     from jobflow_controller.record import EventBroadcaster
 

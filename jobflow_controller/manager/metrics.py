@@ -8,7 +8,6 @@ whose samples have no `_total`, so `volcano_jobflow_succeed_phase_count` reads e
 from __future__ import annotations
 
 import re
-
 from collections.abc import Iterator
 
 from prometheus_client import CollectorRegistry, Counter, Histogram, generate_latest
