@@ -4,9 +4,10 @@ Prints one JSON document on stdout:
 
 * ``single_thread``: add+get+done cycles per second over 100 distinct keys on one thread (one op is
   one key added, got and done), without metrics and with the Prometheus provider;
-* ``threads_4x4``: 4 producer threads adding keys from a pool of 100 while 4 consumer threads get and
-  done them; ``ops_per_s`` counts processed items (each one add+get+done) and ``adds_per_s`` every
-  add call: adds of a key that is already queued collapse, so fewer items are processed than added;
+* ``threads_4x4``: for 2 s, 4 producer threads keep adding the same 100 keys while 4 consumer
+  threads get and done them; ``ops_per_s`` counts processed items (each one add+get+done) and
+  ``adds_per_s`` every add call: adds of a key that is already queued collapse, so far fewer items
+  are processed than added;
 * ``delaying_add_after``: 10,000 ``add_after`` calls with random delays in [0, 10) s on a FakeClock,
   then one step past the longest delay and a full drain, each timed;
 * ``peak_rss_mib``: the process's peak resident set size (``resource.getrusage``).
@@ -58,15 +59,20 @@ def bench_single_thread(seconds: float, *, with_metrics: bool) -> float:
     return ops / elapsed
 
 
-def bench_threads(adds_per_producer: int, producers: int = 4, consumers: int = 4) -> dict[str, float]:
+def bench_threads(seconds: float, producers: int = 4, consumers: int = 4) -> dict[str, float]:
+    """Producers keep adding the 100 keys while consumers get and done them, for ``seconds``."""
     q: Queue[str] = Queue()
+    stop = threading.Event()
+    adds = [0] * producers
     processed = [0] * consumers
 
-    def produce(seed: int) -> None:
-        rng = random.Random(seed)
-        keys = [rng.choice(KEYS) for _ in range(adds_per_producer)]
-        for key in keys:
-            q.add(key)
+    def produce(slot: int) -> None:
+        count = 0
+        while not stop.is_set():
+            for key in KEYS:
+                q.add(key)
+            count += len(KEYS)
+        adds[slot] = count
 
     def consume(slot: int) -> None:
         count = 0
@@ -78,27 +84,24 @@ def bench_threads(adds_per_producer: int, producers: int = 4, consumers: int = 4
             count += 1
         processed[slot] = count
 
-    consumer_threads = [threading.Thread(target=consume, args=(i,)) for i in range(consumers)]
-    producer_threads = [threading.Thread(target=produce, args=(i,)) for i in range(producers)]
-    for t in consumer_threads:
-        t.start()
+    threads = [threading.Thread(target=consume, args=(i,)) for i in range(consumers)]
+    threads += [threading.Thread(target=produce, args=(i,)) for i in range(producers)]
     start = time.perf_counter()
-    for t in producer_threads:
+    for t in threads:
         t.start()
-    for t in producer_threads:
-        t.join()
-    q.shut_down_with_drain()
-    for t in consumer_threads:
+    time.sleep(seconds)
+    stop.set()
+    q.shut_down()
+    for t in threads:
         t.join()
     elapsed = time.perf_counter() - start
     return {
         "producers": producers,
         "consumers": consumers,
-        "adds": producers * adds_per_producer,
-        "processed": sum(processed),
+        "keys": len(KEYS),
         "seconds": round(elapsed, 3),
-        "adds_per_s": round(producers * adds_per_producer / elapsed),
         "ops_per_s": round(sum(processed) / elapsed),
+        "adds_per_s": round(sum(adds) / elapsed),
     }
 
 
@@ -139,7 +142,7 @@ def main() -> None:
             "ops_per_s_with_prometheus_metrics": round(bench_single_thread(2.0, with_metrics=True)),
             "op": "add+get+done of one key",
         },
-        "threads_4x4": bench_threads(50_000),
+        "threads_4x4": bench_threads(2.0),
         "delaying_add_after": bench_add_after(),
         "peak_rss_mib": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
     }

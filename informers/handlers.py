@@ -32,9 +32,9 @@ class ResourceEventHandlerFuncs:
 
     def __init__(
         self,
-        add_func: Callable[[Any], None] | None = None,
-        update_func: Callable[[Any, Any], None] | None = None,
-        delete_func: Callable[[Any], None] | None = None,
+        add_func: Callable[[Any], object] | None = None,
+        update_func: Callable[[Any, Any], object] | None = None,
+        delete_func: Callable[[Any], object] | None = None,
     ) -> None:
         self.add_func = add_func
         self.update_func = update_func
@@ -58,9 +58,9 @@ class ResourceEventHandlerDetailedFuncs:
 
     def __init__(
         self,
-        add_func: Callable[[Any, bool], None] | None = None,
-        update_func: Callable[[Any, Any], None] | None = None,
-        delete_func: Callable[[Any], None] | None = None,
+        add_func: Callable[[Any, bool], object] | None = None,
+        update_func: Callable[[Any, Any], object] | None = None,
+        delete_func: Callable[[Any], object] | None = None,
     ) -> None:
         self.add_func = add_func
         self.update_func = update_func

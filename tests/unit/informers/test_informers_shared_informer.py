@@ -18,9 +18,11 @@ from informers import (
     DeletedFinalStateUnknown,
     InformerStartedError,
     InformerStoppedError,
+    ResourceEventHandlerDetailedFuncs,
     ResourceEventHandlerFuncs,
     SharedIndexInformer,
     meta_namespace_index_func,
+    meta_namespace_key_func,
     strip_managed_fields,
     wait_for_cache_sync,
 )
@@ -179,10 +181,9 @@ def test_a_handler_added_while_running_gets_the_cache_contents_first() -> None:
             gate.wait(5)
             late.on_add(obj, is_in_initial_list)
 
-        late_handler = ResourceEventHandlerFuncs()
-        late_handler.on_add = gated_add  # type: ignore[method-assign]
-        late_handler.update_func = late.on_update
-        second = informer.add_event_handler(late_handler)
+        second = informer.add_event_handler(
+            ResourceEventHandlerDetailedFuncs(add_func=gated_add, update_func=late.on_update)
+        )
         assert not second.has_synced()
         gate.set()
         assert synced(second.has_synced)
@@ -508,11 +509,7 @@ def test_hammering_the_source_keeps_cache_and_histories_consistent() -> None:
 
         def caught_up() -> bool:
             expected = {f"default/{o['metadata']['name']}": o["metadata"]["resourceVersion"] for o in lw.objects()}
-            cached = {
-                k: o["metadata"]["resourceVersion"]
-                for k in informer.get_store().list_keys()
-                for o in [informer.get_store().get_by_key(k)[0]]
-            }
+            cached = {meta_namespace_key_func(o): o["metadata"]["resourceVersion"] for o in informer.get_store().list()}
             with checker.lock:
                 return cached == expected and checker.present == expected
 
