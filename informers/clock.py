@@ -31,13 +31,15 @@ class RealClock:
         return time.monotonic()
 
     def sleep(self, seconds: float, stop: threading.Event | None = None) -> bool:
+        # threading refuses timeouts above TIMEOUT_MAX; nobody needs to wait that long in one call.
+        seconds = min(max(seconds, 0.0), threading.TIMEOUT_MAX)
         if stop is None:
             if seconds > 0:
                 time.sleep(seconds)
             return False
         if stop.is_set():
             return True
-        return stop.wait(max(seconds, 0.0))
+        return stop.wait(seconds)
 
 
 REAL_CLOCK = RealClock()

@@ -121,7 +121,7 @@ def process_deltas(
     """
     for delta in deltas:
         obj = delta.object
-        if delta.type is DeltaType.DELETED:
+        if delta.type == DeltaType.DELETED:
             client_state.delete(obj)
             handler.on_delete(obj)
             continue

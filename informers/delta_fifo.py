@@ -158,7 +158,7 @@ class DeltaFIFO:
                 try:
                     _, exists = self._known_objects.get_by_key(key)
                 except Exception:
-                    logger.debug("error looking up %q in known objects", key, exc_info=True)
+                    logger.debug("error looking up %r in known objects", key, exc_info=True)
                     exists = True  # on a lookup error, err on the side of delivering the delete
                 if not exists:
                     return
@@ -200,11 +200,11 @@ class DeltaFIFO:
                     try:
                         known_obj, exists = self._known_objects.get_by_key(key)
                     except Exception as err:
-                        logger.warning("unexpected error looking up %q in known objects: %s", key, err, exc_info=True)
+                        logger.warning("unexpected error looking up %r in known objects: %s", key, err, exc_info=True)
                         known_obj, exists = None, False
                     if not exists:
                         known_obj = None
-                        logger.info("key %q does not exist in known objects store, placing tombstone", key)
+                        logger.debug("key %r does not exist in known objects store, placing tombstone", key)
                     queued_deletions += 1
                     self._queue_action_locked(DeltaType.DELETED, DeletedFinalStateUnknown(key, known_obj))
 
@@ -229,10 +229,10 @@ class DeltaFIFO:
         try:
             obj, exists = self._known_objects.get_by_key(key)
         except Exception as err:
-            logger.warning("unexpected error syncing %q: %s", key, err, exc_info=True)
+            logger.warning("unexpected error syncing %r: %s", key, err, exc_info=True)
             return
         if not exists:
-            logger.info("key %q does not exist in known objects store, unable to queue object for sync", key)
+            logger.debug("key %r does not exist in known objects store, unable to queue object for sync", key)
             return
         key = self.key_of(obj)
         if self._items.get(key):
@@ -248,7 +248,7 @@ class DeltaFIFO:
         if (
             self._transformer is not None
             and not isinstance(obj, DeletedFinalStateUnknown)
-            and internal_action is not DeltaType.SYNC
+            and internal_action != DeltaType.SYNC
         ):
             obj = self._transformer(obj)
         deltas = self._items.get(key)
@@ -284,7 +284,7 @@ class DeltaFIFO:
                     self._initial_population_count -= 1
                 deltas = self._items.pop(key, None)
                 if deltas is None:
-                    logger.error("inconceivable: %q was in the queue but not in the items; ignoring", key)
+                    logger.error("inconceivable: %r was in the queue but not in the items; ignoring", key)
                     continue
                 process(deltas, is_in_initial_list)
                 return deltas
@@ -344,7 +344,7 @@ def _dedup_deltas(deltas: Deltas) -> None:
     if len(deltas) < 2:
         return
     newer, older = deltas[-1], deltas[-2]
-    if newer.type is not DeltaType.DELETED or older.type is not DeltaType.DELETED:
+    if newer.type != DeltaType.DELETED or older.type != DeltaType.DELETED:
         return
     # Keep the real deletion over a tombstone: it carries the true final state.
     kept = newer if isinstance(older.object, DeletedFinalStateUnknown) else older

@@ -216,7 +216,9 @@ class Reflector:
         except IndexFuncError:
             raise
         except Exception as err:
-            err.add_note(f"failed to list {self.name}")
+            note = f"failed to list {self.name}"
+            if note not in (getattr(err, "__notes__", None) or []):
+                err.add_note(note)
             raise
         if stop.is_set():
             return

@@ -26,7 +26,7 @@ from informers.clock import REAL_CLOCK, Clock
 from informers.controller import Config, Controller, process_deltas
 from informers.delta_fifo import DeltaFIFO, Deltas
 from informers.handlers import ResourceEventHandler, ResourceEventHandlerDetailedFuncs
-from informers.index import IndexFunc
+from informers.index import NAMESPACE_INDEX, IndexFunc, meta_namespace_index_func
 from informers.keys import deletion_handling_meta_namespace_key_func
 from informers.listwatch import ListerWatcher
 from informers.processor_listener import (
@@ -64,9 +64,10 @@ class InformerStartedError(RuntimeError):
 class SharedIndexInformer:
     """An informer whose cache is an indexer keyed ``<ns>/<name>``, shared by many handlers.
 
-    ``resync_period`` is the default handler resync period (0: never). ``indexers`` are added to
-    the cache (pass ``{NAMESPACE_INDEX: meta_namespace_index_func}`` for namespaced listers; the
-    factory-style constructors do). ``transform`` runs once on every object before it is cached.
+    ``resync_period`` is the default handler resync period (0: never). ``indexers`` are the
+    cache's indices; when omitted, the cache gets the namespace index, as every generated
+    client-go informer registers it (namespaced listers use it). ``transform`` runs once on every
+    object before it is cached.
     """
 
     def __init__(
@@ -85,6 +86,8 @@ class SharedIndexInformer:
         self.name = name
         self._lw = lw
         self._clock: Clock = clock or REAL_CLOCK
+        if indexers is None:
+            indexers = {NAMESPACE_INDEX: meta_namespace_index_func}
         self._indexer = new_indexer(deletion_handling_meta_namespace_key_func, indexers)
         self._processor = SharedProcessor(self._clock)
         self._default_event_handler_resync_period = resync_period

@@ -25,9 +25,11 @@ def parse_duration(value: str) -> float:
     """Parse a Go duration string into seconds; raises ValueError on anything Go would reject."""
     text = value.strip()
     sign = 1.0
-    if text[:1] in "+-":
+    if text and text[0] in "+-":
         sign = -1.0 if text[0] == "-" else 1.0
         text = text[1:]
+    if not text:
+        raise ValueError(f"time: invalid duration {value!r}")
     if text == "0":
         return 0.0
     pos, total = 0, 0.0

@@ -201,7 +201,7 @@ def test_add_update_delete_keep_every_delta_under_one_key() -> None:
 
     consumer = threading.Thread(target=pop_forever)
     consumer.start()
-    time.sleep(0.05)
+    time.sleep(0.03)
     assert len(popped) == 1
     assert [d.type for d in popped[0]] == [Added, Updated, Deleted]
     assert newest_val(popped[0]) == 15

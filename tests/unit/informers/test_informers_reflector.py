@@ -344,6 +344,21 @@ def test_a_410_on_the_watch_ends_it_so_the_run_loop_relists_at_the_last_rv(how: 
     assert w.stopped
 
 
+def test_a_410_opening_the_watch_relists_at_the_last_rv_after_a_backoff_step() -> None:
+    clock = FakeClock()
+    backoff = RecordingBackoff(clock)
+    lw = ScriptedLW(lists=[ListResult([], "5"), ListResult([], "6")], watches=[ExpiredError()])
+    stop = threading.Event()
+    runner = Runner(new_reflector(lw, clock=clock, backoff=backoff).run, stop)
+    assert clock.wait_for_waiters(1)
+    clock.step(backoff.delays[-1])
+    assert lw.wait_for_watch_calls(2)
+    stop.set()
+    runner.join()
+    assert rvs(lw.list_calls) == ["0", "5"]
+    assert rvs(lw.watch_calls) == ["5", "6"]
+
+
 def test_a_bookmark_advances_the_resource_version_only() -> None:
     w = FakeWatch()
     w.bookmark("7")

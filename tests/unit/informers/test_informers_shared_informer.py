@@ -77,6 +77,14 @@ def test_the_indexer_follows_the_source_and_accepts_indexers_while_running() -> 
     assert informer.get_store() is informer.get_indexer()
 
 
+def test_by_default_the_cache_has_the_namespace_index() -> None:
+    lw = FakeListerWatcher([new_object("a", "ns1"), new_object("b", "ns2")])
+    informer = new_informer(lw)
+    with running(informer):
+        assert synced(informer.has_synced)
+        assert informer.get_indexer().index_keys(NAMESPACE_INDEX, "ns1") == ["ns1/a"]
+
+
 def test_the_cache_is_updated_before_handlers_are_told() -> None:
     lw = FakeListerWatcher()
     informer = new_informer(lw)

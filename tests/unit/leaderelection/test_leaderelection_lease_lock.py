@@ -110,9 +110,7 @@ def test_empty_spec_and_zero_record_spec_read_the_same() -> None:
     """A Lease with no spec fields and one written from the zero record are both "unled"."""
     from_empty = lease_spec_to_leader_election_record({})
     from_none = lease_spec_to_leader_election_record(None)
-    from_zero = lease_spec_to_leader_election_record(
-        leader_election_record_to_lease_spec(LeaderElectionRecord())
-    )
+    from_zero = lease_spec_to_leader_election_record(leader_election_record_to_lease_spec(LeaderElectionRecord()))
     assert from_empty == from_none == from_zero == LeaderElectionRecord()
     assert from_empty.raw() == from_zero.raw()
 
@@ -237,9 +235,7 @@ def test_lease_lock_satisfies_the_protocol(api_client: ApiClient) -> None:
     assert lock.identity() == "baz"
 
 
-def test_get_reads_the_lease_and_returns_record_and_raw(
-    api_client: ApiClient, transport: FakeTransport
-) -> None:
+def test_get_reads_the_lease_and_returns_record_and_raw(api_client: ApiClient, transport: FakeTransport) -> None:
     transport.responses.append((200, lease("7", full_spec())))
     lock = LeaseLock(api_client, "foo", "bar", "baz", request_timeout=(1.0, 4.0))
 
@@ -255,9 +251,7 @@ def test_get_reads_the_lease_and_returns_record_and_raw(
 
 
 def test_get_not_found_is_a_lock_not_found_error(api_client: ApiClient, transport: FakeTransport) -> None:
-    transport.responses.append(
-        (404, status_doc(404, "NotFound", 'leases.coordination.k8s.io "bar" not found'))
-    )
+    transport.responses.append((404, status_doc(404, "NotFound", 'leases.coordination.k8s.io "bar" not found')))
     lock = LeaseLock(api_client, "foo", "bar", "baz")
 
     with pytest.raises(LockNotFoundError) as excinfo:
@@ -268,9 +262,7 @@ def test_get_not_found_is_a_lock_not_found_error(api_client: ApiClient, transpor
 
 
 def test_create_posts_a_lease_with_labels(api_client: ApiClient, transport: FakeTransport) -> None:
-    record = LeaderElectionRecord(
-        holder_identity="baz", lease_duration_seconds=15, acquire_time=T, renew_time=T
-    )
+    record = LeaderElectionRecord(holder_identity="baz", lease_duration_seconds=15, acquire_time=T, renew_time=T)
     transport.responses.append((201, lease("1", leader_election_record_to_lease_spec(record), {"app": "jf"})))
     lock = LeaseLock(api_client, "foo", "bar", "baz", labels={"app": "jf"})
 
@@ -293,9 +285,7 @@ def test_create_posts_a_lease_with_labels(api_client: ApiClient, transport: Fake
     }
 
 
-def test_update_before_get_or_create_makes_no_request(
-    api_client: ApiClient, transport: FakeTransport
-) -> None:
+def test_update_before_get_or_create_makes_no_request(api_client: ApiClient, transport: FakeTransport) -> None:
     lock = LeaseLock(api_client, "foo", "bar", "baz")
     with pytest.raises(LockNotInitializedError, match="lease not initialized, call get or create first"):
         lock.update(LeaderElectionRecord(holder_identity="baz"))
@@ -309,9 +299,7 @@ def test_update_puts_the_last_seen_lease_with_its_resource_version(
     transport.responses.append((200, seen))
     lock = LeaseLock(api_client, "foo", "bar", "baz", labels={"app": "jf"})
     lock.get()
-    renewed = LeaderElectionRecord(
-        holder_identity="baz", lease_duration_seconds=15, renew_time=T, leader_transitions=2
-    )
+    renewed = LeaderElectionRecord(holder_identity="baz", lease_duration_seconds=15, renew_time=T, leader_transitions=2)
     transport.responses.append((200, lease("8", leader_election_record_to_lease_spec(renewed))))
 
     lock.update(renewed)

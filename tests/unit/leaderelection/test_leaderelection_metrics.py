@@ -62,9 +62,7 @@ def test_status_drops_to_zero_when_renewal_fails() -> None:
             raise ResourceLockError("connection refused")
 
     lock = FakeLock("baz", FakeLeaseServer(), hook=hook)
-    elector = LeaderElector(
-        make_config(lock, name="jf"), clock=FakeClock(), metrics=PrometheusLeaderMetrics(registry)
-    )
+    elector = LeaderElector(make_config(lock, name="jf"), clock=FakeClock(), metrics=PrometheusLeaderMetrics(registry))
 
     elector.run(threading.Event())
 
@@ -82,9 +80,7 @@ def test_slow_path_renewals_are_counted() -> None:
             stop.set()
 
     lock = FakeLock("baz", FakeLeaseServer(), hook=hook)
-    elector = LeaderElector(
-        make_config(lock, name="jf"), clock=FakeClock(), metrics=PrometheusLeaderMetrics(registry)
-    )
+    elector = LeaderElector(make_config(lock, name="jf"), clock=FakeClock(), metrics=PrometheusLeaderMetrics(registry))
 
     elector.run(stop)
 

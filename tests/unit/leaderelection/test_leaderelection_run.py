@@ -236,9 +236,7 @@ def test_never_acquires_a_lease_that_keeps_being_renewed() -> None:
 
     def hook(op: str, n: int) -> None:
         # bing renews before each of our reads
-        server.write(
-            LeaderElectionRecord(holder_identity="bing", lease_duration_seconds=15, leader_transitions=n)
-        )
+        server.write(LeaderElectionRecord(holder_identity="bing", lease_duration_seconds=15, leader_transitions=n))
         if n == 50:
             stop.set()
 

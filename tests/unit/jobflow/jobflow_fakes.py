@@ -1,0 +1,237 @@
+"""Test doubles for the controllers: a clientset that records calls, and objects as upstream's tests build them.
+
+Like upstream's `newFakeController()`, the controller gets real informers whose indexers the test
+fills directly; only the API is fake: creates, status updates and deletes are recorded and answered.
+"""
+
+from __future__ import annotations
+
+import copy
+import itertools
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from informers import ListOptions, ListResult, WatchEvent
+from jobflow_controller.apis import CREATED_BY_JOB_FLOW, CREATED_BY_JOB_TEMPLATE
+from jobflow_controller.jobflow import JobFlowController
+from jobflow_controller.jobtemplate import JobTemplateController
+from jobflow_controller.kube.errors import from_status
+from jobflow_controller.kube.informers import VolcanoInformerFactory
+from jobflow_controller.kube.resources import Resource
+from jobflow_controller.record import FakeRecorder
+from workqueue import FakeClock
+
+
+class _NoWatch:
+    def __iter__(self) -> Iterator[WatchEvent]:
+        return iter(())
+
+    def stop(self) -> None:
+        return None
+
+
+class EmptyListerWatcher:
+    """Never used to fill caches in these tests (objects go straight into the indexers)."""
+
+    def list(self, options: ListOptions) -> ListResult:
+        return ListResult(items=[], resource_version="1")
+
+    def watch(self, options: ListOptions) -> _NoWatch:
+        return _NoWatch()
+
+
+@dataclass
+class Action:
+    verb: str
+    resource: str
+    namespace: str | None
+    name: str
+    body: Any = None
+
+
+@dataclass
+class FakeApi:
+    """The server side: stored objects by (plural, ns, name), every request recorded."""
+
+    objects: dict[tuple[str, str | None, str], dict[str, Any]] = field(default_factory=dict)
+    actions: list[Action] = field(default_factory=list)
+    fail: dict[tuple[str, str], Exception] = field(default_factory=dict)  # (verb, name) -> error
+    _rv: Iterator[int] = field(default_factory=lambda: itertools.count(100))
+
+    def verbs(self, resource: str | None = None) -> list[tuple[str, str]]:
+        return [(a.verb, a.name) for a in self.actions if resource is None or a.resource == resource]
+
+
+class FakeResourceClient:
+    def __init__(self, api: FakeApi, resource: Resource, namespace: str | None) -> None:
+        self.api, self.resource, self.namespace = api, resource, namespace
+
+    def _record(self, verb: str, name: str, body: Any = None) -> None:
+        self.api.actions.append(Action(verb, self.resource.plural, self.namespace, name, copy.deepcopy(body)))
+        err = self.api.fail.get((verb, name))
+        if err is not None:
+            raise err
+
+    def _key(self, name: str) -> tuple[str, str | None, str]:
+        return (self.resource.plural, self.namespace, name)
+
+    def create(self, obj: dict[str, Any]) -> dict[str, Any]:
+        name = obj["metadata"]["name"]
+        self._record("create", name, obj)
+        if self._key(name) in self.api.objects:
+            raise from_status(409, "AlreadyExists", f'{self.resource.group_resource} "{name}" already exists')
+        stored = copy.deepcopy(obj)
+        stored["metadata"]["resourceVersion"] = str(next(self.api._rv))
+        self.api.objects[self._key(name)] = stored
+        return stored
+
+    def update_status(self, obj: dict[str, Any]) -> dict[str, Any]:
+        name = obj["metadata"]["name"]
+        self._record("update_status", name, obj)
+        stored = copy.deepcopy(obj)
+        stored["metadata"] = {**stored["metadata"], "resourceVersion": str(next(self.api._rv))}
+        self.api.objects[self._key(name)] = stored
+        return stored
+
+    def delete(self, name: str, *, propagation_policy: str | None = None) -> None:
+        self._record("delete", name)
+        if self.api.objects.pop(self._key(name), None) is None:
+            raise from_status(404, "NotFound", f'{self.resource.group_resource} "{name}" not found')
+
+    def lister_watcher(self, label_selector: str | None = None) -> EmptyListerWatcher:
+        return EmptyListerWatcher()
+
+
+class FakeClientset:
+    def __init__(self) -> None:
+        self.api = FakeApi()
+
+    def resource(self, resource: Resource, namespace: str | None = None) -> FakeResourceClient:
+        return FakeResourceClient(self.api, resource, namespace)
+
+    def job_flows(self, namespace: str | None = None) -> FakeResourceClient:
+        from jobflow_controller.kube.resources import JOB_FLOWS
+
+        return self.resource(JOB_FLOWS, namespace)
+
+    def job_templates(self, namespace: str | None = None) -> FakeResourceClient:
+        from jobflow_controller.kube.resources import JOB_TEMPLATES
+
+        return self.resource(JOB_TEMPLATES, namespace)
+
+    def jobs(self, namespace: str | None = None) -> FakeResourceClient:
+        from jobflow_controller.kube.resources import JOBS
+
+        return self.resource(JOBS, namespace)
+
+
+def new_fake_controller(max_requeue_num: int = 15) -> tuple[JobFlowController, FakeClientset, FakeRecorder]:
+    clientset = FakeClientset()
+    recorder = FakeRecorder()
+    factory = VolcanoInformerFactory(clientset)  # type: ignore[arg-type]
+    controller = JobFlowController(
+        clientset,  # type: ignore[arg-type]
+        factory,
+        recorder,
+        max_requeue_num=max_requeue_num,
+        clock=FakeClock(),
+    )
+    return controller, clientset, recorder
+
+
+def new_fake_job_template_controller() -> tuple[JobTemplateController, FakeClientset, FakeRecorder]:
+    clientset = FakeClientset()
+    recorder = FakeRecorder()
+    factory = VolcanoInformerFactory(clientset)  # type: ignore[arg-type]
+    controller = JobTemplateController(clientset, factory, recorder, clock=FakeClock())  # type: ignore[arg-type]
+    return controller, clientset, recorder
+
+
+# -- objects, as upstream's tests build them ------------------------------------------------------
+def job_flow(
+    name: str,
+    namespace: str = "default",
+    flows: list[dict[str, Any]] | None = None,
+    retain: str = "retain",
+    phase: str = "",
+    status: dict[str, Any] | None = None,
+    rv: str = "1",
+    uid: str = "",
+    generation: int = 1,
+) -> dict[str, Any]:
+    st = dict(status or {})
+    if phase:
+        st["state"] = {"phase": phase}
+    return {
+        "apiVersion": "flow.volcano.sh/v1alpha1",
+        "kind": "JobFlow",
+        "metadata": {"name": name, "namespace": namespace, "resourceVersion": rv, "uid": uid, "generation": generation},
+        "spec": {"flows": flows if flows is not None else [], "jobRetainPolicy": retain},
+        "status": st,
+    }
+
+
+def job_template(name: str, namespace: str = "default", spec: dict[str, Any] | None = None) -> dict[str, Any]:
+    return {
+        "apiVersion": "flow.volcano.sh/v1alpha1",
+        "kind": "JobTemplate",
+        "metadata": {"name": name, "namespace": namespace, "resourceVersion": "1"},
+        "spec": spec if spec is not None else {},
+    }
+
+
+def job(
+    name: str,
+    namespace: str = "default",
+    *,
+    flow: str | None = None,
+    template: str | None = None,
+    phase: str = "",
+    created: str | None = None,
+    retry_count: int = 0,
+    running_duration: str | None = None,
+    owner: str | None = None,
+    rv: str = "1",
+    controller: bool = True,
+) -> dict[str, Any]:
+    labels: dict[str, str] = {}
+    if flow is not None:
+        labels[CREATED_BY_JOB_FLOW] = f"{namespace}.{flow}"
+    if template is not None:
+        labels[CREATED_BY_JOB_TEMPLATE] = f"{namespace}.{template}"
+    metadata: dict[str, Any] = {
+        "name": name,
+        "namespace": namespace,
+        "resourceVersion": rv,
+        "labels": labels,
+        "annotations": dict(labels),
+    }
+    if created:
+        metadata["creationTimestamp"] = created
+    if owner is not None:
+        ref: dict[str, Any] = {"apiVersion": "flow.volcano.sh/v1alpha1", "kind": "JobFlow", "name": owner, "uid": ""}
+        if controller:
+            ref.update(controller=True, blockOwnerDeletion=True)
+        metadata["ownerReferences"] = [ref]
+    status: dict[str, Any] = {"retryCount": retry_count}
+    if phase:
+        status["state"] = {"phase": phase}
+    if running_duration:
+        status["runningDuration"] = running_duration
+    return {
+        "apiVersion": "batch.volcano.sh/v1alpha1",
+        "kind": "Job",
+        "metadata": metadata,
+        "spec": {},
+        "status": status,
+    }
+
+
+def strip_history_starts(status: dict[str, Any]) -> dict[str, Any]:
+    """Upstream's tests zero RunningHistories[].StartTimestamp before comparing; so do we."""
+    out = copy.deepcopy(status)
+    for entry in out.get("jobStatusList", []):
+        for history in entry.get("runningHistories", []):
+            history.pop("startTimestamp", None)
+    return out

@@ -1,0 +1,132 @@
+"""The queue side of the controller: handle_job_flow, handle_job_flow_err, and the drop event."""
+
+from __future__ import annotations
+
+import pytest
+from jobflow_fakes import job, job_flow, new_fake_controller
+
+from jobflow_controller.apis import FlowRequest
+from jobflow_controller.apis.request import FlowRequest as Request
+from jobflow_controller.jobflow.controller import CONTROLLER_NAME
+
+
+def _req(name: str = "test") -> FlowRequest:
+    from jobflow_controller.jobflow.controller import JobFlowController
+
+    return JobFlowController.request_for("default", name)
+
+
+def test_controller_and_queue_names_are_upstreams() -> None:
+    controller, _, _ = new_fake_controller()
+    assert CONTROLLER_NAME == "jobflow-controller"
+    assert controller.queue.name == "jobflow"
+
+
+def test_flow_request_string_is_upstreams() -> None:
+    assert str(Request("ns", "flow", "tmpl")) == "JobTemplate: tmpl, JobFlow: flow/ns"
+
+
+def test_a_deleted_job_flow_is_dropped_silently() -> None:
+    controller, clientset, recorder = new_fake_controller()
+    controller.handle_job_flow(_req("gone"))
+    assert clientset.api.actions == []
+    assert recorder.drain() == []
+
+
+def test_success_forgets_the_request() -> None:
+    controller, _, _ = new_fake_controller()
+    req = _req()
+    controller.queue.add_rate_limited(req)
+    controller.handle_err(None, req)
+    assert controller.queue.num_requeues(req) == 0
+
+
+def test_an_error_is_retried_with_backoff_below_max_requeue_num() -> None:
+    controller, _, recorder = new_fake_controller(max_requeue_num=2)
+    req = _req()
+    controller.handle_err(RuntimeError("boom"), req)
+    controller.handle_err(RuntimeError("boom"), req)
+    assert controller.queue.num_requeues(req) == 2
+    assert recorder.drain() == []
+
+
+def test_after_max_requeue_num_a_warning_event_drops_the_request() -> None:
+    controller, _, recorder = new_fake_controller(max_requeue_num=0)
+    controller.job_flow_informer.get_indexer().add(job_flow("test"))
+    req = _req()
+    controller.handle_err(RuntimeError("sync jobflow test failed for x"), req)
+    assert recorder.drain() == ["Warning SyncJobFlow SyncJobFlow JobFlow failed for sync jobflow test failed for x"]
+    assert controller.queue.num_requeues(req) == 0
+
+
+def test_max_requeue_num_minus_one_retries_forever() -> None:
+    controller, _, recorder = new_fake_controller(max_requeue_num=-5)
+    assert controller.max_requeue_num == -1
+    req = _req()
+    for _ in range(40):
+        controller.handle_err(RuntimeError("boom"), req)
+    assert controller.queue.num_requeues(req) == 40
+    assert recorder.drain() == []
+
+
+def test_no_event_when_the_dropped_job_flow_is_gone() -> None:
+    controller, _, recorder = new_fake_controller(max_requeue_num=0)
+    controller.handle_err(RuntimeError("boom"), _req("gone"))
+    assert recorder.drain() == []
+
+
+def test_a_missing_template_fails_the_sync_with_upstreams_wrapped_message() -> None:
+    controller, _, _ = new_fake_controller()
+    controller.job_flow_informer.get_indexer().add(job_flow("test", flows=[{"name": "a"}, {"name": "b"}]))
+    with pytest.raises(RuntimeError) as err:
+        controller.handle_job_flow(_req())
+    assert str(err.value) == (
+        'sync jobflow test failed for jobtemplate.flow.volcano.sh "a" not found, '
+        "event is OutOfSync, action is SyncJobFlow"
+    )
+
+
+def test_an_invalid_phase_is_an_error() -> None:
+    controller, _, _ = new_fake_controller()
+    controller.job_flow_informer.get_indexer().add(job_flow("test", phase="Bogus"))
+    with pytest.raises(RuntimeError, match=r"^jobflow test state \{Bogus\} is invalid$"):
+        controller.handle_job_flow(_req())
+
+
+def test_an_invalid_job_flow_gets_a_warning_and_no_jobs() -> None:
+    controller, clientset, recorder = new_fake_controller()
+    flows = [{"name": "a", "dependsOn": {"targets": ["b"]}}, {"name": "b", "dependsOn": {"targets": ["a"]}}]
+    controller.job_flow_informer.get_indexer().add(job_flow("cyclic", flows=flows))
+    controller.handle_job_flow(_req("cyclic"))
+    assert clientset.api.actions == []
+    assert recorder.drain() == ["Warning InvalidJobFlow jobflow Flow is not DAG"]
+
+
+def test_a_pending_flow_whose_jobs_all_completed_succeeds_in_one_sync() -> None:
+    """Deviation: upstream goes Pending → Running and waits for another event to reach Succeed."""
+    controller, clientset, _ = new_fake_controller()
+    controller.job_flow_informer.get_indexer().add(job_flow("f", flows=[{"name": "a"}], phase="Pending"))
+    controller.job_informer.get_indexer().add(job("f-a", flow="f", phase="Completed"))
+    controller.handle_job_flow(_req("f"))
+    write = next(a for a in clientset.api.actions if a.verb == "update_status")
+    assert write.body["status"]["state"] == {"phase": "Succeed"}
+    assert controller.metrics.succeed_count("default") == 1
+
+
+@pytest.mark.parametrize("phase", ["Failed", "Terminating"])
+def test_failed_and_terminating_flows_are_left_alone(phase: str) -> None:
+    controller, clientset, _ = new_fake_controller()
+    controller.job_flow_informer.get_indexer().add(job_flow("f", flows=[{"name": "a"}], phase=phase))
+    controller.handle_job_flow(_req("f"))
+    assert clientset.api.actions == []
+
+
+def test_process_next_work_item_syncs_and_marks_the_item_done() -> None:
+    controller, clientset, _ = new_fake_controller()
+    controller.job_flow_informer.get_indexer().add(job_flow("f", flows=[]))
+    controller.enqueue_job_flow(_req("f"))
+    assert controller._process_next_work_item() is True
+    assert len(controller.queue) == 0
+    assert [a.verb for a in clientset.api.actions] == ["update_status"]
+    controller.queue.shut_down()
+    assert controller._process_next_work_item() is False

@@ -1,0 +1,86 @@
+"""The JobTemplate controller, ported from upstream's jobtemplate tests, quirks included."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "jobflow"))  # the shared fakes
+
+from jobflow_fakes import job, job_template, new_fake_job_template_controller
+
+from jobflow_controller.apis import FlowRequest
+from jobflow_controller.jobtemplate import CONTROLLER_NAME
+from jobflow_controller.jobtemplate.controller import get_template_string
+
+
+def test_controller_name_is_upstreams() -> None:
+    assert CONTROLLER_NAME == "jobtemplate-controller"
+
+
+def test_get_template_string() -> None:
+    assert get_template_string("default", "flow") == "default.flow"
+
+
+def test_sync_job_template_records_the_jobs_made_from_it() -> None:
+    controller, clientset, _ = new_fake_job_template_controller()
+    template = job_template("jobtemplate", "test")
+    controller.job_informer.get_indexer().add(job("job1", "test", template="jobtemplate"))
+    controller.sync_job_template(template)
+    write = next(a for a in clientset.api.actions if a.verb == "update_status")
+    assert write.body["status"] == {"jobDependsOnList": ["job1"]}
+
+
+def test_sync_job_template_with_no_jobs_writes_nothing() -> None:
+    controller, clientset, _ = new_fake_job_template_controller()
+    controller.sync_job_template(job_template("jobtemplate", "test"))
+    assert clientset.api.actions == []
+
+
+def test_add_job_template_enqueues_it() -> None:
+    controller, _, _ = new_fake_job_template_controller()
+    controller.add_job_template(job_template("jobtemplate", "test"))
+    assert len(controller.queue) == 1
+
+
+def test_add_job_splits_the_label_into_namespace_and_template() -> None:
+    """Upstream's TestAddJob: the label value "volcano.sh/createdByJobTemplate" splits in two."""
+    controller, _, _ = new_fake_job_template_controller()
+    obj = job("job1", "test")
+    obj["metadata"]["labels"] = {"volcano.sh/createdByJobTemplate": "volcano.sh/createdByJobTemplate"}
+    controller.add_job(obj)
+    item, _ = controller.queue.get()
+    assert item == FlowRequest("volcano", job_template_name="sh/createdByJobTemplate")
+
+
+def test_add_job_keeps_dots_in_the_template_name() -> None:
+    """Deviation: upstream needs exactly two parts and ignores templates named with a dot."""
+    controller, _, _ = new_fake_job_template_controller()
+    obj = job("job1", "ns")
+    obj["metadata"]["labels"] = {"volcano.sh/createdByJobTemplate": "ns.train.v2"}
+    controller.add_job(obj)
+    item, _ = controller.queue.get()
+    assert item == FlowRequest("ns", job_template_name="train.v2")
+
+
+def test_add_job_without_the_label_enqueues_nothing() -> None:
+    controller, _, _ = new_fake_job_template_controller()
+    controller.add_job(job("job1", "ns"))
+    assert len(controller.queue) == 0
+
+
+def test_enqueue_job_template_deduplicates() -> None:
+    controller, _, _ = new_fake_job_template_controller()
+    controller.enqueue_job_template(FlowRequest("ns", job_template_name="a"))
+    controller.enqueue_job_template(FlowRequest("ns", job_template_name="a"))
+    assert len(controller.queue) == 1
+    controller.enqueue_job_template(FlowRequest("ns", job_template_name="b"))
+    assert len(controller.queue) == 2
+
+
+def test_a_dropped_request_has_upstreams_empty_reason_and_leading_space() -> None:
+    controller, _, recorder = new_fake_job_template_controller()
+    controller.max_requeue_num = 0
+    controller.job_template_informer.get_indexer().add(job_template("t", "ns"))
+    controller.handle_err(RuntimeError("boom"), FlowRequest("ns", job_template_name="t"))
+    assert recorder.drain() == ["Warning   JobTemplate failed for boom"]
