@@ -91,8 +91,9 @@ class ResourceListerWatcher:
 
     def _query(self, options: ListOptions) -> dict[str, str | int | bool | None]:
         return {
-            "resourceVersion": options.resource_version,
-            "resourceVersionMatch": options.resource_version_match,
+            # "" and None both mean "no resourceVersion"; "0" is a real value ("any version").
+            "resourceVersion": options.resource_version or None,
+            "resourceVersionMatch": options.resource_version_match or None,
             "labelSelector": options.label_selector or self.label_selector,
             "fieldSelector": options.field_selector or self.field_selector,
         }

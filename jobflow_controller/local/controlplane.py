@@ -324,6 +324,13 @@ class ControlPlane:
             "--disable-admission-plugins=ServiceAccount",
             "--endpoint-reconciler-type=none",
             "--profiling=false",
+            # Lets kube-controller-manager's delegated authentication find a request-header CA in
+            # kube-system/extension-apiserver-authentication instead of logging its absence forever.
+            f"--requestheader-client-ca-file={self.ca_path}",
+            "--requestheader-allowed-names=front-proxy-client",
+            "--requestheader-username-headers=X-Remote-User",
+            "--requestheader-group-headers=X-Remote-Group",
+            "--requestheader-extra-headers-prefix=X-Remote-Extra-",
             *self.apiserver_args,
         ]
         proc = self._process("kube-apiserver", args)

@@ -39,9 +39,10 @@ from jobflow_controller.leaderelection import (
     run_or_die,
 )
 from jobflow_controller.manager import options as opts
-from jobflow_controller.manager.healthz import Check, EndpointServer
+from jobflow_controller.manager.healthz import Check, EndpointServer, split_address
 from jobflow_controller.manager.metrics import RestClientMetrics
 from jobflow_controller.record import EventBroadcaster
+from jobflow_controller.webhook import WebhookServer
 from workqueue import PrometheusMetricsProvider
 
 log = structlog.get_logger("jobflow_controller.manager")
@@ -132,6 +133,21 @@ class Manager:
     def _not_stopping(self) -> str | None:
         return "process is shutting down" if self.stop.is_set() else None
 
+    #: The JobFlow validating webhook, when --enable-webhook; served by every replica, leader or not.
+    webhook: WebhookServer | None = None
+
+    def _start_webhook(self) -> None:
+        o = self.options
+        if not o.enable_webhook:
+            return
+        assert o.tls_cert_file and o.tls_private_key_file  # options.validate requires both
+        try:
+            self.webhook = WebhookServer(split_address(o.webhook_address), o.tls_cert_file, o.tls_private_key_file)
+        except OSError as err:  # ssl.SSLError included: a certificate and key that do not load
+            log.error("cannot serve the webhook", address=o.webhook_address, cert_file=o.tls_cert_file, error=str(err))
+            raise
+        self.webhook.start()
+
     # -- run --------------------------------------------------------------------------------------
     def run_controllers(self, stop: threading.Event) -> None:
         """Run every enabled controller until `stop`, each with its workers; return when all ended."""
@@ -157,6 +173,7 @@ class Manager:
         log.info("starting", version=__version__, controllers=[c.name for c in self.controllers])
         self.factory.start(self.stop)
         self._start_http()
+        self._start_webhook()
         try:
             if o.leader_elect:
                 self._run_with_leader_election()
@@ -225,6 +242,8 @@ class Manager:
         self.broadcaster.shutdown(timeout=5.0)
         for server in self.servers:
             server.stop()
+        if self.webhook is not None:
+            self.webhook.stop()
         self.factory.shutdown()
         self.rest.close()
         log.info("stopped", exit_code=self.exit_code)

@@ -8,6 +8,7 @@ every process's log attached to its report.
 from __future__ import annotations
 
 import contextlib
+import threading
 import uuid
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -17,10 +18,14 @@ import pytest
 from jobflow_controller.kube.clientset import Clientset
 from jobflow_controller.kube.config import build_config
 from jobflow_controller.kube.errors import NotFoundError
+from jobflow_controller.kube.event_sink import KubeEventSink
 from jobflow_controller.kube.resources import NAMESPACES
 from jobflow_controller.kube.rest import RestClient
 from jobflow_controller.local.controlplane import ControlPlane
 from jobflow_controller.local.kubectl import install_crds, kubectl
+from jobflow_controller.local.simulator import COMPONENT as SIMULATOR_COMPONENT
+from jobflow_controller.local.simulator import JobSimulator
+from jobflow_controller.record import EventBroadcaster
 
 
 @pytest.fixture(scope="session")
@@ -76,3 +81,18 @@ def kubectl_run(kubeconfig: Path) -> Callable[..., str]:
         return kubectl(kubeconfig, *args, check=check)
 
     return run
+
+
+@pytest.fixture(scope="session")
+def simulator(clientset: Clientset) -> Iterator[JobSimulator]:
+    """The one Volcano job simulator of the session (two would race on the same Jobs)."""
+    stop = threading.Event()
+    broadcaster = EventBroadcaster()
+    broadcaster.start_recording_to_sink(KubeEventSink.from_rest_client(clientset.rest))
+    sim = JobSimulator(clientset, recorder=broadcaster.new_recorder(SIMULATOR_COMPONENT))
+    thread = threading.Thread(target=sim.run, args=(stop,), name="job-simulator", daemon=True)
+    thread.start()
+    yield sim
+    stop.set()
+    thread.join(timeout=10)
+    broadcaster.shutdown(timeout=5)

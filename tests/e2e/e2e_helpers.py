@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Callable
 from typing import Any
@@ -17,3 +18,59 @@ def wait_for(predicate: Callable[[], Any], timeout: float = 30.0, interval: floa
             return last
         time.sleep(interval)
     raise AssertionError(f"timed out after {timeout}s waiting for {what or predicate}; last value: {last!r}")
+
+
+class RunningManager:
+    """A controller manager running in this process (in a thread) against the test control plane."""
+
+    def __init__(self, kubeconfig: str, **overrides: Any) -> None:
+        from jobflow_controller.manager.options import Options
+        from jobflow_controller.manager.server import Manager
+
+        options = Options(kubeconfig=kubeconfig, leader_elect=False, graceful_shutdown_timeout=5.0)
+        for key, value in overrides.items():
+            setattr(options, key, value)
+        self.manager = Manager(options)
+        self.exit_code: int | None = None
+        self._thread = threading.Thread(target=self._run, name="manager", daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        self.exit_code = self.manager.run()
+
+    def stop(self, timeout: float = 30.0) -> None:
+        self.manager.stop.set()
+        self._thread.join(timeout)
+        assert not self._thread.is_alive(), "the manager did not stop"
+
+
+class EventLog:
+    """Every watch event of one resource in one namespace, in the API server's order."""
+
+    def __init__(self, list_watcher: Any) -> None:
+        from informers import ResourceEventHandlerFuncs, SharedIndexInformer
+
+        self.events: list[tuple[str, dict[str, Any]]] = []
+        self._lock = threading.Lock()
+        self._stop = threading.Event()
+        self.informer = SharedIndexInformer(list_watcher)
+        self.informer.add_event_handler(
+            ResourceEventHandlerFuncs(
+                add_func=lambda obj, *_: self._record("ADDED", obj),
+                update_func=lambda old, new: self._record("MODIFIED", new),
+                delete_func=lambda obj: self._record("DELETED", obj),
+            )
+        )
+        threading.Thread(target=self.informer.run, args=(self._stop,), daemon=True).start()
+        wait_for(self.informer.has_synced, what="the event log's informer to sync")
+
+    def _record(self, kind: str, obj: Any) -> None:
+        with self._lock:
+            self.events.append((kind, obj))
+
+    def snapshot(self) -> list[tuple[str, dict[str, Any]]]:
+        with self._lock:
+            return list(self.events)
+
+    def close(self) -> None:
+        self._stop.set()

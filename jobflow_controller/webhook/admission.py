@@ -1,0 +1,186 @@
+"""``AdmitJobFlows``: the answer to one ``admission.k8s.io/v1`` AdmissionReview about a JobFlow.
+
+Upstream (``pkg/webhooks/admission/jobflows/validate`` and ``pkg/webhooks/util``) splits the work in
+two, and so does this module:
+
+* ``decode_review`` is the HTTP half (``util.ServeAdmission``): a body that is not JSON, not an
+  ``admission.k8s.io/v1`` AdmissionReview, or has no request is not a review at all, and is answered
+  with an HTTP error (``ReviewError``), as upstream answers it, never with ``allowed``;
+* ``admit_job_flows`` is the admission half: a well-formed review always gets an AdmissionResponse,
+  denying a wrong resource or operation with upstream's messages, and a JobFlow whose flows break a
+  rule of ``jobflow_controller.validation`` with that package's message.
+
+Everything here is a pure function of the request's JSON, so the tests can feed it real reviews.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, Final
+
+from jobflow_controller.validation import validation_message
+
+__all__ = [
+    "ADMISSION_API_VERSION",
+    "ADMISSION_REVIEW_KIND",
+    "JOB_FLOW_RESOURCE",
+    "OPERATION_NOT_CREATE_OR_UPDATE",
+    "RESOURCE_NOT_JOB_FLOWS",
+    "GroupVersionResource",
+    "ReviewError",
+    "admit_job_flows",
+    "decode_review",
+    "review_response",
+]
+
+ADMISSION_API_VERSION: Final = "admission.k8s.io/v1"
+ADMISSION_REVIEW_KIND: Final = "AdmissionReview"
+#: The media type the API server sends and upstream insists on (``expect application/json``).
+JSON_MEDIA_TYPE: Final = "application/json"
+
+
+@dataclass(frozen=True)
+class GroupVersionResource:
+    """``metav1.GroupVersionResource``; ``str()`` is how Go's ``%s`` prints the struct value."""
+
+    group: str
+    version: str
+    resource: str
+
+    def __str__(self) -> str:
+        # Go's String() has a pointer receiver, so upstream's ``fmt.Errorf("%s", gvr)`` on a value
+        # prints the struct's fields: ``{flow.volcano.sh v1alpha1 jobflows}``.
+        return f"{{{self.group} {self.version} {self.resource}}}"
+
+
+JOB_FLOW_RESOURCE: Final = GroupVersionResource("flow.volcano.sh", "v1alpha1", "jobflows")
+
+#: Upstream's ``OperationNotCreateOrUpdate``.
+OPERATION_NOT_CREATE_OR_UPDATE: Final = "expect operation to be 'CREATE' or 'UPDATE'"
+#: Upstream's ``fmt.Errorf("expect resource to be %s", jobFlowResource)``.
+RESOURCE_NOT_JOB_FLOWS: Final = f"expect resource to be {JOB_FLOW_RESOURCE}"
+#: Upstream passes the JobFlow decoder's error through; ours names what was expected.
+OBJECT_NOT_JOB_FLOW: Final = "expect request.object to be a JobFlow object"
+
+_VALIDATED_OPERATIONS: Final = frozenset({"CREATE", "UPDATE"})
+#: The HTTP code put in a denial's status. The API server raises anything below 400 to 400 and
+#: fills ``status: Failure`` itself; no ``reason`` is set (as upstream), because kubectl prints an
+#: ``Invalid`` error without details as a bare "The request is invalid", hiding the message.
+DENIED_CODE: Final = 400
+
+
+class ReviewError(Exception):
+    """A request body that is not an AdmissionReview: answered with ``code`` and ``message`` as text."""
+
+    def __init__(self, code: int, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+
+
+def decode_review(body: bytes, content_type: str | None) -> Mapping[str, Any]:
+    """The AdmissionReview in ``body``, or ``ReviewError`` saying why the body is not one.
+
+    The messages are upstream's (``contentType=..., expect application/json``, ``Request could not
+    be decoded: ...``, ``Unsupported group version kind: ...``) with Python's reasons after the colon.
+    A media-type parameter such as ``; charset=utf-8`` is accepted.
+    """
+    media_type = (content_type or "").split(";", 1)[0].strip().lower()
+    if media_type != JSON_MEDIA_TYPE:
+        raise ReviewError(415, f"contentType={content_type or ''}, expect {JSON_MEDIA_TYPE}")
+    try:
+        review = json.loads(body)
+    except (UnicodeDecodeError, json.JSONDecodeError) as err:
+        raise ReviewError(400, f"Request could not be decoded: {err}") from None
+    if not isinstance(review, dict):
+        raise ReviewError(400, f"Request could not be decoded: expected a JSON object, got {_json_type(review)}")
+    api_version, kind = review.get("apiVersion"), review.get("kind")
+    if api_version != ADMISSION_API_VERSION or kind != ADMISSION_REVIEW_KIND:
+        raise ReviewError(400, f"Unsupported group version kind: {_group_version_kind(api_version, kind)}")
+    request = review.get("request")
+    if not isinstance(request, dict):
+        raise ReviewError(400, "Request could not be decoded: the AdmissionReview has no request")
+    if not isinstance(request.get("uid"), str) or not request["uid"]:
+        raise ReviewError(400, "Request could not be decoded: the AdmissionReview's request has no uid")
+    return review
+
+
+def admit_job_flows(request: Mapping[str, Any]) -> dict[str, Any]:
+    """The AdmissionResponse (without ``uid``) for one AdmissionRequest about a JobFlow.
+
+    Upstream's order: the resource first, then the operation, then the flows. (Upstream decodes the
+    object before looking at the operation, so a DELETE, which has no object, would get a decode
+    error; here it gets the operation message. The registered rules never send one.) UPDATE is
+    validated exactly like CREATE; the old object is not consulted.
+    """
+    if _resource(request.get("resource")) != JOB_FLOW_RESOURCE:
+        return denied(RESOURCE_NOT_JOB_FLOWS)
+    if request.get("operation") not in _VALIDATED_OPERATIONS:
+        return denied(OPERATION_NOT_CREATE_OR_UPDATE)
+    job_flow = request.get("object")
+    if not isinstance(job_flow, Mapping):
+        return denied(OBJECT_NOT_JOB_FLOW)
+    message = validation_message(_with_request_identity(job_flow, request))
+    if message is not None:
+        return denied(message.strip())
+    return {"allowed": True}
+
+
+def denied(message: str) -> dict[str, Any]:
+    """A refusal carrying ``message``, as ``util.ToAdmissionResponse`` builds it."""
+    return {"allowed": False, "status": {"status": "Failure", "message": message, "code": DENIED_CODE}}
+
+
+def review_response(review: Mapping[str, Any]) -> dict[str, Any]:
+    """The AdmissionReview sent back for a decoded ``review``: same version, the request's ``uid``."""
+    request: Mapping[str, Any] = review["request"]
+    response = {"uid": request["uid"], **admit_job_flows(request)}
+    return {"apiVersion": ADMISSION_API_VERSION, "kind": ADMISSION_REVIEW_KIND, "response": response}
+
+
+def _with_request_identity(job_flow: Mapping[str, Any], request: Mapping[str, Any]) -> Mapping[str, Any]:
+    """``job_flow`` with the request's name and namespace where its metadata lacks them.
+
+    The API server sets both before validating admission runs (a generated name included), so this
+    only matters for hand-made reviews; it keeps the name rules from being skipped silently.
+    """
+    metadata = job_flow.get("metadata")
+    metadata = metadata if isinstance(metadata, Mapping) else {}
+    filled = dict(metadata)
+    for key in ("name", "namespace"):
+        value = request.get(key)
+        if not filled.get(key) and isinstance(value, str) and value:
+            filled[key] = value
+    if filled == metadata:
+        return job_flow
+    return {**job_flow, "metadata": filled}
+
+
+def _resource(value: object) -> GroupVersionResource | None:
+    if not isinstance(value, Mapping):
+        return None
+    group, version, resource = value.get("group", ""), value.get("version", ""), value.get("resource", "")
+    if not all(isinstance(part, str) for part in (group, version, resource)):
+        return None
+    return GroupVersionResource(group, version, resource)
+
+
+def _group_version_kind(api_version: object, kind: object) -> str:
+    # Go's GroupVersionKind.String(): "group/version, Kind=kind" ("/v1, Kind=..." for the core group).
+    version = api_version if isinstance(api_version, str) else ""
+    group, _, version = version.rpartition("/")
+    return f"{group}/{version}, Kind={kind if isinstance(kind, str) else ''}"
+
+
+def _json_type(value: object) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, int | float):
+        return "a number"
+    if isinstance(value, str):
+        return "a string"
+    return "an array"

@@ -1,0 +1,168 @@
+"""The JobFlow controller against a real API server, with the simulator standing in for Volcano."""
+
+from __future__ import annotations
+
+import datetime
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from e2e_helpers import EventLog, RunningManager, wait_for
+from jobflows import chain, create_all, events_of, examples, flow, job_names, phase_of, template
+
+from jobflow_controller.apis.timeutil import parse_duration, parse_time
+from jobflow_controller.kube.clientset import Clientset
+from jobflow_controller.local.simulator import JobSimulator
+
+
+@pytest.fixture(scope="module")
+def controller(kubeconfig: Path, simulator: JobSimulator) -> Iterator[RunningManager]:
+    running = RunningManager(str(kubeconfig), worker_threads=3)
+    yield running
+    running.stop()
+
+
+def _succeeded(clientset: Clientset, namespace: str, *names: str) -> bool:
+    return all(phase_of(clientset, namespace, n) == "Succeed" for n in names)
+
+
+def test_both_example_pipelines_succeed(controller: RunningManager, clientset: Clientset, namespace: str) -> None:
+    create_all(clientset, examples(namespace))
+    wait_for(lambda: _succeeded(clientset, namespace, "ml-pipeline", "parallel-pipeline"), 60, what="both Succeed")
+    # retain keeps the chain's Jobs; delete removes the diamond's once it has Succeeded.
+    wait_for(lambda: not [n for n in job_names(clientset, namespace) if n.startswith("parallel-")], 30)
+    assert job_names(clientset, namespace) == [
+        "ml-pipeline-data-preprocess",
+        "ml-pipeline-model-evaluation",
+        "ml-pipeline-model-training",
+    ]
+    metrics = controller.manager.controllers[0].metrics
+    assert metrics.succeed_count(namespace) == 2
+    assert metrics.failed_count(namespace) == 0
+
+
+def test_no_job_is_created_before_all_its_targets_completed(
+    controller: RunningManager, clientset: Clientset, namespace: str
+) -> None:
+    log = EventLog(clientset.jobs(namespace).lister_watcher())
+    try:
+        create_all(clientset, examples(namespace))
+        wait_for(lambda: _succeeded(clientset, namespace, "ml-pipeline", "parallel-pipeline"), 60)
+        docs = {d["metadata"]["name"]: d for d in examples(namespace) if d["kind"] == "JobFlow"}
+        completed: set[str] = set()
+        created: list[str] = []
+        for kind, job in log.snapshot():
+            name = job["metadata"]["name"]
+            if kind == "ADDED":
+                owner = job["metadata"]["ownerReferences"][0]["name"]
+                flow_name = name.removeprefix(f"{owner}-")
+                spec_flow = next(f for f in docs[owner]["spec"]["flows"] if f["name"] == flow_name)
+                targets = (spec_flow.get("dependsOn") or {}).get("targets") or []
+                missing = [t for t in targets if f"{owner}-{t}" not in completed]
+                assert not missing, f"{name} was created before {missing} completed"
+                created.append(name)
+            if ((job.get("status") or {}).get("state") or {}).get("phase") == "Completed":
+                completed.add(name)
+        assert len(created) == len(set(created)) == 8
+    finally:
+        log.close()
+
+
+def test_status_is_what_upstream_computes(controller: RunningManager, clientset: Clientset, namespace: str) -> None:
+    create_all(clientset, [template(n, namespace) for n in ("a", "b", "c")])
+    create_all(clientset, [flow("chain", namespace, chain("a", "b", "c"))])
+    wait_for(lambda: _succeeded(clientset, namespace, "chain"), 60)
+    status = clientset.job_flows(namespace).get("chain")["status"]
+    jobs = {j["metadata"]["name"]: j for j in clientset.jobs(namespace).list()}
+    assert sorted(status["completedJobs"]) == sorted(jobs) == ["chain-a", "chain-b", "chain-c"]
+    for key in ("pendingJobs", "runningJobs", "failedJobs", "terminatedJobs", "unKnowJobs"):
+        assert key not in status
+    assert status["state"] == {"phase": "Succeed"}
+    for name, job in jobs.items():
+        created = job["metadata"]["creationTimestamp"]
+        duration = job["status"]["runningDuration"]
+        assert status["conditions"][name] == {
+            "phase": "Completed",
+            "createTime": created,
+            "runningDuration": duration,
+            "taskStatusCount": job["status"]["taskStatusCount"],
+        }
+    entries = {e["name"]: e for e in status["jobStatusList"]}
+    assert sorted(entries) == sorted(jobs)
+    for name, entry in entries.items():
+        job = jobs[name]
+        created = job["metadata"]["creationTimestamp"]
+        end = parse_time(created) + datetime.timedelta(seconds=parse_duration(job["status"]["runningDuration"]))
+        assert entry["state"] == "Completed"
+        assert entry["startTimestamp"] == created
+        assert entry["endTimestamp"] == end.strftime("%Y-%m-%dT%H:%M:%SZ")
+        states = [h["state"] for h in entry["runningHistories"]]
+        assert states[-1] == "Completed"
+        assert all(s in ("Pending", "Running", "Completed") for s in states) and len(states) == len(set(states))
+        histories = entry["runningHistories"]
+        for before, after in zip(histories, histories[1:], strict=False):
+            assert before["endTimestamp"] == after["startTimestamp"]
+        assert "endTimestamp" not in histories[-1]
+
+
+def test_kubectl_describe_shows_the_created_events(
+    controller: RunningManager,
+    clientset: Clientset,
+    namespace: str,
+    kubectl_run,  # type: ignore[no-untyped-def]
+) -> None:
+    create_all(clientset, [template(n, namespace) for n in ("a", "b")])
+    create_all(clientset, [flow("described", namespace, chain("a", "b"))])
+    wait_for(lambda: _succeeded(clientset, namespace, "described"), 60)
+    wait_for(lambda: len(events_of(clientset, namespace, "described")) == 2, 15, what="two Created events")
+    out = kubectl_run("describe", "jf", "described", "-n", namespace)
+    assert "create a job named described-a!" in out
+    assert "create a job named described-b!" in out
+    assert "vc-controller-manager" in out
+    assert sorted(events_of(clientset, namespace, "described")) == [
+        ("Normal", "Created", "create a job named described-a!", 1),
+        ("Normal", "Created", "create a job named described-b!", 1),
+    ]
+
+
+@pytest.mark.parametrize("ending", ["Failed", "Terminated"])
+def test_a_failing_job_fails_the_flow_and_its_dependents_are_never_created(
+    controller: RunningManager, clientset: Clientset, namespace: str, ending: str
+) -> None:
+    create_all(clientset, [template("a", namespace, f"Pending:0.2s,Running:0.3s,{ending}"), template("b", namespace)])
+    create_all(clientset, [flow("doomed", namespace, chain("a", "b"))])
+    wait_for(lambda: phase_of(clientset, namespace, "doomed") == "Failed", 60)
+    status = clientset.job_flows(namespace).get("doomed")["status"]
+    assert status[f"{ending.lower()}Jobs"] == ["doomed-a"]
+    assert job_names(clientset, namespace) == ["doomed-a"]
+    metrics = controller.manager.controllers[0].metrics
+    assert metrics.failed_count(namespace) == 1
+    assert metrics.succeed_count(namespace) == 0
+
+
+def test_a_cycle_that_passes_the_crd_rules_gets_one_warning_and_no_jobs(
+    controller: RunningManager, clientset: Clientset, namespace: str
+) -> None:
+    create_all(clientset, [template("a", namespace), template("b", namespace)])
+    cyclic = [{"name": "a", "dependsOn": {"targets": ["b"]}}, {"name": "b", "dependsOn": {"targets": ["a"]}}]
+    create_all(clientset, [flow("cyclic", namespace, cyclic)])
+    wait_for(lambda: events_of(clientset, namespace, "cyclic"), 30, what="the Warning event")
+    assert events_of(clientset, namespace, "cyclic") == [("Warning", "InvalidJobFlow", "jobflow Flow is not DAG", 1)]
+    assert job_names(clientset, namespace) == []
+
+
+def test_a_deleted_job_is_recreated_at_once(controller: RunningManager, clientset: Clientset, namespace: str) -> None:
+    """Upstream re-creates it too, but only on some later event; the Job delete handler is ours."""
+    create_all(clientset, [template("a", namespace, "Pending:30s,Completed"), template("b", namespace)])
+    create_all(clientset, [flow("recreate", namespace, chain("a", "b"))])
+    wait_for(lambda: job_names(clientset, namespace) == ["recreate-a"], 30)
+    first_uid = clientset.jobs(namespace).get("recreate-a")["metadata"]["uid"]
+    clientset.jobs(namespace).delete("recreate-a")
+
+    def recreated() -> bool:
+        try:
+            return clientset.jobs(namespace).get("recreate-a")["metadata"]["uid"] != first_uid
+        except Exception:  # noqa: BLE001 - not there yet
+            return False
+
+    wait_for(recreated, 30, what="recreate-a to be created again")

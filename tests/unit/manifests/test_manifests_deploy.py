@@ -1,0 +1,454 @@
+"""The deployment manifests: every manifest valid for Kubernetes 1.37, RBAC exactly what the controllers
+call, the Deployment hardened and probed as specified, the kustomization complete, and the Dockerfile in
+agreement with the Deployment."""
+
+from __future__ import annotations
+
+import re
+import shlex
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import kubernetes_validate
+import pytest
+import yaml
+
+from jobflow_controller import __version__
+from jobflow_controller.local.kubectl import kubectl_path
+from jobflow_controller.manager import options as opts
+
+ROOT = Path(__file__).resolve().parents[3]
+MANIFESTS = ROOT / "manifests"
+CRD_DIR = MANIFESTS / "crds"
+DOCKERFILE = ROOT / "Dockerfile"
+DOCKERIGNORE = ROOT / ".dockerignore"
+KUBERNETES_VERSION = "1.37"
+NAMESPACE = "volcano-system"
+NAME = "jobflow-controller"
+UID = 65532
+HEALTHZ_PORT = 11251
+METRICS_PORT = 8081
+#: How long the manager's shutdown gives the event broadcaster to flush (Manager._shutdown).
+EVENT_FLUSH_SECONDS = 5.0
+
+#: Kinds kubernetes-validate knows nothing of: the custom resources whose CRDs are in manifests/crds.
+#: They are checked against their own CRD schemas in test_manifests_crds.py.
+CUSTOM_RESOURCE_KINDS = frozenset(
+    {
+        ("flow.volcano.sh/v1alpha1", "JobFlow"),
+        ("flow.volcano.sh/v1alpha1", "JobTemplate"),
+        ("batch.volcano.sh/v1alpha1", "Job"),
+    }
+)
+
+# libyaml's loader when present: the CRDs are a quarter of a megabyte each.
+LOADER: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+Grant = tuple[str, str, str, str | None]  # (apiGroup, resource, verb, resourceName or None)
+
+#: What the controllers call, cluster-wide: informers list and watch, status updates, Job create and
+#: delete (jobRetainPolicy: delete), the owner's finalizers for blockOwnerDeletion, events.
+EXPECTED_CLUSTER_GRANTS: frozenset[Grant] = frozenset(
+    {
+        ("flow.volcano.sh", "jobflows", "list", None),
+        ("flow.volcano.sh", "jobflows", "watch", None),
+        ("flow.volcano.sh", "jobtemplates", "list", None),
+        ("flow.volcano.sh", "jobtemplates", "watch", None),
+        ("flow.volcano.sh", "jobflows/status", "update", None),
+        ("flow.volcano.sh", "jobtemplates/status", "update", None),
+        ("flow.volcano.sh", "jobflows/finalizers", "update", None),
+        ("batch.volcano.sh", "jobs", "list", None),
+        ("batch.volcano.sh", "jobs", "watch", None),
+        ("batch.volcano.sh", "jobs", "create", None),
+        ("batch.volcano.sh", "jobs", "delete", None),
+        ("", "events", "create", None),
+        ("", "events", "patch", None),
+    }
+)
+
+#: Leader election, in the Lease's namespace: get and update of the one Lease, create of any (RBAC
+#: cannot restrict a create by name).
+EXPECTED_LEASE_GRANTS: frozenset[Grant] = frozenset(
+    {
+        ("coordination.k8s.io", "leases", "get", NAME),
+        ("coordination.k8s.io", "leases", "update", NAME),
+        ("coordination.k8s.io", "leases", "create", None),
+    }
+)
+
+
+def is_kustomization(path: Path) -> bool:
+    return path.name in ("kustomization.yaml", "kustomization.yml", "Kustomization")
+
+
+def load_documents(path: Path) -> list[dict[str, Any]]:
+    return [d for d in yaml.load_all(path.read_text(encoding="utf-8"), Loader=LOADER) if d]
+
+
+def manifest_files() -> list[Path]:
+    """Every Kubernetes manifest under manifests/, in every subdirectory, kustomizations aside."""
+    paths = [*MANIFESTS.rglob("*.yaml"), *MANIFESTS.rglob("*.yml")]
+    return sorted(p for p in paths if not is_kustomization(p))
+
+
+def all_documents() -> list[tuple[str, dict[str, Any]]]:
+    return [
+        (f"{path.relative_to(MANIFESTS)}:{doc['kind']}/{doc['metadata']['name']}", doc)
+        for path in manifest_files()
+        for doc in load_documents(path)
+    ]
+
+
+ALL_DOCUMENTS = all_documents()
+#: The deployment's own objects: the top-level files of manifests/ (not crds/, examples/, webhook/).
+DEPLOY_DOCUMENTS = [
+    doc for path in sorted(MANIFESTS.glob("*.yaml")) if not is_kustomization(path) for doc in load_documents(path)
+]
+
+
+def the(kind: str, name: str) -> dict[str, Any]:
+    (found,) = [d for d in DEPLOY_DOCUMENTS if d["kind"] == kind and d["metadata"]["name"] == name]
+    return found
+
+
+DEPLOYMENT = the("Deployment", NAME)
+POD = DEPLOYMENT["spec"]["template"]
+(CONTAINER,) = POD["spec"]["containers"]
+CLUSTER_ROLE = the("ClusterRole", NAME)
+LEASE_ROLE = the("Role", f"{NAME}-leader-election")
+SERVICE = the("Service", f"{NAME}-metrics")
+
+
+def grants(rules: list[dict[str, Any]]) -> set[Grant]:
+    """Flatten RBAC rules into one (group, resource, verb, resourceName) tuple per permission."""
+    return {
+        (group, resource, verb, resource_name)
+        for rule in rules
+        for group in rule["apiGroups"]
+        for resource in rule["resources"]
+        for verb in rule["verbs"]
+        for resource_name in rule.get("resourceNames") or [None]
+    }
+
+
+def container_port(name_or_number: str | int) -> int:
+    if isinstance(name_or_number, int):
+        return name_or_number
+    (port,) = [p["containerPort"] for p in CONTAINER["ports"] if p["name"] == name_or_number]
+    return int(port)
+
+
+def deployment_options() -> opts.Options:
+    options, version_requested = opts.parse(list(CONTAINER["args"]))
+    assert not version_requested
+    return options
+
+
+# --- every manifest is valid --------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "document",
+    [
+        pytest.param(doc, id=doc_id)
+        for doc_id, doc in ALL_DOCUMENTS
+        if (doc["apiVersion"], doc["kind"]) not in CUSTOM_RESOURCE_KINDS
+    ],
+)
+def test_manifest_passes_kubernetes_validate_strict_for_1_37(document: dict[str, Any]) -> None:
+    assert kubernetes_validate.validate(document, KUBERNETES_VERSION, strict=True) == KUBERNETES_VERSION
+
+
+def test_kinds_left_to_their_own_schemas_are_exactly_the_crds_kinds() -> None:
+    crd_kinds = {
+        (f"{crd['spec']['group']}/{version['name']}", crd["spec"]["names"]["kind"])
+        for path in sorted(CRD_DIR.glob("*.yaml"))
+        if not is_kustomization(path)
+        for crd in load_documents(path)
+        for version in crd["spec"]["versions"]
+    }
+    assert crd_kinds == CUSTOM_RESOURCE_KINDS
+
+
+def test_every_namespaced_deploy_object_is_in_volcano_system() -> None:
+    cluster_scoped = {"Namespace", "ClusterRole", "ClusterRoleBinding"}
+    namespaces = {d["metadata"].get("namespace") for d in DEPLOY_DOCUMENTS if d["kind"] not in cluster_scoped}
+    assert namespaces == {NAMESPACE}
+
+
+def test_cluster_scoped_deploy_objects_have_no_namespace() -> None:
+    cluster_scoped = [d for d in DEPLOY_DOCUMENTS if d["kind"] in {"Namespace", "ClusterRole", "ClusterRoleBinding"}]
+    assert len(cluster_scoped) == 3
+    assert all("namespace" not in d["metadata"] for d in cluster_scoped)
+
+
+# --- RBAC -----------------------------------------------------------------------------------------
+
+
+def test_cluster_role_grants_exactly_what_the_controllers_use() -> None:
+    assert grants(CLUSTER_ROLE["rules"]) == EXPECTED_CLUSTER_GRANTS
+
+
+def test_cluster_role_rules_hold_nothing_but_groups_resources_and_verbs() -> None:
+    assert "aggregationRule" not in CLUSTER_ROLE
+    assert all(set(rule) == {"apiGroups", "resources", "verbs"} for rule in CLUSTER_ROLE["rules"])
+
+
+def test_cluster_role_grants_the_finalizers_of_jobflows_not_upstreams_jobs_finalizers() -> None:
+    finalizers = {(g, r) for g, r, _v, _n in grants(CLUSTER_ROLE["rules"]) if r.endswith("/finalizers")}
+    assert finalizers == {("flow.volcano.sh", "jobflows/finalizers")}
+
+
+def test_lease_role_grants_get_and_update_of_one_lease_and_create() -> None:
+    assert grants(LEASE_ROLE["rules"]) == EXPECTED_LEASE_GRANTS
+
+
+def test_lease_role_create_rule_has_no_resource_names_as_rbac_cannot_match_them() -> None:
+    (create_rule,) = [rule for rule in LEASE_ROLE["rules"] if "create" in rule["verbs"]]
+    assert create_rule["verbs"] == ["create"]
+    assert "resourceNames" not in create_rule
+
+
+def test_lease_role_is_for_the_controllers_default_lease() -> None:
+    defaults = opts.Options()
+    names = {n for _g, _r, verb, n in grants(LEASE_ROLE["rules"]) if verb != "create"}
+    assert names == {defaults.leader_elect_resource_name}
+    assert LEASE_ROLE["metadata"]["namespace"] == defaults.leader_elect_resource_namespace
+
+
+def test_deployment_elects_its_leader_on_the_lease_the_role_grants() -> None:
+    options = deployment_options()
+    lease_names = {n for _g, _r, verb, n in grants(LEASE_ROLE["rules"]) if verb != "create"}
+    assert lease_names == {options.leader_elect_resource_name}
+    assert options.leader_elect_resource_namespace == LEASE_ROLE["metadata"]["namespace"]
+
+
+@pytest.mark.parametrize(
+    ("kind", "name", "role_kind", "role_name"),
+    [
+        ("ClusterRoleBinding", NAME, "ClusterRole", NAME),
+        ("RoleBinding", f"{NAME}-leader-election", "Role", f"{NAME}-leader-election"),
+    ],
+)
+def test_binding_grants_its_role_to_the_service_account(kind: str, name: str, role_kind: str, role_name: str) -> None:
+    binding = the(kind, name)
+    assert binding["roleRef"] == {"apiGroup": "rbac.authorization.k8s.io", "kind": role_kind, "name": role_name}
+    assert binding["subjects"] == [{"kind": "ServiceAccount", "name": NAME, "namespace": NAMESPACE}]
+    the(role_kind, role_name)
+
+
+def test_service_account_exists_where_the_bindings_name_it() -> None:
+    assert the("ServiceAccount", NAME)["metadata"]["namespace"] == NAMESPACE
+
+
+# --- Deployment -----------------------------------------------------------------------------------
+
+
+def test_deployment_runs_two_replicas() -> None:
+    assert DEPLOYMENT["metadata"]["namespace"] == NAMESPACE
+    assert DEPLOYMENT["spec"]["replicas"] == 2
+
+
+def test_deployment_runs_the_image_of_this_version() -> None:
+    assert CONTAINER["image"] == f"jobflow-controller:{__version__}" == "jobflow-controller:0.1.0"
+
+
+def test_deployment_runs_as_the_service_account() -> None:
+    assert POD["spec"]["serviceAccountName"] == NAME
+
+
+def test_deployment_selector_matches_its_pod_labels() -> None:
+    selector = DEPLOYMENT["spec"]["selector"]["matchLabels"]
+    assert selector.items() <= POD["metadata"]["labels"].items()
+
+
+def test_deployment_passes_the_specified_flags() -> None:
+    assert CONTAINER["args"] == [
+        "--leader-elect=true",
+        "--leader-elect-resource-namespace=volcano-system",
+        "--enable-healthz=true",
+        "--healthz-address=:11251",
+        "--enable-metrics=true",
+        "--listen-address=:8081",
+    ]
+    assert "command" not in CONTAINER  # the image's ENTRYPOINT runs them
+
+
+def test_deployment_flags_are_accepted_by_the_controller() -> None:
+    options = deployment_options()
+    assert (options.leader_elect, options.enable_healthz, options.enable_metrics) == (True, True, True)
+    assert (options.healthz_address, options.listen_address) == (f":{HEALTHZ_PORT}", f":{METRICS_PORT}")
+
+
+def test_pod_runs_as_a_fixed_non_root_user_with_the_runtime_default_seccomp_profile() -> None:
+    assert POD["spec"]["securityContext"] == {
+        "runAsNonRoot": True,
+        "runAsUser": UID,
+        "runAsGroup": UID,
+        "seccompProfile": {"type": "RuntimeDefault"},
+    }
+
+
+def test_container_security_context_is_locked_down() -> None:
+    assert CONTAINER["securityContext"] == {
+        "runAsNonRoot": True,
+        "runAsUser": UID,
+        "runAsGroup": UID,
+        "readOnlyRootFilesystem": True,
+        "allowPrivilegeEscalation": False,
+        "capabilities": {"drop": ["ALL"]},
+        "seccompProfile": {"type": "RuntimeDefault"},
+    }
+
+
+def test_only_tmp_is_writable_and_it_is_a_small_empty_dir() -> None:
+    assert CONTAINER["volumeMounts"] == [{"name": "tmp", "mountPath": "/tmp"}]
+    assert POD["spec"]["volumes"] == [{"name": "tmp", "emptyDir": {"medium": "Memory", "sizeLimit": "16Mi"}}]
+
+
+def test_liveness_probe_gets_healthz_on_port_11251() -> None:
+    probe = CONTAINER["livenessProbe"]["httpGet"]
+    assert (probe["path"], container_port(probe["port"])) == ("/healthz", HEALTHZ_PORT)
+
+
+def test_readiness_probe_gets_readyz_on_port_11251() -> None:
+    probe = CONTAINER["readinessProbe"]["httpGet"]
+    assert (probe["path"], container_port(probe["port"])) == ("/readyz", HEALTHZ_PORT)
+
+
+def test_container_ports_are_named_metrics_and_healthz() -> None:
+    assert CONTAINER["ports"] == [
+        {"name": "metrics", "containerPort": METRICS_PORT, "protocol": "TCP"},
+        {"name": "healthz", "containerPort": HEALTHZ_PORT, "protocol": "TCP"},
+    ]
+
+
+def test_container_has_cpu_and_memory_requests_and_limits() -> None:
+    resources = CONTAINER["resources"]
+    assert set(resources) == {"requests", "limits"}
+    assert set(resources["requests"]) == set(resources["limits"]) == {"cpu", "memory"}
+
+
+def test_termination_grace_period_outlasts_the_controllers_shutdown() -> None:
+    options = deployment_options()
+    shutdown = options.graceful_shutdown_timeout + options.leader_elect_renew_deadline + EVENT_FLUSH_SECONDS
+    assert POD["spec"]["terminationGracePeriodSeconds"] > shutdown > options.graceful_shutdown_timeout
+
+
+# --- Service --------------------------------------------------------------------------------------
+
+
+def test_metrics_service_selects_the_deployments_pods() -> None:
+    assert SERVICE["spec"]["selector"] == DEPLOYMENT["spec"]["selector"]["matchLabels"]
+
+
+def test_metrics_service_exposes_the_containers_metrics_port_by_name() -> None:
+    assert SERVICE["spec"]["ports"] == [
+        {"name": "metrics", "port": METRICS_PORT, "targetPort": "metrics", "protocol": "TCP"}
+    ]
+
+
+def test_metrics_service_is_annotated_for_prometheus_as_upstreams() -> None:
+    annotations = SERVICE["metadata"]["annotations"]
+    assert annotations["prometheus.io/port"] == str(METRICS_PORT)
+    assert annotations["prometheus.io/scrape"] == "true"
+    assert annotations["prometheus.io/path"] == "/metrics"
+
+
+# --- kustomization --------------------------------------------------------------------------------
+
+KUSTOMIZATION = yaml.safe_load((MANIFESTS / "kustomization.yaml").read_text(encoding="utf-8"))
+
+
+def test_kustomization_lists_only_paths_that_exist() -> None:
+    missing = [entry for entry in KUSTOMIZATION["resources"] if not (MANIFESTS / entry).exists()]
+    assert missing == []
+
+
+def test_kustomization_lists_every_top_level_manifest_and_the_crds() -> None:
+    top_level = {p.name for p in MANIFESTS.glob("*.yaml") if not is_kustomization(p)}
+    assert set(KUSTOMIZATION["resources"]) == {*top_level, "crds"}
+
+
+def test_kustomization_leaves_out_the_examples_and_the_webhook() -> None:
+    assert not {"examples", "webhook"} & {Path(entry).parts[0] for entry in KUSTOMIZATION["resources"]}
+
+
+def test_kustomize_build_renders_the_deploy_objects_and_the_crds() -> None:
+    out = subprocess.run(
+        [kubectl_path(), "kustomize", str(MANIFESTS)], capture_output=True, text=True, check=True, timeout=60
+    ).stdout
+    rendered = sorted((d["kind"], d["metadata"]["name"]) for d in yaml.load_all(out, Loader=LOADER) if d)
+    crds = [
+        ("CustomResourceDefinition", crd["metadata"]["name"])
+        for path in CRD_DIR.glob("*.yaml")
+        if not is_kustomization(path)
+        for crd in load_documents(path)
+    ]
+    expected = sorted([(d["kind"], d["metadata"]["name"]) for d in DEPLOY_DOCUMENTS] + crds)
+    assert rendered == expected
+
+
+# --- Dockerfile -----------------------------------------------------------------------------------
+
+DOCKERFILE_TEXT = DOCKERFILE.read_text(encoding="utf-8")
+
+
+def instructions(text: str) -> list[tuple[str, str]]:
+    """The Dockerfile's instructions as (KEYWORD, arguments), continuations joined, comments dropped."""
+    joined = re.sub(r"\\\n", " ", "\n".join(line for line in text.splitlines() if not line.lstrip().startswith("#")))
+    pairs = []
+    for line in joined.splitlines():
+        if line.strip():
+            keyword, _, rest = line.strip().partition(" ")
+            pairs.append((keyword.upper(), rest.strip()))
+    return pairs
+
+
+INSTRUCTIONS = instructions(DOCKERFILE_TEXT)
+
+
+def final_stage() -> list[tuple[str, str]]:
+    last_from = max(i for i, (keyword, _) in enumerate(INSTRUCTIONS) if keyword == "FROM")
+    return INSTRUCTIONS[last_from:]
+
+
+def test_dockerfile_has_a_build_stage_and_a_final_stage_on_python_3_11_slim() -> None:
+    (base,) = [args for keyword, args in INSTRUCTIONS if keyword == "ARG" and args.startswith("PYTHON_IMAGE=")]
+    assert re.fullmatch(r"PYTHON_IMAGE=python:3\.11-slim(-\w+)?", base)
+    froms = [args for keyword, args in INSTRUCTIONS if keyword == "FROM"]
+    assert froms == ["${PYTHON_IMAGE} AS build", "${PYTHON_IMAGE}"]
+
+
+def test_dockerfile_final_stage_installs_the_built_wheels_offline() -> None:
+    runs = " ".join(args for keyword, args in final_stage() if keyword == "RUN")
+    assert "from=build" in runs
+    assert "--no-index" in runs
+    assert not [args for keyword, args in final_stage() if keyword == "COPY"]
+
+
+def test_dockerfile_runs_as_the_deployments_uid() -> None:
+    (user,) = [args for keyword, args in final_stage() if keyword == "USER"]
+    assert user == f"{UID}:{UID}"
+    assert (CONTAINER["securityContext"]["runAsUser"], CONTAINER["securityContext"]["runAsGroup"]) == (UID, UID)
+
+
+def test_dockerfile_entrypoint_is_the_console_script() -> None:
+    (entrypoint,) = [args for keyword, args in final_stage() if keyword == "ENTRYPOINT"]
+    assert entrypoint == '["jobflow-controller"]'
+    pyproject = (ROOT / "pyproject.toml").read_text(encoding="utf-8")
+    assert 'jobflow-controller = "jobflow_controller.manager:main"' in pyproject
+
+
+def test_dockerfile_exposes_the_metrics_and_health_ports() -> None:
+    (exposed,) = [args for keyword, args in final_stage() if keyword == "EXPOSE"]
+    assert sorted(int(port) for port in exposed.split()) == [METRICS_PORT, HEALTHZ_PORT]
+
+
+def test_dockerignore_lets_in_everything_the_build_stage_copies() -> None:
+    lines = DOCKERIGNORE.read_text(encoding="utf-8").splitlines()
+    allowed = {line[1:].rstrip("/") for line in lines if line.startswith("!")}
+    copied = {source for keyword, args in INSTRUCTIONS if keyword == "COPY" for source in shlex.split(args)[:-1]}
+    assert copied
+    assert copied <= allowed

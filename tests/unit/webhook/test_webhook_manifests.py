@@ -1,0 +1,133 @@
+"""manifests/webhook/: the registration of the webhook with the API server, and its Service."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import kubernetes_validate
+import pytest
+import yaml
+
+from jobflow_controller.local.kubectl import REPO_ROOT, kubectl_path
+from jobflow_controller.webhook import VALIDATE_PATH
+
+WEBHOOK_DIR = REPO_ROOT / "manifests" / "webhook"
+
+
+def kustomize(directory: Path) -> list[dict[str, Any]]:
+    out = subprocess.run(
+        [kubectl_path(), "kustomize", str(directory)], capture_output=True, text=True, check=True, timeout=60
+    ).stdout
+    return [doc for doc in yaml.safe_load_all(out) if doc]
+
+
+def by_kind(documents: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    return {doc["kind"]: doc for doc in documents}
+
+
+@pytest.fixture(scope="module")
+def documents() -> list[dict[str, Any]]:
+    return kustomize(WEBHOOK_DIR)
+
+
+@pytest.fixture(scope="module")
+def webhook(documents: list[dict[str, Any]]) -> dict[str, Any]:
+    configuration = by_kind(documents)["ValidatingWebhookConfiguration"]
+    (only,) = configuration["webhooks"]
+    result: dict[str, Any] = only
+    return result
+
+
+def test_kustomization_holds_the_service_and_the_registration(documents: list[dict[str, Any]]) -> None:
+    assert sorted(doc["kind"] for doc in documents) == ["Service", "ValidatingWebhookConfiguration"]
+
+
+def test_every_document_passes_kubernetes_validate_strict_for_1_37(documents: list[dict[str, Any]]) -> None:
+    for doc in documents:
+        assert kubernetes_validate.validate(doc, "1.37", strict=True) == "1.37"
+
+
+def test_registration_is_named_apart_from_volcanos(documents: list[dict[str, Any]]) -> None:
+    configuration = by_kind(documents)["ValidatingWebhookConfiguration"]
+    assert configuration["metadata"]["name"] == "jobflow-controller-validate-jobflows"
+
+
+def test_webhook_has_upstreams_registration_name(webhook: dict[str, Any]) -> None:
+    assert webhook["name"] == "validatejobflow.volcano.sh"
+
+
+def test_webhook_matches_create_and_update_of_jobflows_only(webhook: dict[str, Any]) -> None:
+    assert webhook["rules"] == [
+        {
+            "operations": ["CREATE", "UPDATE"],
+            "apiGroups": ["flow.volcano.sh"],
+            "apiVersions": ["v1alpha1"],
+            "resources": ["jobflows"],
+            "scope": "Namespaced",
+        }
+    ]
+
+
+def test_webhook_fails_closed_within_ten_seconds(webhook: dict[str, Any]) -> None:
+    assert webhook["failurePolicy"] == "Fail"
+    assert webhook["timeoutSeconds"] == 10
+    assert webhook["matchPolicy"] == "Equivalent"
+
+
+def test_webhook_declares_no_side_effects_and_v1_reviews(webhook: dict[str, Any]) -> None:
+    assert webhook["sideEffects"] == "None"
+    assert webhook["admissionReviewVersions"] == ["v1"]
+
+
+def test_webhook_calls_the_service_on_the_servers_path(webhook: dict[str, Any]) -> None:
+    assert webhook["clientConfig"] == {
+        "service": {
+            "name": "jobflow-controller-webhook",
+            "namespace": "volcano-system",
+            "port": 443,
+            "path": VALIDATE_PATH,
+        }
+    }
+
+
+def test_ca_bundle_is_left_to_deploy_time(webhook: dict[str, Any]) -> None:
+    assert "caBundle" not in webhook["clientConfig"]
+
+
+def test_service_forwards_443_to_the_named_webhook_port(documents: list[dict[str, Any]]) -> None:
+    service = by_kind(documents)["Service"]
+    assert service["metadata"] == {
+        "name": "jobflow-controller-webhook",
+        "namespace": "volcano-system",
+        "labels": {"app.kubernetes.io/name": "jobflow-controller", "app.kubernetes.io/component": "webhook"},
+    }
+    port = {"name": "https-webhook", "port": 443, "targetPort": "webhook", "protocol": "TCP"}
+    assert service["spec"]["ports"] == [port]
+    assert service["spec"]["selector"] == {"app.kubernetes.io/name": "jobflow-controller"}
+
+
+@pytest.fixture(scope="module")
+def with_cert_manager(tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict[str, Any]]:
+    overlay = Path(tmp_path_factory.mktemp("overlay"))
+    base = os.path.relpath(WEBHOOK_DIR, overlay)  # kustomize accepts only relative paths
+    (overlay / "kustomization.yaml").write_text(
+        yaml.safe_dump({"resources": [base], "components": [f"{base}/cert-manager"]})
+    )
+    return by_kind(kustomize(overlay))
+
+
+def test_cert_manager_component_injects_the_certificates_ca(with_cert_manager: dict[str, dict[str, Any]]) -> None:
+    annotations = with_cert_manager["ValidatingWebhookConfiguration"]["metadata"]["annotations"]
+    assert annotations == {"cert-manager.io/inject-ca-from": "volcano-system/jobflow-controller-webhook"}
+
+
+def test_cert_manager_certificate_covers_the_name_the_api_server_calls(
+    with_cert_manager: dict[str, dict[str, Any]],
+) -> None:
+    certificate = with_cert_manager["Certificate"]
+    assert certificate["metadata"] == {"name": "jobflow-controller-webhook", "namespace": "volcano-system"}
+    assert "jobflow-controller-webhook.volcano-system.svc" in certificate["spec"]["dnsNames"]
+    assert certificate["spec"]["secretName"] == "jobflow-controller-webhook-tls"
