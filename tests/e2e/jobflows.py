@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 from pathlib import Path
 from typing import Any
 
@@ -48,7 +49,7 @@ def flow(name: str, namespace: str, flows: list[dict[str, Any]], retain: str = "
 
 def chain(*names: str) -> list[dict[str, Any]]:
     out: list[dict[str, Any]] = [{"name": names[0]}]
-    for prev, cur in zip(names, names[1:], strict=False):
+    for prev, cur in itertools.pairwise(names):
         out.append({"name": cur, "dependsOn": {"targets": [prev]}})
     return out
 

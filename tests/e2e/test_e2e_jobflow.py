@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime
+import itertools
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -100,7 +101,7 @@ def test_status_is_what_upstream_computes(controller: RunningManager, clientset:
         assert states[-1] == "Completed"
         assert all(s in ("Pending", "Running", "Completed") for s in states) and len(states) == len(set(states))
         histories = entry["runningHistories"]
-        for before, after in zip(histories, histories[1:], strict=False):
+        for before, after in itertools.pairwise(histories):
             assert before["endTimestamp"] == after["startTimestamp"]
         assert "endTimestamp" not in histories[-1]
 
