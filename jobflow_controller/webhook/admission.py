@@ -65,9 +65,12 @@ RESOURCE_NOT_JOB_FLOWS: Final = f"expect resource to be {JOB_FLOW_RESOURCE}"
 OBJECT_NOT_JOB_FLOW: Final = "expect request.object to be a JobFlow object"
 
 _VALIDATED_OPERATIONS: Final = frozenset({"CREATE", "UPDATE"})
-#: The HTTP code put in a denial's status. The API server raises anything below 400 to 400 and
-#: fills ``status: Failure`` itself; no ``reason`` is set (as upstream), because kubectl prints an
-#: ``Invalid`` error without details as a bare "The request is invalid", hiding the message.
+#: The HTTP code put in a denial's status: what the API server makes of upstream's code-less denial
+#: (it raises anything below 400 to 400 and fills ``status: Failure``), so clients see the same
+#: status either way. No ``reason`` is set, as upstream, so kubectl prints the refusal exactly as
+#: for upstream's webhook: ``Error from server: error when creating "<file>": admission webhook
+#: "validatejobflow.volcano.sh" denied the request: <message>`` (with ``reason: Invalid`` it would
+#: begin "The request is invalid:", with ``BadRequest`` "Error from server (BadRequest):").
 DENIED_CODE: Final = 400
 
 

@@ -38,7 +38,7 @@ def test_denied_response_carries_the_message_in_a_failure_status(client: Webhook
     }
 
 
-def test_denied_status_has_no_reason_so_kubectl_prints_the_message(client: WebhookClient) -> None:
+def test_denied_status_has_no_reason_as_upstreams(client: WebhookClient) -> None:
     assert "reason" not in client.review(review(CYCLIC))["status"]
 
 
