@@ -2,9 +2,15 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 import threading
 import time
+import urllib.error
+import urllib.request
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 
@@ -74,3 +80,61 @@ class EventLog:
 
     def close(self) -> None:
         self._stop.set()
+
+
+class ControllerProcess:
+    """The real `jobflow-controller` command in a child process, with its health and metrics ports."""
+
+    def __init__(self, kubeconfig: str, log_dir: Path, *args: str, name: str = "controller") -> None:
+        from jobflow_controller.local.controlplane import free_port
+
+        self.healthz_port = free_port()
+        self.metrics_port = free_port()
+        self.log_path = log_dir / f"{name}-{self.healthz_port}.log"
+        binary = str(Path(sys.executable).parent / "jobflow-controller")
+        self.args = [
+            binary,
+            f"--kubeconfig={kubeconfig}",
+            "--enable-healthz",
+            f"--healthz-address=127.0.0.1:{self.healthz_port}",
+            "--enable-metrics",
+            f"--listen-address=127.0.0.1:{self.metrics_port}",
+            *args,
+        ]
+        with self.log_path.open("wb") as log:
+            self.popen = subprocess.Popen(self.args, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+
+    def get(self, path: str, port: int | None = None) -> tuple[int, str]:
+        url = f"http://127.0.0.1:{port or self.healthz_port}{path}"
+        try:
+            with urllib.request.urlopen(url, timeout=5) as resp:
+                return resp.status, resp.read().decode()
+        except urllib.error.HTTPError as err:
+            return err.code, err.read().decode()
+        except OSError:
+            return 0, ""
+
+    def metrics(self) -> str:
+        return self.get("/metrics", self.metrics_port)[1]
+
+    def is_leader(self) -> bool:
+        return "leader_election_master_status{" in self.metrics() and any(
+            line.startswith("leader_election_master_status{") and line.endswith(" 1.0")
+            for line in self.metrics().splitlines()
+        )
+
+    def log(self) -> str:
+        return self.log_path.read_text(errors="replace")
+
+    def signal(self, sig: int) -> None:
+        if self.popen.poll() is None:
+            os.kill(self.popen.pid, sig)
+
+    def stop(self) -> None:
+        if self.popen.poll() is None:
+            self.popen.terminate()
+            try:
+                self.popen.wait(timeout=40)
+            except subprocess.TimeoutExpired:
+                self.popen.kill()
+                self.popen.wait()

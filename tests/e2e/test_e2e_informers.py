@@ -120,7 +120,7 @@ def _live(clientset: Clientset) -> list[str]:
 
 def test_adds_updates_and_deletes_reach_a_handler_in_order(own_clientset: Clientset) -> None:
     jobs = own_clientset.jobs(NS)
-    informer, recorder, stop = _start(jobs.lister_watcher(label_selector="test=order"))
+    _, recorder, stop = _start(jobs.lister_watcher(label_selector="test=order"))
     try:
         job = _job("ordered")
         job["metadata"]["labels"] = {"test": "order"}

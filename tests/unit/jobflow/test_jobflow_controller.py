@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import threading
+import time
+
 import pytest
 from jobflow_fakes import job, job_flow, new_fake_controller
 
@@ -130,3 +133,21 @@ def test_process_next_work_item_syncs_and_marks_the_item_done() -> None:
     assert [a.verb for a in clientset.api.actions] == ["update_status"]
     controller.queue.shut_down()
     assert controller._process_next_work_item() is False
+
+
+def test_worker_threads_are_honoured() -> None:
+    """Deviation: upstream runs exactly one worker whatever --worker-threads says."""
+    controller, _, _ = new_fake_controller()
+    stop = threading.Event()
+    runner = threading.Thread(target=controller.run, args=(stop, 3), daemon=True)
+    runner.start()
+    try:
+        deadline = time.monotonic() + 10
+        while len(controller._workers) < 3 and time.monotonic() < deadline:
+            stop.wait(0.01)
+        names = sorted(t.name for t in controller._workers)
+        assert names == ["jobflow-controller-0", "jobflow-controller-1", "jobflow-controller-2"]
+    finally:
+        stop.set()
+        runner.join(10)
+    assert not runner.is_alive()

@@ -1,0 +1,503 @@
+"""Admission of JobFlows by a real kube-apiserver: the webhook, the CRD's CEL rules, and both.
+
+The webhook runs in this process (a ``WebhookServer`` on 127.0.0.1 with a serving certificate from a
+CA made here) and is registered with a ``ValidatingWebhookConfiguration`` whose clientConfig is its
+URL and that CA. Every case goes through ``kubectl apply``, and a refusal is checked against
+kubectl's whole stderr, so the exact message and the way kubectl shows it are both pinned.
+
+Three set-ups:
+
+* **The webhook alone**, as upstream deploys it (its CRD has no rules): a control plane of this
+  module's own (etcd and kube-apiserver) with ``jobflow_crd(with_rules=False)``. It replays
+  upstream's e2e cases (``test/e2e/admission/jobflow_validation_test.go``) and ours: duplicate
+  names (which upstream allows), a cycle, a self-dependency, a name too long for a Job.
+* **The CRD rules alone**, on the session's control plane (whose CRD has them): their messages, and
+  a cycle a -> b -> a, which they cannot see, admitted; the controller must report that one.
+* **Both**, on the session's control plane with the webhook registered for namespaces labelled for
+  this module only (the control plane is shared by the whole session). The API server validates
+  the schema, CEL rules included, before it calls validating webhooks, so what the rules catch
+  gets their message and the webhook sees only what passes them.
+"""
+
+from __future__ import annotations
+
+import base64
+import contextlib
+import subprocess
+import uuid
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from e2e_helpers import wait_for
+
+from jobflow_controller.kube.clientset import Clientset
+from jobflow_controller.kube.config import build_config
+from jobflow_controller.kube.errors import ApiStatusError, NotFoundError
+from jobflow_controller.kube.resources import NAMESPACES, Resource
+from jobflow_controller.kube.rest import RestClient
+from jobflow_controller.local import crds
+from jobflow_controller.local.certs import TinyCA, write
+from jobflow_controller.local.controlplane import ControlPlane
+from jobflow_controller.local.kubectl import kubectl, kubectl_path
+from jobflow_controller.webhook import VALIDATE_PATH, WebhookServer
+
+WEBHOOK_NAME = "validatejobflow.volcano.sh"
+VALIDATING_WEBHOOK_CONFIGURATIONS = Resource(
+    "admissionregistration.k8s.io",
+    "v1",
+    "validatingwebhookconfigurations",
+    "ValidatingWebhookConfiguration",
+    namespaced=False,
+)
+CUSTOM_RESOURCE_DEFINITIONS = Resource(
+    "apiextensions.k8s.io", "v1", "customresourcedefinitions", "CustomResourceDefinition", namespaced=False
+)
+#: The namespace label the webhook registrations of this module select on.
+SELECTOR_LABEL = "jobflow-e2e-admission"
+
+NOT_DAG = "jobflow Flow is not DAG"
+
+Flows = list[dict[str, Any]]
+
+
+def flow(name: str, *targets: str) -> dict[str, Any]:
+    if not targets:
+        return {"name": name}
+    return {"name": name, "dependsOn": {"targets": list(targets)}}
+
+
+def job_flow(name: str, namespace: str, flows: Flows) -> dict[str, Any]:
+    return {
+        "apiVersion": "flow.volcano.sh/v1alpha1",
+        "kind": "JobFlow",
+        "metadata": {"name": name, "namespace": namespace},
+        "spec": {"jobRetainPolicy": "retain", "flows": flows},
+    }
+
+
+@dataclass(frozen=True)
+class Applied:
+    path: Path
+    returncode: int
+    stdout: str
+    stderr: str
+
+
+@dataclass
+class Cluster:
+    """One API server, reached by kubectl and by the project's client."""
+
+    kubeconfig: Path
+    clientset: Clientset
+
+    def apply(self, obj: dict[str, Any], directory: Path) -> Applied:
+        """``kubectl apply -f <file>`` of ``obj`` written to a file named after it in ``directory``."""
+        path = directory / f"{obj['metadata']['name']}.yaml"
+        path.write_text(yaml.safe_dump(obj, sort_keys=False))
+        result = subprocess.run(
+            [kubectl_path(), f"--kubeconfig={self.kubeconfig}", "apply", "-f", str(path)],
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=False,
+        )
+        return Applied(path, result.returncode, result.stdout, result.stderr)
+
+    def label_namespace(self, namespace: str, value: str) -> None:
+        self.clientset.resource(NAMESPACES).patch(namespace, {"metadata": {"labels": {SELECTOR_LABEL: value}}})
+
+    def create_namespace(self, labels: dict[str, str]) -> str:
+        name = f"e2e-adm-{uuid.uuid4().hex[:8]}"
+        namespace = {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name, "labels": labels}}
+        self.clientset.resource(NAMESPACES).create(namespace)
+        return name
+
+
+def created(applied: Applied, name: str) -> bool:
+    return applied.returncode == 0 and applied.stdout == f"jobflow.flow.volcano.sh/{name} created\n"
+
+
+def webhook_refusal(applied: Applied, message: str, verb: str = "creating") -> str:
+    """kubectl's stderr when the webhook refuses ``applied`` with ``message``."""
+    return (
+        f'Error from server: error when {verb} "{applied.path}": admission webhook "{WEBHOOK_NAME}"'
+        f" denied the request: {message}\n"
+    )
+
+
+def crd_rule_refusal(name: str, field: str, message: str) -> str:
+    """kubectl's stderr when a CEL rule of the CRD on ``field`` refuses the JobFlow ``name``."""
+    return f'The JobFlow "{name}" is invalid: {field}: Invalid value: {message}\n'
+
+
+# --- the webhook and its registration ---------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Webhook:
+    server: WebhookServer
+    ca_pem: bytes
+
+
+@pytest.fixture(scope="module")
+def webhook(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Webhook]:
+    """The webhook on a free port of 127.0.0.1, serving a certificate for that IP."""
+    directory = Path(tmp_path_factory.mktemp("webhook-tls"))
+    ca = TinyCA("jobflow-e2e-webhook-ca")
+    pair = ca.issue("jobflow-controller-webhook", server=True, ips=("127.0.0.1",))
+    cert = write(directory / "tls.crt", pair.cert_pem)
+    key = write(directory / "tls.key", pair.key_pem, private=True)
+    with WebhookServer(("127.0.0.1", 0), str(cert), str(key)) as server:
+        yield Webhook(server, ca.cert_pem)
+
+
+def webhook_configuration(name: str, webhook: Webhook, selector_value: str) -> dict[str, Any]:
+    """manifests/webhook's registration, calling ``webhook`` by URL, for labelled namespaces only."""
+    return {
+        "apiVersion": "admissionregistration.k8s.io/v1",
+        "kind": "ValidatingWebhookConfiguration",
+        "metadata": {"name": name},
+        "webhooks": [
+            {
+                "name": WEBHOOK_NAME,
+                "admissionReviewVersions": ["v1"],
+                "clientConfig": {
+                    "url": f"https://127.0.0.1:{webhook.server.port}{VALIDATE_PATH}",
+                    "caBundle": base64.b64encode(webhook.ca_pem).decode(),
+                },
+                "rules": [
+                    {
+                        "operations": ["CREATE", "UPDATE"],
+                        "apiGroups": ["flow.volcano.sh"],
+                        "apiVersions": ["v1alpha1"],
+                        "resources": ["jobflows"],
+                        "scope": "Namespaced",
+                    }
+                ],
+                "namespaceSelector": {"matchLabels": {SELECTOR_LABEL: selector_value}},
+                "failurePolicy": "Fail",
+                "matchPolicy": "Equivalent",
+                "sideEffects": "None",
+                "timeoutSeconds": 10,
+            }
+        ],
+    }
+
+
+@dataclass(frozen=True)
+class Registration:
+    """The webhook registered with ``cluster`` for namespaces labelled ``SELECTOR_LABEL=selector_value``."""
+
+    cluster: Cluster
+    selector_value: str
+
+    def enable_in(self, namespace: str) -> None:
+        """Label ``namespace`` and wait until the API server calls the webhook for it.
+
+        The API server learns of webhook configurations and namespace labels through its informers,
+        so both take effect a moment later: a dry-run create of a cycle, which only the webhook
+        refuses, tells when.
+        """
+        self.cluster.label_namespace(namespace, self.selector_value)
+        probe = job_flow("probe", namespace, [flow("a", "b"), flow("b", "a")])
+
+        def refused_by_webhook() -> bool:
+            try:
+                self.cluster.clientset.job_flows(namespace).create(probe, dry_run=True)
+            except ApiStatusError as err:
+                return f'admission webhook "{WEBHOOK_NAME}" denied the request' in err.message
+            return False
+
+        wait_for(refused_by_webhook, timeout=30, interval=0.1, what=f"the webhook to apply in {namespace}")
+
+
+@contextlib.contextmanager
+def registered(cluster: Cluster, webhook: Webhook) -> Iterator[Registration]:
+    selector_value = uuid.uuid4().hex[:12]
+    name = f"jobflow-e2e-validate-jobflows-{selector_value}"
+    configurations = cluster.clientset.resource(VALIDATING_WEBHOOK_CONFIGURATIONS)
+    configurations.create(webhook_configuration(name, webhook, selector_value))
+    try:
+        yield Registration(cluster, selector_value)
+    finally:
+        with contextlib.suppress(NotFoundError):
+            configurations.delete(name)
+
+
+# --- the webhook alone: a control plane with upstream's CRD -----------------------------------------------
+
+
+def established(clientset: Clientset) -> bool:
+    crd = clientset.resource(CUSTOM_RESOURCE_DEFINITIONS).get("jobflows.flow.volcano.sh")
+    conditions = crd.get("status", {}).get("conditions") or []
+    return any(c["type"] == "Established" and c["status"] == "True" for c in conditions)
+
+
+@pytest.fixture(scope="module")
+def upstream_crd_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
+    """etcd and kube-apiserver with the JobFlow CRD as upstream ships it, without CEL rules."""
+    plane = ControlPlane(controller_manager=False)
+    plane.start()
+    try:
+        crd_file = Path(tmp_path_factory.mktemp("upstream-crd")) / "flow.volcano.sh_jobflows.yaml"
+        crd_file.write_text(crds.render_crd(crds.jobflow_crd(with_rules=False)))
+        kubectl(plane.kubeconfig_path, "apply", "--server-side", "-f", str(crd_file))
+        rest = RestClient(build_config(str(plane.kubeconfig_path)), qps=500, burst=1000, user_agent="jobflow-e2e")
+        cluster = Cluster(plane.kubeconfig_path, Clientset(rest))
+        try:
+            # Not `kubectl wait`: it fails while the new CRD has no status.conditions yet.
+            wait_for(lambda: established(cluster.clientset), timeout=60, what="the JobFlow CRD to be Established")
+            yield cluster
+        finally:
+            rest.close()
+    finally:
+        plane.stop()
+
+
+@pytest.fixture(scope="module")
+def upstream_crd_registration(upstream_crd_cluster: Cluster, webhook: Webhook) -> Iterator[Registration]:
+    with registered(upstream_crd_cluster, webhook) as registration:
+        yield registration
+
+
+@pytest.fixture
+def webhook_namespace(upstream_crd_cluster: Cluster, upstream_crd_registration: Registration) -> str:
+    """A fresh namespace of the upstream-CRD control plane where the webhook applies (gone with the plane)."""
+    namespace = upstream_crd_cluster.create_namespace({})
+    upstream_crd_registration.enable_in(namespace)
+    return namespace
+
+
+# Upstream's e2e cases that it creates, by the name of their It(...), and ours.
+ADMITTED: dict[str, Flows] = {
+    "allow valid DAG": [flow("a"), flow("b", "a"), flow("c", "a", "b"), flow("d", "b"), flow("e", "c", "d")],
+    "allow multiple flows having same dependency target, without a duplicate": [
+        flow("a"),
+        flow("b", "a"),
+        flow("c", "a"),
+        flow("d", "a", "b"),
+    ],
+    "allow simple linear chain": [flow("start"), flow("middle", "start"), flow("end", "middle")],
+    "allow complex DAG": [
+        flow("root1"),
+        flow("root2"),
+        flow("level1-a", "root1"),
+        flow("level1-b", "root2"),
+        flow("level2", "level1-a", "level1-b"),
+        flow("final", "level2"),
+    ],
+    "allow empty flows list": [],
+    "allow single flow": [flow("single-flow")],
+}
+
+# Upstream's e2e cases that it refuses, ours, and the two it allows that we refuse; with our message.
+REFUSED: dict[str, tuple[Flows, str]] = {
+    "reject missing flow definition": (
+        [flow("b", "a"), flow("c", "a", "b")],
+        "jobflow Flow is not DAG: vertex is not defined: a",
+    ),
+    "reject self-dependency": ([flow("self-dependent", "self-dependent")], NOT_DAG),
+    "reject cycle a-b-a": ([flow("a", "b"), flow("b", "a")], NOT_DAG),
+    "reject longer cycle": ([flow("a"), flow("b", "a", "d"), flow("c", "b"), flow("d", "c")], NOT_DAG),
+    "reject duplicate flow names, which upstream allows": (
+        [flow("a"), flow("a"), flow("b", "a")],
+        'jobflow Flow names must be unique: "a"',
+    ),
+    "reject multiple flows having same dependency target, a duplicate name upstream allows": (
+        [flow("a"), flow("b", "a"), flow("c", "a"), flow("c", "b")],
+        'jobflow Flow names must be unique: "c"',
+    ),
+    "reject a flow whose Job name would not be a valid name": (
+        [flow("Train")],
+        'jobflow Flow "Train": Job name "jobflow-Train" must be a lowercase RFC 1123 subdomain: lowercase letters,'
+        " digits, '-' and '.', with every '.'-separated part starting and ending with a letter or digit",
+    ),
+}
+
+
+def case_id(name: str) -> str:
+    return name.replace(" ", "-").replace(",", "")
+
+
+@pytest.mark.parametrize("flows", list(ADMITTED.values()), ids=[case_id(n) for n in ADMITTED])
+def test_webhook_admits_valid_jobflow(
+    upstream_crd_cluster: Cluster, webhook_namespace: str, tmp_path: Path, flows: Flows
+) -> None:
+    applied = upstream_crd_cluster.apply(job_flow("jobflow", webhook_namespace, flows), tmp_path)
+    assert created(applied, "jobflow"), applied.stderr
+
+
+@pytest.mark.parametrize(("flows", "message"), list(REFUSED.values()), ids=[case_id(n) for n in REFUSED])
+def test_webhook_refuses_invalid_jobflow_with_its_message(
+    upstream_crd_cluster: Cluster, webhook_namespace: str, tmp_path: Path, flows: Flows, message: str
+) -> None:
+    applied = upstream_crd_cluster.apply(job_flow("jobflow", webhook_namespace, flows), tmp_path)
+    assert applied.returncode == 1
+    assert applied.stderr == webhook_refusal(applied, message)
+
+
+def test_webhook_refused_jobflow_is_not_stored(
+    upstream_crd_cluster: Cluster, webhook_namespace: str, tmp_path: Path
+) -> None:
+    upstream_crd_cluster.apply(job_flow("cyclic", webhook_namespace, [flow("a", "b"), flow("b", "a")]), tmp_path)
+    with pytest.raises(NotFoundError):
+        upstream_crd_cluster.clientset.job_flows(webhook_namespace).get("cyclic")
+
+
+def test_webhook_admits_update_with_valid_dag(
+    upstream_crd_cluster: Cluster, webhook_namespace: str, tmp_path: Path
+) -> None:
+    # Upstream's "allow update with valid DAG": a; b->a, then c->b appended.
+    upstream_crd_cluster.apply(job_flow("update-jobflow", webhook_namespace, [flow("a"), flow("b", "a")]), tmp_path)
+    updated = job_flow("update-jobflow", webhook_namespace, [flow("a"), flow("b", "a"), flow("c", "b")])
+    applied = upstream_crd_cluster.apply(updated, tmp_path)
+    assert (applied.returncode, applied.stdout) == (0, "jobflow.flow.volcano.sh/update-jobflow configured\n")
+    stored = upstream_crd_cluster.clientset.job_flows(webhook_namespace).get("update-jobflow")
+    assert [f["name"] for f in stored["spec"]["flows"]] == ["a", "b", "c"]
+
+
+def test_webhook_refuses_update_to_a_cycle(
+    upstream_crd_cluster: Cluster, webhook_namespace: str, tmp_path: Path
+) -> None:
+    upstream_crd_cluster.apply(job_flow("update-jobflow", webhook_namespace, [flow("a"), flow("b", "a")]), tmp_path)
+    applied = upstream_crd_cluster.apply(
+        job_flow("update-jobflow", webhook_namespace, [flow("a", "b"), flow("b", "a")]), tmp_path
+    )
+    assert applied.returncode == 1
+    # kubectl prints the patch it sent first; the refusal is the end of its last line.
+    assert applied.stderr.endswith(
+        f'error when patching "{applied.path}": admission webhook "{WEBHOOK_NAME}" denied the request: {NOT_DAG}\n'
+    )
+    stored = upstream_crd_cluster.clientset.job_flows(webhook_namespace).get("update-jobflow")
+    assert "dependsOn" not in stored["spec"]["flows"][0]
+
+
+def test_webhook_down_refuses_jobflows_as_failure_policy_fail(
+    upstream_crd_cluster: Cluster, webhook: Webhook, tmp_path: Path
+) -> None:
+    # A registration whose URL answers nothing: the JobFlow is refused, not admitted unchecked.
+    dead = Webhook(WebhookServer(("127.0.0.1", 0), *_serving_files(tmp_path)), webhook.ca_pem)
+    dead.server.stop()
+    namespace = upstream_crd_cluster.create_namespace({})
+    with registered(upstream_crd_cluster, dead) as registration:
+        upstream_crd_cluster.label_namespace(namespace, registration.selector_value)
+
+        def refused() -> str | None:
+            applied = upstream_crd_cluster.apply(job_flow("valid", namespace, [flow("a")]), tmp_path)
+            return applied.stderr if applied.returncode == 1 else None
+
+        stderr = wait_for(refused, timeout=30, interval=0.2, what="the dead webhook to be called")
+    assert f'failed calling webhook "{WEBHOOK_NAME}"' in stderr
+    assert "connection refused" in stderr
+
+
+def _serving_files(directory: Path) -> tuple[str, str]:
+    # Any loadable pair will do for a server that is stopped before it is called.
+    ca = TinyCA("unused")
+    pair = ca.issue("unused", server=True, ips=("127.0.0.1",))
+    return str(write(directory / "unused.crt", pair.cert_pem)), str(write(directory / "unused.key", pair.key_pem))
+
+
+# --- the CRD rules alone: the session's control plane -----------------------------------------------------
+
+CRD_RULE_CASES: dict[str, tuple[Flows, str, str]] = {
+    "duplicate names": ([flow("a"), flow("a"), flow("b", "a")], "spec.flows", "jobflow Flow names must be unique"),
+    "missing target": (
+        [flow("b", "a"), flow("c", "a", "b")],
+        "spec.flows",
+        "jobflow Flow is not DAG: vertex is not defined",
+    ),
+    "self-dependency": ([flow("a"), flow("b", "b")], "spec.flows[1]", NOT_DAG),
+}
+
+
+@pytest.mark.parametrize(
+    ("flows", "field", "message"), list(CRD_RULE_CASES.values()), ids=[case_id(n) for n in CRD_RULE_CASES]
+)
+def test_crd_rule_refuses_invalid_jobflow_without_the_webhook(
+    control_plane: ControlPlane,
+    clientset: Clientset,
+    namespace: str,
+    tmp_path: Path,
+    flows: Flows,
+    field: str,
+    message: str,
+) -> None:
+    applied = Cluster(control_plane.kubeconfig_path, clientset).apply(job_flow("jobflow", namespace, flows), tmp_path)
+    assert applied.returncode == 1
+    assert applied.stderr == crd_rule_refusal("jobflow", field, message)
+
+
+def test_crd_rules_admit_a_cycle_they_cannot_see(
+    control_plane: ControlPlane, clientset: Clientset, namespace: str, tmp_path: Path
+) -> None:
+    # a -> b -> a: each flow's targets exist and none is the flow itself; only the webhook (or the
+    # controller, with a Warning event) can tell.
+    applied = Cluster(control_plane.kubeconfig_path, clientset).apply(
+        job_flow("cyclic", namespace, [flow("a", "b"), flow("b", "a")]), tmp_path
+    )
+    assert created(applied, "cyclic"), applied.stderr
+
+
+# --- both: the session's control plane with the webhook for labelled namespaces ---------------------------
+
+
+@pytest.fixture(scope="module")
+def session_registration(control_plane: ControlPlane, clientset: Clientset, webhook: Webhook) -> Iterator[Registration]:
+    with registered(Cluster(control_plane.kubeconfig_path, clientset), webhook) as registration:
+        yield registration
+
+
+@pytest.fixture
+def session_cluster(control_plane: ControlPlane, clientset: Clientset) -> Cluster:
+    return Cluster(control_plane.kubeconfig_path, clientset)
+
+
+@pytest.fixture
+def labelled_namespace(namespace: str, session_registration: Registration) -> str:
+    session_registration.enable_in(namespace)
+    return namespace
+
+
+def test_with_both_the_webhook_refuses_the_cycle_the_rules_cannot_see(
+    session_cluster: Cluster, labelled_namespace: str, tmp_path: Path
+) -> None:
+    applied = session_cluster.apply(job_flow("cyclic", labelled_namespace, [flow("a", "b"), flow("b", "a")]), tmp_path)
+    assert applied.returncode == 1
+    assert applied.stderr == webhook_refusal(applied, NOT_DAG)
+
+
+def test_with_both_the_crd_rule_refuses_before_the_webhook_is_called(
+    session_cluster: Cluster, labelled_namespace: str, tmp_path: Path
+) -> None:
+    # Schema validation, CEL rules included, precedes validating admission: the rule's message,
+    # without the target's name, and no webhook in it.
+    applied = session_cluster.apply(job_flow("missing", labelled_namespace, [flow("b", "a")]), tmp_path)
+    assert applied.returncode == 1
+    assert applied.stderr == crd_rule_refusal("missing", "spec.flows", "jobflow Flow is not DAG: vertex is not defined")
+
+
+def test_with_both_a_valid_jobflow_is_created(
+    session_cluster: Cluster, labelled_namespace: str, tmp_path: Path
+) -> None:
+    applied = session_cluster.apply(job_flow("valid", labelled_namespace, [flow("a"), flow("b", "a")]), tmp_path)
+    assert created(applied, "valid"), applied.stderr
+
+
+def test_webhook_registration_leaves_other_namespaces_of_the_session_alone(
+    session_cluster: Cluster, session_registration: Registration, namespace: str, tmp_path: Path
+) -> None:
+    # The registration is in effect (a labelled namespace shows it), but `namespace` carries no
+    # label: only the CRD rules apply there, and they admit the cycle.
+    other = session_cluster.create_namespace({})
+    try:
+        session_registration.enable_in(other)
+        applied = session_cluster.apply(job_flow("cyclic", namespace, [flow("a", "b"), flow("b", "a")]), tmp_path)
+        assert created(applied, "cyclic"), applied.stderr
+    finally:
+        with contextlib.suppress(NotFoundError):
+            session_cluster.clientset.resource(NAMESPACES).delete(other)

@@ -1,0 +1,174 @@
+"""The `jobflow-controller` command as an operator runs it: health, metrics, flags, leader election."""
+
+from __future__ import annotations
+
+import signal
+import subprocess
+import sys
+import time
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from e2e_helpers import ControllerProcess, wait_for
+from jobflows import chain, create_all, flow, job_names, phase_of, template
+
+from jobflow_controller.kube.clientset import Clientset
+from jobflow_controller.kube.errors import NotFoundError
+from jobflow_controller.local.simulator import JobSimulator
+
+LEASE_FLAGS = (
+    "--leader-elect=true",
+    "--leader-elect-lease-duration=4s",
+    "--leader-elect-renew-deadline=3s",
+    "--leader-elect-retry-period=500ms",
+    "--leader-elect-resource-namespace=default",
+)
+
+
+@pytest.fixture
+def processes(tmp_path: Path) -> Iterator[list[ControllerProcess]]:
+    started: list[ControllerProcess] = []
+    yield started
+    for proc in started:
+        proc.stop()
+
+
+def _holder(clientset: Clientset, lease: str) -> str:
+    try:
+        obj = clientset.leases("default").get(lease)
+    except NotFoundError:
+        return ""
+    return str(obj["spec"].get("holderIdentity") or "")
+
+
+def _writes(proc: ControllerProcess) -> int:
+    """Requests other than GET the process has sent through its REST client (its lease has its own)."""
+    total = 0
+    for line in proc.metrics().splitlines():
+        if line.startswith("rest_client_requests_total{") and 'method="GET"' not in line:
+            total += int(float(line.rsplit(" ", 1)[1]))
+    return total
+
+
+def test_health_endpoints_answer_and_readyz_waits_for_the_caches(
+    kubeconfig: Path, tmp_path: Path, processes: list[ControllerProcess]
+) -> None:
+    proc = ControllerProcess(str(kubeconfig), tmp_path, "--leader-elect=false")
+    processes.append(proc)
+    wait_for(lambda: proc.get("/readyz") == (200, "ok"), 30, what="/readyz")
+    assert proc.get("/healthz") == (200, "ok")
+    assert proc.get("/livez") == (200, "ok")
+    code, body = proc.get("/readyz?verbose")
+    assert code == 200
+    assert "[+]informer-sync ok" in body
+    assert proc.get("/nope")[0] == 404
+
+
+def test_metrics_expose_the_exact_names(
+    kubeconfig: Path,
+    tmp_path: Path,
+    processes: list[ControllerProcess],
+    simulator: JobSimulator,
+    clientset: Clientset,
+    namespace: str,
+) -> None:
+    proc = ControllerProcess(str(kubeconfig), tmp_path, "--leader-elect=false")
+    processes.append(proc)
+    wait_for(lambda: proc.get("/readyz")[0] == 200, 30)
+    create_all(clientset, [template("a", namespace)])
+    create_all(clientset, [flow("measured", namespace, chain("a"))])
+    wait_for(lambda: phase_of(clientset, namespace, "measured") == "Succeed", 60)
+    text = wait_for(lambda: (t := proc.metrics()) and f'jobflow_namespace="{namespace}"' in t and t, 10)
+    assert f'volcano_jobflow_succeed_phase_count{{jobflow_namespace="{namespace}"}} 1.0' in text
+    for name in (
+        "# TYPE volcano_jobflow_succeed_phase_count counter",
+        "# HELP workqueue_adds_total Total number of adds handled by workqueue",
+        'workqueue_adds_total{name="jobflow"}',
+        'workqueue_depth{name="jobflow"}',
+        'workqueue_depth{name="jobtemplate"}',
+        "workqueue_queue_duration_seconds_bucket{",
+        "workqueue_work_duration_seconds_bucket{",
+        "workqueue_unfinished_work_seconds{",
+        "workqueue_longest_running_processor_seconds{",
+        "workqueue_retries_total{",
+        "rest_client_requests_total{",
+        "rest_client_request_duration_seconds_bucket{",
+    ):
+        assert name in text, name
+    assert "_created" not in text
+
+
+def test_a_bad_flag_exits_2_with_one_readable_line() -> None:
+    binary = str(Path(sys.executable).parent / "jobflow-controller")
+    result = subprocess.run([binary, "--max-requeue-num=many"], capture_output=True, text=True, timeout=30)
+    assert result.returncode == 2
+    assert result.stderr == (
+        "jobflow-controller: error: argument --max-requeue-num: invalid int value 'many': "
+        "invalid literal for int() with base 10: 'many'\n"
+    )
+
+
+def test_version_prints_and_exits_0() -> None:
+    binary = str(Path(sys.executable).parent / "jobflow-controller")
+    result = subprocess.run([binary, "--version"], capture_output=True, text=True, timeout=30)
+    assert (result.returncode, result.stdout) == (0, "jobflow-controller 0.1.0\n")
+
+
+def test_only_the_leader_writes_and_a_killed_leader_hands_over_without_duplicate_jobs(
+    kubeconfig: Path,
+    tmp_path: Path,
+    processes: list[ControllerProcess],
+    simulator: JobSimulator,
+    clientset: Clientset,
+    namespace: str,
+) -> None:
+    lease = f"jf-{uuid.uuid4().hex[:6]}"
+    flags = (*LEASE_FLAGS, f"--leader-elect-resource-name={lease}")
+    first = ControllerProcess(str(kubeconfig), tmp_path, *flags, name="first")
+    second = ControllerProcess(str(kubeconfig), tmp_path, *flags, name="second")
+    processes.extend([first, second])
+    wait_for(lambda: _holder(clientset, lease), 30, what="a leader")
+    wait_for(lambda: first.get("/readyz")[0] == 200 and second.get("/readyz")[0] == 200, 30, what="both Ready")
+    wait_for(lambda: first.is_leader() or second.is_leader(), 10, what="a process to report leading")
+    leader, standby = (first, second) if first.is_leader() else (second, first)
+
+    create_all(clientset, [template(n, namespace, "Pending:0.2s,Running:1.5s,Completed") for n in "abc"])
+    create_all(clientset, [flow("handover", namespace, chain("a", "b", "c"))])
+    wait_for(lambda: "handover-b" in job_names(clientset, namespace), 60, what="the second Job")
+    assert _writes(standby) == 0
+    assert _writes(leader) > 0
+
+    killed_at = time.monotonic()
+    leader.signal(signal.SIGKILL)
+    wait_for(standby.is_leader, 4 + 0.5 + 5, interval=0.1, what="the standby to take over")
+    took = time.monotonic() - killed_at
+    assert took <= 4 + 0.5 + 2, f"failover took {took:.1f}s"
+    wait_for(lambda: phase_of(clientset, namespace, "handover") == "Succeed", 60)
+    assert job_names(clientset, namespace) == ["handover-a", "handover-b", "handover-c"]
+    created = [e for e in clientset.events(namespace).list() if e["reason"] == "Created"]
+    assert sorted(e["message"] for e in created) == [f"create a job named handover-{n}!" for n in "abc"]
+
+
+def test_sigterm_exits_0_and_hands_the_lease_over_at_once(
+    kubeconfig: Path, tmp_path: Path, processes: list[ControllerProcess], clientset: Clientset
+) -> None:
+    lease = f"jf-{uuid.uuid4().hex[:6]}"
+    flags = (*LEASE_FLAGS, f"--leader-elect-resource-name={lease}", "--graceful-shutdown-timeout=10s")
+    first = ControllerProcess(str(kubeconfig), tmp_path, *flags, name="first")
+    processes.append(first)
+    wait_for(first.is_leader, 30, what="the first to lead")
+    second = ControllerProcess(str(kubeconfig), tmp_path, *flags, name="second")
+    processes.append(second)
+    wait_for(lambda: second.get("/readyz")[0] == 200, 30, what="the standby to be Ready")
+    assert not second.is_leader()
+
+    stopped_at = time.monotonic()
+    first.signal(signal.SIGTERM)
+    assert first.popen.wait(timeout=15) == 0
+    exited = time.monotonic() - stopped_at
+    wait_for(second.is_leader, 3, interval=0.05, what="the standby to lead at once")
+    handed = time.monotonic() - stopped_at
+    assert exited < 10 and handed < 4 - 0.5, (exited, handed)
+    assert "leaderelection lost" not in first.log()
