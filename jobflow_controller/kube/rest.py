@@ -10,7 +10,7 @@ callers, a user agent, per-request timeouts, API errors as typed exceptions, and
 from __future__ import annotations
 
 import json
-import threading
+import math
 import time
 from collections.abc import Mapping, Sequence
 from typing import Any, Protocol
@@ -21,6 +21,7 @@ from kubernetes import client as k8s_client
 from kubernetes.client.exceptions import ApiException
 
 from jobflow_controller.kube import errors
+from workqueue import BucketRateLimiter
 
 Query = Mapping[str, str | int | bool | None] | Sequence[tuple[str, str]]
 DEFAULT_TIMEOUT = (10.0, 60.0)
@@ -35,27 +36,17 @@ class RequestMetrics(Protocol):
 class TokenBucket:
     """client-go's flowcontrol token bucket: `accept()` blocks until a token is free.
 
-    Reservation semantics, as golang.org/x/time/rate: a caller takes the next token even if it is
-    in the future and sleeps until then, so bursts beyond `burst` are smoothed to `qps`.
+    The bucket is the work queue's `BucketRateLimiter` (the same golang.org/x/time/rate reservation
+    semantics: a caller takes the next token even if it lies in the future and waits for it, so
+    bursts beyond `burst` are smoothed to `qps`). A qps of 0 means no limit, as in rest.Config.
     """
 
     def __init__(self, qps: float, burst: int) -> None:
-        self.qps = qps
-        self.burst = max(1, burst)
-        self._tokens = float(self.burst)
-        self._last = time.monotonic()
-        self._lock = threading.Lock()
+        self._bucket: BucketRateLimiter[None] = BucketRateLimiter(qps if qps > 0 else math.inf, max(1, burst))
 
     def reserve(self) -> float:
         """Take a token and return how long to wait before using it."""
-        if self.qps <= 0:
-            return 0.0
-        with self._lock:
-            now = time.monotonic()
-            self._tokens = min(float(self.burst), self._tokens + (now - self._last) * self.qps)
-            self._last = now
-            self._tokens -= 1.0
-            return 0.0 if self._tokens >= 0 else -self._tokens / self.qps
+        return self._bucket.when(None)
 
     def accept(self) -> None:
         delay = self.reserve()

@@ -1,0 +1,263 @@
+"""Helpers shared by the benchmarks that run against a real local control plane.
+
+Not a benchmark: ``make bench`` skips ``bench/_*.py``, and running this file directly only says so.
+The benchmarks import it as ``bench._common`` after putting the repository root first on sys.path
+(see the top of each benchmark).
+
+What lives here: progress logging to stderr, a hard watchdog so no benchmark can hang, RSS and CPU
+readings from /proc, a deep ``sys.getsizeof``, percentiles, a thread-pool runner, the control plane
+with the CRDs installed, and a client for the benchmark's own requests.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import sys
+import threading
+import time
+from collections.abc import Callable, Iterable, Iterator
+from concurrent.futures import ThreadPoolExecutor, as_completed
+from pathlib import Path
+from typing import Any, TypeVar
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+VENV_BIN = REPO_ROOT / ".venv" / "bin"
+PAGE_SIZE = os.sysconf("SC_PAGE_SIZE")
+CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
+_START = time.monotonic()
+
+T = TypeVar("T")
+R = TypeVar("R")
+
+
+class BenchError(RuntimeError):
+    """The benchmark cannot produce a result; the message says what went wrong and where."""
+
+
+def log(message: str) -> None:
+    """One progress line on stderr, stamped with the seconds since the process started."""
+    sys.stderr.write(f"[{time.monotonic() - _START:7.1f}s] {message}\n")
+    sys.stderr.flush()
+
+
+def emit(result: dict[str, Any]) -> None:
+    """The benchmark's one JSON document, on stdout."""
+    json.dump(result, sys.stdout, indent=2)
+    sys.stdout.write("\n")
+    sys.stdout.flush()
+
+
+# -- time bounds ---------------------------------------------------------------------------------
+
+
+class Watchdog:
+    """Kills the benchmark if it overruns: runs the cleanups, says why on stderr, exits 1.
+
+    Every wait in a benchmark has its own deadline; this is the last line of defence against a
+    wait that was forgotten, so a benchmark fails with a message instead of hanging ``make bench``.
+    """
+
+    def __init__(self, seconds: float, what: str) -> None:
+        self.seconds = seconds
+        self.what = what
+        self._cleanups: list[Callable[[], None]] = []
+        self._done = threading.Event()
+        self._thread = threading.Thread(target=self._watch, name="watchdog", daemon=True)
+        self._thread.start()
+
+    def on_timeout(self, cleanup: Callable[[], None]) -> None:
+        self._cleanups.append(cleanup)
+
+    def cancel(self) -> None:
+        self._done.set()
+
+    def _watch(self) -> None:
+        if self._done.wait(self.seconds):
+            return
+        log(f"ERROR: {self.what} did not finish within {self.seconds:.0f}s; cleaning up and exiting 1")
+        for cleanup in reversed(self._cleanups):
+            with contextlib.suppress(Exception):
+                cleanup()
+        os._exit(1)
+
+
+def wait_until(predicate: Callable[[], Any], timeout: float, what: str, interval: float = 0.02) -> Any:
+    """Poll ``predicate`` until truthy; raise a BenchError naming ``what`` on timeout."""
+    deadline = time.monotonic() + timeout
+    while True:
+        value = predicate()
+        if value:
+            return value
+        if time.monotonic() >= deadline:
+            raise BenchError(f"timed out after {timeout:.0f}s waiting for {what}")
+        time.sleep(interval)
+
+
+# -- measurements --------------------------------------------------------------------------------
+
+
+def rss_bytes(pid: int | str = "self") -> int:
+    """Resident set size now, from /proc/<pid>/statm (pages)."""
+    with open(f"/proc/{pid}/statm") as f:
+        return int(f.read().split()[1]) * PAGE_SIZE
+
+
+def proc_status_kib(pid: int | str, field: str) -> int:
+    """A ``kB`` field of /proc/<pid>/status (VmRSS, VmHWM, ...), in KiB."""
+    with open(f"/proc/{pid}/status") as f:
+        for line in f:
+            if line.startswith(field + ":"):
+                return int(line.split()[1])
+    raise BenchError(f"/proc/{pid}/status has no {field}")
+
+
+def cpu_seconds(pid: int | str = "self") -> float:
+    """utime + stime of a process (its threads included), from /proc/<pid>/stat."""
+    with open(f"/proc/{pid}/stat") as f:
+        text = f.read()
+    fields = text[text.rindex(")") + 2 :].split()  # the command name may hold spaces
+    return (int(fields[11]) + int(fields[12])) / CLOCK_TICKS
+
+
+def deep_sizeof(obj: Any, seen: set[int] | None = None) -> int:
+    """``sys.getsizeof`` of ``obj`` and everything it holds, each object counted once.
+
+    Pass the same ``seen`` across several objects to measure what they cost together: strings
+    shared between them (dictionary keys decoded by one ``json.loads`` call are) are counted once.
+    """
+    if seen is None:
+        seen = set()
+    total = 0
+    stack = [obj]
+    while stack:
+        item = stack.pop()
+        if id(item) in seen:
+            continue
+        seen.add(id(item))
+        total += sys.getsizeof(item)
+        if isinstance(item, dict):
+            stack.extend(item.keys())
+            stack.extend(item.values())
+        elif isinstance(item, list | tuple | set | frozenset):
+            stack.extend(item)
+    return total
+
+
+def percentile(values: Iterable[float], pct: float) -> float | None:
+    """The ``pct`` percentile (nearest rank, as most latency reports use); None when empty."""
+    ordered = sorted(values)
+    if not ordered:
+        return None
+    rank = max(1, min(len(ordered), round(pct / 100.0 * len(ordered) + 0.5 - 1e-9)))
+    return ordered[rank - 1]
+
+
+def latency_summary_ms(values: list[float]) -> dict[str, Any]:
+    def ms(v: float | None) -> float | None:
+        return None if v is None else round(v * 1000.0, 1)
+
+    return {
+        "count": len(values),
+        "p50_ms": ms(percentile(values, 50)),
+        "p90_ms": ms(percentile(values, 90)),
+        "p99_ms": ms(percentile(values, 99)),
+        "max_ms": ms(max(values) if values else None),
+        "mean_ms": ms(sum(values) / len(values) if values else None),
+    }
+
+
+def run_pool(fn: Callable[[T], R], items: list[T], workers: int, what: str, timeout: float) -> list[R]:
+    """Run ``fn`` over ``items`` on a thread pool; results in completion order.
+
+    Progress goes to stderr every 10 %; the first failure, or overrunning ``timeout``, raises.
+    """
+    results: list[R] = []
+    step = max(1, len(items) // 10)
+    deadline = time.monotonic() + timeout
+    with ThreadPoolExecutor(max_workers=workers, thread_name_prefix=what.replace(" ", "-")) as pool:
+        futures = [pool.submit(fn, item) for item in items]
+        try:
+            for future in as_completed(futures, timeout=timeout):
+                results.append(future.result())
+                if len(results) % step == 0:
+                    log(f"  {what}: {len(results)}/{len(items)}")
+                if time.monotonic() > deadline:
+                    raise TimeoutError
+        except TimeoutError:
+            for future in futures:
+                future.cancel()
+            raise BenchError(f"{what}: only {len(results)} of {len(items)} done after {timeout:.0f}s") from None
+        except BaseException:
+            for future in futures:
+                future.cancel()
+            raise
+    return results
+
+
+def load_average() -> list[float]:
+    return [round(v, 2) for v in os.getloadavg()]
+
+
+def machine() -> dict[str, Any]:
+    """What the numbers were measured on."""
+    import platform
+
+    return {
+        "python": platform.python_version(),
+        "cpus": os.cpu_count(),
+        "load_average_at_start": load_average(),
+    }
+
+
+# -- the cluster ---------------------------------------------------------------------------------
+
+
+@contextlib.contextmanager
+def control_plane(watchdog: Watchdog | None = None, *, controller_manager: bool = False) -> Iterator[Any]:
+    """A fresh etcd + kube-apiserver (+ kube-controller-manager) with the project's CRDs."""
+    from jobflow_controller.local.controlplane import ControlPlane
+    from jobflow_controller.local.kubectl import install_crds
+
+    plane = ControlPlane(controller_manager=controller_manager)
+    if watchdog is not None:
+        watchdog.on_timeout(plane.stop)
+    started = time.monotonic()
+    plane.start()
+    try:
+        install_crds(plane.kubeconfig_path)
+        log(f"control plane up at {plane.server} with CRDs in {time.monotonic() - started:.1f}s")
+        yield plane
+    finally:
+        plane.stop()
+        log("control plane stopped")
+
+
+def rest_client(kubeconfig: str | os.PathLike[str], *, qps: float = 0.0, burst: int = 1000, agent: str) -> Any:
+    """A RestClient for the benchmark's own requests (no client-side limit by default).
+
+    Its connection pool is sized for the benchmark's thread pools, so no request waits for a socket.
+    """
+    from jobflow_controller.kube.config import build_config
+    from jobflow_controller.kube.rest import RestClient
+
+    config = build_config(str(kubeconfig))
+    config.connection_pool_maxsize = 32
+    return RestClient(config, qps=qps, burst=burst, user_agent=agent)
+
+
+def create_namespace(clientset: Any, name: str) -> None:
+    from jobflow_controller.kube.resources import NAMESPACES
+
+    clientset.resource(NAMESPACES).create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}})
+
+
+def current_resource_version(rest: Any, path: str) -> str:
+    """The resourceVersion of a one-item list of ``path``: the store's current revision."""
+    body = rest.get(path, {"limit": 1})
+    return str(body["metadata"]["resourceVersion"])
+
+
+if __name__ == "__main__":
+    sys.stderr.write("bench/_common.py holds helpers for the benchmarks; it is not a benchmark itself.\n")

@@ -1,0 +1,105 @@
+"""The kube package: URLs, API errors as typed exceptions, the watch stream decoder, the rate limiter."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+
+import pytest
+
+from informers import is_expired
+from jobflow_controller.kube import errors, resources
+from jobflow_controller.kube.listwatch import StreamWatch
+from jobflow_controller.kube.rest import TokenBucket
+
+
+def _status(code: int, reason: str, message: str) -> bytes:
+    return json.dumps({"kind": "Status", "code": code, "reason": reason, "message": message}).encode()
+
+
+def test_resource_paths() -> None:
+    assert (
+        resources.JOB_FLOWS.path("ns", "a", "status")
+        == "/apis/flow.volcano.sh/v1alpha1/namespaces/ns/jobflows/a/status"
+    )
+    assert resources.JOBS.path() == "/apis/batch.volcano.sh/v1alpha1/jobs"
+    assert resources.EVENTS.path("ns") == "/api/v1/namespaces/ns/events"
+    assert resources.NAMESPACES.path("ignored", "x") == "/api/v1/namespaces/x"
+    assert resources.JOB_TEMPLATES.group_resource == "jobtemplates.flow.volcano.sh"
+
+
+@pytest.mark.parametrize(
+    ("code", "reason", "cls"),
+    [
+        (404, "NotFound", errors.NotFoundError),
+        (409, "AlreadyExists", errors.AlreadyExistsError),
+        (409, "Conflict", errors.ConflictError),
+        (403, "Forbidden", errors.ForbiddenError),
+        (422, "Invalid", errors.InvalidError),
+        (410, "Expired", errors.ExpiredError),
+        (429, "TooManyRequests", errors.TooManyRequestsError),
+        (500, "InternalError", errors.ApiStatusError),
+    ],
+)
+def test_a_status_body_becomes_the_matching_error(code: int, reason: str, cls: type[Exception]) -> None:
+    err = errors.from_response(code, _status(code, reason, "the message"))
+    assert type(err) is cls
+    assert (err.code, str(err)) == (code, "the message")
+
+
+def test_a_410_is_recognised_by_the_reflector() -> None:
+    assert is_expired(errors.from_response(410, _status(410, "Expired", "too old resource version: 1 (5)")))
+
+
+def test_a_body_that_is_not_a_status_keeps_its_text() -> None:
+    err = errors.from_response(502, b"Bad Gateway")
+    assert (err.code, str(err)) == (502, "Bad Gateway")
+
+
+class _Response:
+    def __init__(self, chunks: list[bytes]) -> None:
+        self.chunks = chunks
+        self.closed = False
+
+    def stream(self, amt: int | None = None, decode_content: bool = True) -> Iterator[bytes]:
+        yield from self.chunks
+
+    def shutdown(self) -> None:
+        self.closed = True
+
+    def close(self) -> None:
+        self.closed = True
+
+    def release_conn(self) -> None:
+        pass
+
+
+def test_watch_lines_split_across_chunks_are_joined() -> None:
+    line1 = json.dumps({"type": "ADDED", "object": {"metadata": {"name": "a", "resourceVersion": "5"}}}).encode()
+    line2 = json.dumps({"type": "BOOKMARK", "object": {"metadata": {"resourceVersion": "9"}}}).encode()
+    payload = line1 + b"\n" + line2 + b"\n"
+    chunks = [payload[:7], payload[7:40], payload[40:]]
+    events = list(StreamWatch(_Response(chunks)))  # type: ignore[arg-type]
+    assert [(e.type, e.object["metadata"]["resourceVersion"]) for e in events] == [("ADDED", "5"), ("BOOKMARK", "9")]
+
+
+def test_an_error_event_carries_the_status() -> None:
+    line = json.dumps({"type": "ERROR", "object": {"kind": "Status", "code": 410, "reason": "Expired"}}).encode()
+    (event,) = list(StreamWatch(_Response([line + b"\n"])))  # type: ignore[arg-type]
+    assert event.type == "ERROR" and event.object["code"] == 410
+
+
+def test_stopping_a_watch_closes_the_stream() -> None:
+    response = _Response([])
+    StreamWatch(response).stop()  # type: ignore[arg-type]
+    assert response.closed
+
+
+def test_the_client_side_bucket_smooths_bursts_to_qps() -> None:
+    bucket = TokenBucket(qps=10, burst=2)
+    assert [round(bucket.reserve(), 2) for _ in range(4)] == [0.0, 0.0, 0.1, 0.2]
+
+
+def test_a_qps_of_zero_is_unlimited() -> None:
+    bucket = TokenBucket(qps=0, burst=1)
+    assert [bucket.reserve() for _ in range(3)] == [0.0, 0.0, 0.0]
