@@ -64,10 +64,10 @@ def parse_script(text: str) -> list[Step]:
         phase, sep, duration = part.partition(":")
         phase = phase.strip()
         if last:
-            if sep:
-                raise ScriptError(f"the last phase {phase!r} takes no duration")
             if phase not in TERMINAL:
                 raise ScriptError(f"the script must end in one of {sorted(TERMINAL)}, not {phase!r}")
+            if sep:
+                raise ScriptError(f"the last phase {phase!r} takes no duration")
             steps.append(Step(phase, 0.0))
             continue
         if phase not in TRANSIENT:
