@@ -50,6 +50,10 @@ class QueueController:
     def sync_handler(self, req: Hashable) -> None:  # pragma: no cover - abstract
         raise NotImplementedError
 
+    def log_keys(self, req: Hashable) -> dict[str, str]:
+        """The key=value pairs that name the request's object in log lines."""
+        return {"request": str(req)}
+
     def on_dropped(self, req: Hashable, err: BaseException) -> None:  # pragma: no cover - abstract
         """Called when a request has failed `max_requeue_num` times and leaves the queue."""
         raise NotImplementedError
@@ -121,9 +125,9 @@ class QueueController:
             self.queue.forget(req)
             return
         if self.max_requeue_num == -1 or self.queue.num_requeues(req) < self.max_requeue_num:
-            log.info("requeue", controller=self.name, request=str(req), error=str(err))
+            log.info("requeue", controller=self.name, **self.log_keys(req), error=str(err))
             self.queue.add_rate_limited(req)
             return
         self.on_dropped(req, err)
-        log.info("dropping request out of the queue", controller=self.name, request=str(req), error=str(err))
+        log.info("dropping request out of the queue", controller=self.name, **self.log_keys(req), error=str(err))
         self.queue.forget(req)

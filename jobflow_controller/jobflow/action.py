@@ -90,7 +90,7 @@ class ActionMixin(JobFlowControllerBase):
             try:
                 self.delete_all_jobs_created_by_job_flow(job_flow)
             except Exception as err:
-                log.error(f"Failed to delete jobs of JobFlow {ns}/{name}: {err}")
+                log.error(f"Failed to delete jobs of JobFlow {ns}/{name}: {err}", jobflow=f"{ns}/{name}")
                 raise
             return
 
@@ -100,7 +100,7 @@ class ActionMixin(JobFlowControllerBase):
         try:
             self.deploy_job(job_flow)
         except Exception as err:  # noqa: BLE001 - reported after the status write
-            log.error(f"Failed to create jobs of JobFlow {ns}/{name}: {err}")
+            log.error(f"Failed to create jobs of JobFlow {ns}/{name}: {err}", jobflow=f"{ns}/{name}")
             deploy_err = err
 
         status = self.get_all_job_status(job_flow)
@@ -111,7 +111,7 @@ class ActionMixin(JobFlowControllerBase):
             try:
                 self.clientset.job_flows(ns).update_status(updated)
             except Exception as err:
-                log.error(f"Failed to update status of JobFlow {ns}/{name}: {err}")
+                log.error(f"Failed to update status of JobFlow {ns}/{name}: {err}", jobflow=f"{ns}/{name}")
                 raise
             self._count_transition(ns, old_phase, status.phase)
         if deploy_err is not None:
@@ -157,7 +157,7 @@ class ActionMixin(JobFlowControllerBase):
             try:
                 job = self.job_lister.jobs(ns).get(target_job_name)
             except NotFoundError:
-                log.info(f"No {target_job_name} Job found！")  # noqa: RUF001 - upstream's full-width mark
+                log.info(f"No {target_job_name} Job found！", jobflow=f"{ns}/{meta.name(job_flow)}")  # noqa: RUF001 - upstream's
                 return False
             if vcjob.phase(job) != JobPhase.COMPLETED:
                 return False
@@ -237,7 +237,10 @@ class ActionMixin(JobFlowControllerBase):
             except NotFoundError:
                 continue  # the cache lagged behind a deletion: the Job is gone, which is the goal
             except Exception as err:
-                log.error(f"Failed to delete job of JobFlow {ns}/{meta.name(job_flow)}: {err}")
+                log.error(
+                    f"Failed to delete job of JobFlow {ns}/{meta.name(job_flow)}: {err}",
+                    jobflow=f"{ns}/{meta.name(job_flow)}",
+                )
                 raise
 
 

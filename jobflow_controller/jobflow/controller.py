@@ -88,6 +88,10 @@ class JobFlowController(HandlerMixin, ActionMixin, QueueController):
         assert isinstance(req, FlowRequest)
         self.handle_job_flow(req)
 
+    def log_keys(self, req: Hashable) -> dict[str, str]:
+        assert isinstance(req, FlowRequest)
+        return {"jobflow": f"{req.namespace}/{req.job_flow_name}"}
+
     def on_dropped(self, req: Hashable, err: BaseException) -> None:
         assert isinstance(req, FlowRequest)
         message = c.MESSAGE_SYNC_FAILED % (req.action, err)
@@ -97,6 +101,6 @@ class JobFlowController(HandlerMixin, ActionMixin, QueueController):
         try:
             job_flow = self.job_flow_lister.job_flows(namespace).get(name)
         except Exception as err:  # noqa: BLE001 - no object, no event: upstream logs and moves on
-            log.error(f"Get JobFlow {name} failed for {err}.")
+            log.error(f"Get JobFlow {name} failed for {err}.", jobflow=f"{namespace}/{name}")
             return
         self.recorder.event(job_flow, event_type, reason, message)

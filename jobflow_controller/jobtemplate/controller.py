@@ -106,7 +106,10 @@ class JobTemplateController(QueueController):
         try:
             job_template = self.job_template_lister.job_templates(req.namespace).get(req.job_template_name)
         except NotFoundError:
-            log.info(f"JobTemplate {req.job_template_name} has been deleted.")
+            log.info(
+                f"JobTemplate {req.job_template_name} has been deleted.",
+                jobtemplate=f"{req.namespace}/{req.job_template_name}",
+            )
             return
         except Exception as err:
             # Upstream prints req.JobFlowName here, which is always empty for template requests.
@@ -132,8 +135,12 @@ class JobTemplateController(QueueController):
         try:
             self.clientset.job_templates(ns).update_status({**job_template, "status": status})
         except Exception as err:
-            log.error(f"Failed to update status of JobTemplate {ns}/{name}: {err}")
+            log.error(f"Failed to update status of JobTemplate {ns}/{name}: {err}", jobtemplate=f"{ns}/{name}")
             raise
+
+    def log_keys(self, req: Hashable) -> dict[str, str]:
+        assert isinstance(req, FlowRequest)
+        return {"jobtemplate": f"{req.namespace}/{req.job_template_name}"}
 
     def on_dropped(self, req: Hashable, err: BaseException) -> None:
         assert isinstance(req, FlowRequest)
