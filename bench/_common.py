@@ -121,6 +121,41 @@ def cpu_seconds(pid: int | str = "self") -> float:
     return (int(fields[11]) + int(fields[12])) / CLOCK_TICKS
 
 
+def pymalloc_bytes() -> dict[str, int]:
+    """pymalloc's own accounting (``sys._debugmallocstats``): arena bytes, and how much is in use.
+
+    RSS cannot tell freed Python objects from live ones: a freed block stays in its arena (and in
+    RSS) until the whole 1 MiB arena is empty. ``allocated`` is live small objects (<= 512 B),
+    ``available`` and ``unused_pools`` are free space inside arenas the process still holds.
+    """
+    import tempfile
+
+    with tempfile.TemporaryFile(mode="w+b") as capture:
+        sys.stderr.flush()
+        saved = os.dup(2)
+        try:
+            os.dup2(capture.fileno(), 2)
+            sys._debugmallocstats()
+        finally:
+            os.dup2(saved, 2)
+            os.close(saved)
+        capture.seek(0)
+        text = capture.read().decode(errors="replace")
+    wanted = {
+        "bytes/arena": "arenas",
+        "# bytes in allocated blocks": "allocated_blocks",
+        "# bytes in available blocks": "available_blocks",
+        "unused pools": "unused_pools",
+    }
+    out: dict[str, int] = {}
+    for line in text.splitlines():
+        label, sep, value = line.partition("=")
+        for marker, key in wanted.items():
+            if sep and marker in label and key not in out:
+                out[key] = int(value.strip().replace(",", ""))
+    return out
+
+
 def deep_sizeof(obj: Any, seen: set[int] | None = None) -> int:
     """``sys.getsizeof`` of ``obj`` and everything it holds, each object counted once.
 
@@ -251,12 +286,6 @@ def create_namespace(clientset: Any, name: str) -> None:
     from jobflow_controller.kube.resources import NAMESPACES
 
     clientset.resource(NAMESPACES).create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}})
-
-
-def current_resource_version(rest: Any, path: str) -> str:
-    """The resourceVersion of a one-item list of ``path``: the store's current revision."""
-    body = rest.get(path, {"limit": 1})
-    return str(body["metadata"]["resourceVersion"])
 
 
 if __name__ == "__main__":

@@ -6,6 +6,7 @@ import os
 import shutil
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import yaml
@@ -39,8 +40,12 @@ def kubectl(kubeconfig: str | os.PathLike[str], *args: str, check: bool = True, 
     return result.stdout
 
 
-def install_crds(kubeconfig: str | os.PathLike[str], crds_dir: Path = CRDS_DIR) -> None:
-    """Apply the CRDs (server-side, they are large) and wait until every one is Established."""
+def install_crds(kubeconfig: str | os.PathLike[str], crds_dir: Path = CRDS_DIR, timeout: float = 60.0) -> None:
+    """Apply the CRDs (server-side: they are large) and wait until every one is Established.
+
+    Polled rather than `kubectl wait`: right after the apply a CRD may have no status yet, and
+    `kubectl wait` then fails at once (".status.conditions accessor error") instead of waiting.
+    """
     kubectl(kubeconfig, "apply", "--server-side", "--force-conflicts", "-k", str(crds_dir))
     names = [
         f"crd/{doc['metadata']['name']}"
@@ -48,4 +53,12 @@ def install_crds(kubeconfig: str | os.PathLike[str], crds_dir: Path = CRDS_DIR) 
         for doc in yaml.safe_load_all(path.read_text())
         if doc and doc.get("kind") == "CustomResourceDefinition"
     ]
-    kubectl(kubeconfig, "wait", "--for=condition=Established", "--timeout=60s", *names)
+    query = '{range .items[*]}{.metadata.name}={.status.conditions[?(@.type=="Established")].status}{"\\n"}{end}'
+    deadline = time.monotonic() + timeout
+    while True:
+        out = kubectl(kubeconfig, "get", *names, "-o", f"jsonpath={query}", check=False)
+        if out.count("=True") == len(names):
+            return
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"CRDs not Established after {timeout:.0f}s: {out.strip()}")
+        time.sleep(0.2)

@@ -118,8 +118,9 @@ def test_service_selects_the_controllers_pods() -> None:
 def with_cert_manager(tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict[str, Any]]:
     overlay = Path(tmp_path_factory.mktemp("overlay"))
     base = os.path.relpath(WEBHOOK_DIR, overlay)  # kustomize accepts only relative paths
+    manifests = os.path.relpath(WEBHOOK_DIR.parent, overlay)
     (overlay / "kustomization.yaml").write_text(
-        yaml.safe_dump({"resources": [base], "components": [f"{base}/cert-manager"]})
+        yaml.safe_dump({"resources": [manifests], "components": [base, f"{base}/cert-manager"]})
     )
     return by_kind(kustomize(overlay))
 

@@ -1,0 +1,58 @@
+"""The webhook Component turns the base deployment into one that serves the admission webhook."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from jobflow_controller.local.kubectl import REPO_ROOT, kubectl_path
+
+MANIFESTS = REPO_ROOT / "manifests"
+
+
+def _render(tmp_path: Path, *components: str) -> list[dict[str, Any]]:
+    rel = os.path.relpath(MANIFESTS, tmp_path)
+    (tmp_path / "kustomization.yaml").write_text(
+        yaml.safe_dump({"resources": [rel], "components": [f"{rel}/{c}" for c in components]})
+    )
+    out = subprocess.run([kubectl_path(), "kustomize", str(tmp_path)], capture_output=True, text=True, check=True)
+    return [d for d in yaml.safe_load_all(out.stdout) if d]
+
+
+def _deployment(docs: list[dict[str, Any]]) -> dict[str, Any]:
+    return next(d for d in docs if d["kind"] == "Deployment")
+
+
+def test_the_webhook_component_adds_flags_port_and_certificate_to_the_deployment(tmp_path: Path) -> None:
+    docs = _render(tmp_path, "webhook")
+    container = _deployment(docs)["spec"]["template"]["spec"]["containers"][0]
+    assert container["args"][-4:] == [
+        "--enable-webhook=true",
+        "--webhook-address=:8443",
+        "--tls-cert-file=/etc/jobflow-controller/webhook/tls.crt",
+        "--tls-private-key-file=/etc/jobflow-controller/webhook/tls.key",
+    ]
+    assert {"name": "webhook", "containerPort": 8443, "protocol": "TCP"} in container["ports"]
+    mount = next(m for m in container["volumeMounts"] if m["name"] == "webhook-tls")
+    assert "subPath" not in mount and mount["readOnly"] is True
+    kinds = sorted(d["kind"] for d in docs)
+    assert "ValidatingWebhookConfiguration" in kinds
+    service = next(d for d in docs if d["kind"] == "Service" and d["metadata"]["name"] == "jobflow-controller-webhook")
+    assert service["spec"]["ports"][0]["targetPort"] == "webhook"
+
+
+def test_the_base_deployment_does_not_serve_the_webhook(tmp_path: Path) -> None:
+    container = _deployment(_render(tmp_path))["spec"]["template"]["spec"]["containers"][0]
+    assert not any(a.startswith("--enable-webhook") for a in container["args"])
+
+
+def test_cert_manager_component_injects_the_ca(tmp_path: Path) -> None:
+    docs = _render(tmp_path, "webhook", "webhook/cert-manager")
+    vwc = next(d for d in docs if d["kind"] == "ValidatingWebhookConfiguration")
+    assert (
+        vwc["metadata"]["annotations"]["cert-manager.io/inject-ca-from"] == "volcano-system/jobflow-controller-webhook"
+    )
