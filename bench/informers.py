@@ -8,14 +8,18 @@ Jobs of realistic shape the way they come to exist in a cluster: POSTed by the J
 two managedFields entries. Each has labels, annotations, a controller ownerReference, two tasks with
 pod templates (container, command, env, resources) and a status.
 
-Every informer variant runs in a fresh child process (``--child``), so its RSS is its own:
+Every variant runs in a fresh child process (``--child``), so its RSS is its own. Memory is read
+after ``gc.collect()`` as RSS (/proc/self/statm) and as pymalloc's accounting
+(``sys._debugmallocstats``: live blocks vs free blocks still held in arenas), each minus the
+baseline taken after imports and a first request, divided by the object count:
 
+* ``raw_list``: the reflector's first LIST (RV "0", pages of 500) through the REST layer, items
+  kept in a list, no informer: the floor under the sync time and the memory of the bare JSON dicts.
 * ``sync_plain`` and ``sync_strip_managed_fields``: a ``SharedIndexInformer`` (namespace index, one
-  counting handler) without and with the ``strip_managed_fields`` transform. Reported: seconds until
-  ``has_synced()`` and until the handler has seen every add; RSS after imports and a first request
-  (baseline) and after sync (``gc.collect()`` first), and their difference per object; peak RSS;
-  the deep ``sys.getsizeof`` of one cached object (split by part) and of the whole cache per object
-  (strings shared between objects counted once), plus the store's own key and index overhead.
+  counting handler) without and with the ``strip_managed_fields`` transform: seconds until
+  ``has_synced()`` and until the handler has seen every add, peak RSS, the deep ``sys.getsizeof``
+  of one cached object (by part and by type) and of the whole cache per object (strings shared
+  between objects counted once), and the store's own key and index overhead.
 * ``watch``: the product's configuration (transform on). After sync the parent merge-patches the
   status of ``EVENTS`` Jobs from a thread pool and the child's handler counts the updates as they
   arrive (``live``: bounded by how fast the API server takes writes). Then a second informer lists
@@ -23,10 +27,9 @@ Every informer variant runs in a fresh child process (``--child``), so its RSS i
   there: the API server replays all ``EVENTS`` updates from its watch cache at once, so ``replay``
   measures how fast the informer itself takes a burst (decode, DeltaFIFO, indexer, handler).
 
-The parent also times one raw paginated LIST of every Job through the same REST layer (HTTP + JSON
-decode only, no informer), the floor under the sync time, and reports the JSON size of one Job with
-and without managedFields. Prints one JSON document on stdout, progress on stderr; a watchdog fails
-it after ``TIME_LIMIT`` seconds. Other processes on the machine perturb every timing here.
+The parent reports the JSON size of one Job with and without managedFields. Prints one JSON
+document on stdout, progress on stderr; a watchdog fails it after ``TIME_LIMIT`` seconds. Other
+processes on the machine perturb every timing here (the load average is reported).
 """
 
 from __future__ import annotations
