@@ -22,7 +22,6 @@ import math
 import random
 import socket
 import threading
-import time
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, replace
@@ -30,6 +29,8 @@ from functools import partial
 from typing import Protocol, TypeVar
 
 import structlog
+
+from workqueue import RealClock as WorkqueueRealClock
 
 from .healthz import HealthzAdaptor, LeaderElectionUnhealthyError
 from .metrics import LeaderMetrics, NoopLeaderMetrics
@@ -82,21 +83,8 @@ class Clock(Protocol):
     def sleep(self, seconds: float, stop: threading.Event | None = None, /) -> bool: ...
 
 
-class RealClock:
-    """The default clock, so this package runs without the workqueue package."""
-
-    def now(self) -> float:
-        return time.monotonic()
-
-    def wall(self) -> datetime.datetime:
-        return datetime.datetime.now(datetime.UTC)
-
-    def sleep(self, seconds: float, stop: threading.Event | None = None) -> bool:
-        if stop is None:
-            if seconds > 0:
-                time.sleep(seconds)
-            return False
-        return stop.wait(max(seconds, 0.0))
+# The project's one real clock satisfies `Clock`; re-exported so callers need not know where it lives.
+RealClock = WorkqueueRealClock
 
 
 def jitter(duration: float, max_factor: float, rng: random.Random | None = None) -> float:

@@ -2,17 +2,17 @@
 
 The recorder stamps events with wall-clock time (names and ``firstTimestamp``/``lastTimestamp``),
 while the correlator measures intervals (the aggregation window, the spam filter's token bucket)
-on a monotonic clock so that a wall-clock jump cannot reset or freeze them. Defining only what
-this package needs, instead of importing the project's ``workqueue`` clocks, keeps ``record``
-independent of that package's timing; ``workqueue.RealClock``/``FakeClock`` satisfy it
-structurally.
+on a monotonic clock so that a wall-clock jump cannot reset or freeze them. The Protocol names only
+what this package reads; the default is the project's one ``workqueue.RealClock``, and tests may
+pass ``workqueue.FakeClock`` or any object with these two methods.
 """
 
 from __future__ import annotations
 
-import time
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Protocol, runtime_checkable
+
+from workqueue import RealClock
 
 __all__ = ["Clock", "RealClock"]
 
@@ -28,13 +28,3 @@ class Clock(Protocol):
     def wall(self) -> datetime:
         """The current UTC time (timezone-aware), for timestamps and event names."""
         ...
-
-
-class RealClock:
-    """The system clocks: ``time.monotonic`` and ``datetime.now(UTC)``."""
-
-    def now(self) -> float:
-        return time.monotonic()
-
-    def wall(self) -> datetime:
-        return datetime.now(UTC)

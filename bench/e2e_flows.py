@@ -1,0 +1,458 @@
+"""End-to-end JobFlow benchmark: the controller as a process, against a real kube-apiserver.
+
+For each ``--worker-threads`` value (1, then 3) on a fresh control plane (etcd + kube-apiserver,
+no kube-controller-manager: nothing here needs garbage collection, and its informers would compete
+for the two CPUs), it creates 200 three-step chains (a; b after a; c after b) and 100 diamonds (a;
+b and c after a; d after b and c), spread over ``NAMESPACES`` namespaces that share four
+JobTemplates ``a``..``d`` each, whose Jobs run near-instantly (``Pending:0s,Running:0s,Completed``).
+
+Three processes do the work:
+
+* the controller, ``.venv/bin/jobflow-controller --leader-elect=false --worker-threads=N`` with
+  ``--kube-api-qps=1000 --kube-api-burst=2000`` (``--default-qps`` keeps the flags' defaults, 50/100,
+  instead), metrics and health on loopback;
+* the Volcano job simulator, this file with ``--simulator``: one ``JobSimulator`` per namespace on
+  one unthrottled client, so four Jobs advance at once;
+* this process: it creates the JobFlows from a thread pool and watches Jobs and JobFlows with its own
+  informers, stamping every event with its local receipt time.
+
+Reported per run: seconds from the first JobFlow create until every JobFlow is ``Succeed``; the
+controller's API requests per JobFlow by verb and by verb and code (its ``rest_client_requests_total``
+scraped before the first create and after the run has settled, divided by 300: the JobTemplate
+controller in the same process and the Event writes are included, watch opens count as GETs); the
+work-queue adds per JobFlow; reaction latencies, each the difference of two receipt times in this
+process's Job and JobFlow informers: dependency ``Completed`` (the MODIFIED event that made the last
+of a Job's targets Completed) to the dependent Job's ADDED event, JobFlow ADDED to its first Job's
+ADDED, and the last Job's Completed to the JobFlow's ``Succeed``; the controller's peak RSS
+(VmHWM) and CPU seconds (utime+stime from /proc/<pid>/stat, at start-up and for the run), and the
+simulator's and kube-apiserver's CPU for the run, for context.
+
+Prints one JSON document on stdout, progress on stderr; a watchdog fails it after ``TIME_LIMIT``
+seconds. Other processes on this machine perturb the timings (the load average is reported).
+"""
+
+from __future__ import annotations
+
+import argparse
+import signal
+import sys
+import threading
+import time
+import urllib.request
+from collections import defaultdict
+from pathlib import Path
+from typing import Any
+
+# Run as ``python bench/e2e_flows.py``, this folder comes first on sys.path; the project's packages
+# are imported from the repository root instead, as ``bench/informers.py`` must.
+_BENCH_DIR = Path(__file__).resolve().parent
+sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != _BENCH_DIR]
+sys.path.insert(0, str(_BENCH_DIR.parent))
+
+from prometheus_client.parser import text_string_to_metric_families  # noqa: E402
+
+from bench._common import (  # noqa: E402
+    VENV_BIN,
+    BenchError,
+    Watchdog,
+    control_plane,
+    cpu_seconds,
+    create_namespace,
+    emit,
+    latency_summary_ms,
+    load_average,
+    log,
+    machine,
+    proc_status_kib,
+    rest_client,
+    run_pool,
+    wait_until,
+)
+from informers import ResourceEventHandlerFuncs, SharedIndexInformer  # noqa: E402
+from jobflow_controller.kube.clientset import Clientset  # noqa: E402
+from jobflow_controller.local.controlplane import Process, free_port  # noqa: E402
+from tests.e2e.jobflows import chain, flow, template  # noqa: E402
+
+CHAINS = 200
+DIAMONDS = 100
+NAMESPACES = 4
+SCRIPT = "Pending:0s,Running:0s,Completed"
+WORKER_THREADS = (1, 3)
+FAST_CLIENT_FLAGS = ["--kube-api-qps=1000", "--kube-api-burst=2000"]
+CREATE_WORKERS = 8
+TIME_LIMIT = 360.0
+RUN_TIMEOUT = 150.0
+SETTLE_SECONDS = 2.0
+
+
+# -- the workload ----------------------------------------------------------------------------------
+
+
+def diamond() -> list[dict[str, Any]]:
+    return [
+        {"name": "a"},
+        {"name": "b", "dependsOn": {"targets": ["a"]}},
+        {"name": "c", "dependsOn": {"targets": ["a"]}},
+        {"name": "d", "dependsOn": {"targets": ["b", "c"]}},
+    ]
+
+
+def workload(namespaces: list[str]) -> list[dict[str, Any]]:
+    """Every JobFlow of a run, chains then diamonds, dealt round-robin over the namespaces."""
+    flows = [flow(f"chain-{i:03d}", namespaces[i % len(namespaces)], chain("a", "b", "c")) for i in range(CHAINS)]
+    flows += [flow(f"diamond-{i:03d}", namespaces[i % len(namespaces)], diamond()) for i in range(DIAMONDS)]
+    return flows
+
+
+def dependencies(job_flow: dict[str, Any]) -> list[tuple[str, list[str]]]:
+    """(dependent Job key, its target Job keys) for every flow with targets."""
+    ns, name = job_flow["metadata"]["namespace"], job_flow["metadata"]["name"]
+    out = []
+    for step in job_flow["spec"]["flows"]:
+        targets = (step.get("dependsOn") or {}).get("targets")
+        if targets:
+            out.append((f"{ns}/{name}-{step['name']}", [f"{ns}/{name}-{t}" for t in targets]))
+    return out
+
+
+# -- what this process sees -----------------------------------------------------------------------
+
+
+def _phase(obj: Any) -> str:
+    return str(((obj.get("status") or {}).get("state") or {}).get("phase") or "") if isinstance(obj, dict) else ""
+
+
+def _key(obj: Any) -> str:
+    return f"{obj['metadata']['namespace']}/{obj['metadata']['name']}"
+
+
+class Observer:
+    """Job and JobFlow informers that stamp, with local receipt time, the events the latencies need."""
+
+    def __init__(self, clientset: Clientset) -> None:
+        self.lock = threading.Lock()
+        self.job_added: dict[str, float] = {}
+        self.job_completed: dict[str, float] = {}
+        self.flow_added: dict[str, float] = {}
+        self.flow_succeeded: dict[str, float] = {}
+        self.stop = threading.Event()
+        self.jobs = SharedIndexInformer(clientset.jobs().lister_watcher(), 0.0, name="bench-jobs")
+        self.jobs.add_event_handler(
+            ResourceEventHandlerFuncs(add_func=self._job_event, update_func=lambda _old, new: self._job_event(new))
+        )
+        self.flows = SharedIndexInformer(clientset.job_flows().lister_watcher(), 0.0, name="bench-jobflows")
+        self.flows.add_event_handler(
+            ResourceEventHandlerFuncs(add_func=self._flow_event, update_func=lambda _old, new: self._flow_event(new))
+        )
+
+    def _job_event(self, obj: Any) -> None:
+        now = time.monotonic()
+        key = _key(obj)
+        with self.lock:
+            self.job_added.setdefault(key, now)
+            if _phase(obj) == "Completed":
+                self.job_completed.setdefault(key, now)
+
+    def _flow_event(self, obj: Any) -> None:
+        now = time.monotonic()
+        key = _key(obj)
+        with self.lock:
+            self.flow_added.setdefault(key, now)
+            if _phase(obj) == "Succeed":
+                self.flow_succeeded.setdefault(key, now)
+
+    def start(self) -> None:
+        for informer in (self.jobs, self.flows):
+            threading.Thread(target=informer.run, args=(self.stop,), name=informer.name, daemon=True).start()
+        wait_until(lambda: self.jobs.has_synced() and self.flows.has_synced(), 30.0, "the benchmark's informers")
+
+    def succeeded(self) -> int:
+        with self.lock:
+            return len(self.flow_succeeded)
+
+    def phases(self) -> dict[str, int]:
+        counts: dict[str, int] = defaultdict(int)
+        for obj in self.flows.get_indexer().list():
+            counts[_phase(obj) or "<none>"] += 1
+        return dict(counts)
+
+
+def latencies(observer: Observer, flows: list[dict[str, Any]]) -> dict[str, Any]:
+    single: list[float] = []
+    double: list[float] = []
+    first_job: list[float] = []
+    to_succeed: list[float] = []
+    violations: list[str] = []
+    missing: list[str] = []
+    added, completed = observer.job_added, observer.job_completed
+    for job_flow in flows:
+        key = _key(job_flow)
+        ns, name = job_flow["metadata"]["namespace"], job_flow["metadata"]["name"]
+        first = f"{ns}/{name}-a"
+        if first in added and key in observer.flow_added:
+            first_job.append(added[first] - observer.flow_added[key])
+        jobs = [f"{ns}/{name}-{step['name']}" for step in job_flow["spec"]["flows"]]
+        if key in observer.flow_succeeded and all(j in completed for j in jobs):
+            to_succeed.append(observer.flow_succeeded[key] - max(completed[j] for j in jobs))
+        for dependent, targets in dependencies(job_flow):
+            if dependent not in added or not all(t in completed for t in targets):
+                missing.append(dependent)
+                continue
+            delay = added[dependent] - max(completed[t] for t in targets)
+            if delay < 0:
+                violations.append(dependent)
+            (double if len(targets) > 1 else single).append(delay)
+    return {
+        "dependency_completed_to_dependent_added": latency_summary_ms(single + double),
+        "of_which_one_target": latency_summary_ms(single),
+        "of_which_two_targets_diamond_d": latency_summary_ms(double),
+        "jobflow_added_to_first_job_added": latency_summary_ms(first_job),
+        "last_job_completed_to_jobflow_succeed": latency_summary_ms(to_succeed),
+        "dependents_created_before_their_targets_completed": violations[:10],
+        "dependents_not_observed": missing[:10],
+    }
+
+
+# -- the controller's metrics ----------------------------------------------------------------------
+
+
+def scrape(port: int) -> dict[str, dict[tuple[str, ...], float]]:
+    """rest_client_requests_total by (method, code) and workqueue_adds_total by queue name."""
+    with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=10) as response:
+        text = response.read().decode()
+    out: dict[str, dict[tuple[str, ...], float]] = {"requests": {}, "queue_adds": {}, "queue_retries": {}}
+    for family in text_string_to_metric_families(text):
+        for sample in family.samples:
+            if sample.name == "rest_client_requests_total":
+                out["requests"][(sample.labels["method"], sample.labels["code"])] = sample.value
+            elif sample.name == "workqueue_adds_total":
+                out["queue_adds"][(sample.labels["name"],)] = sample.value
+            elif sample.name == "workqueue_retries_total":
+                out["queue_retries"][(sample.labels["name"],)] = sample.value
+    return out
+
+
+def requests_total(port: int) -> float:
+    return sum(scrape(port)["requests"].values())
+
+
+def per_flow(before: dict[tuple[str, ...], float], after: dict[tuple[str, ...], float], flows: int) -> dict[str, Any]:
+    deltas = {key: after.get(key, 0.0) - before.get(key, 0.0) for key in after}
+    return {"/".join(key): round(value / flows, 2) for key, value in sorted(deltas.items()) if value}
+
+
+def by_method(per_code: dict[str, float]) -> dict[str, float]:
+    out: dict[str, float] = defaultdict(float)
+    for key, value in per_code.items():
+        out[key.split("/", 1)[0]] += value
+    return {k: round(v, 2) for k, v in sorted(out.items())}
+
+
+# -- one run ----------------------------------------------------------------------------------------
+
+
+def _ready(port: int) -> bool:
+    try:
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/readyz", timeout=2) as response:
+            return bool(response.status == 200)
+    except OSError:
+        return False
+
+
+def run_once(workers: int, client_flags: list[str], watchdog: Watchdog) -> dict[str, Any]:
+    log(f"== --worker-threads={workers}")
+    namespaces = [f"bench-flows-{i}" for i in range(NAMESPACES)]
+    flows = workload(namespaces)
+    with control_plane(watchdog, controller_manager=False) as plane:
+        rest = rest_client(plane.kubeconfig_path, agent="bench-e2e-flows")
+        clientset = Clientset(rest)
+        for ns in namespaces:
+            create_namespace(clientset, ns)
+            for step in "abcd":
+                clientset.job_templates(ns).create(template(step, ns, SCRIPT))
+        kubeconfig = str(plane.kubeconfig_path)
+        simulator = Process(
+            "simulator",
+            [sys.executable, str(Path(__file__).resolve()), "--simulator", kubeconfig, ",".join(namespaces)],
+            plane.root / "simulator.log",
+        )
+        metrics_port, health_port = free_port(), free_port()
+        controller_args = [
+            str(VENV_BIN / "jobflow-controller"),
+            f"--kubeconfig={kubeconfig}",
+            "--leader-elect=false",
+            f"--worker-threads={workers}",
+            "--enable-metrics",
+            f"--listen-address=127.0.0.1:{metrics_port}",
+            "--enable-healthz",
+            f"--healthz-address=127.0.0.1:{health_port}",
+            *client_flags,
+        ]
+        controller = Process("jobflow-controller", controller_args, plane.root / "controller.log")
+        observer = Observer(clientset)
+        watchdog.on_timeout(controller.stop)
+        watchdog.on_timeout(simulator.stop)
+        try:
+            simulator.start()
+            controller.start()
+            assert controller.pid is not None and simulator.pid is not None
+            wait_until(lambda: _ready(health_port) or not controller.alive(), 60.0, "the controller's /readyz")
+            if not controller.alive():
+                raise BenchError("the controller exited at start-up")
+            observer.start()
+            time.sleep(1.0)  # let the JobTemplate controller's start-up syncs finish before counting
+            before = scrape(metrics_port)
+            startup_cpu = cpu_seconds(controller.pid)
+            apiserver_pid = plane.processes["kube-apiserver"].pid
+            assert apiserver_pid is not None
+            cpu0 = {"controller": startup_cpu, "sim": cpu_seconds(simulator.pid), "api": cpu_seconds(apiserver_pid)}
+            log(f"controller ready (pid {controller.pid}, {startup_cpu:.1f} CPU s at start-up); creating JobFlows")
+
+            started = time.monotonic()
+            run_pool(
+                lambda f: clientset.job_flows(f["metadata"]["namespace"]).create(f),
+                flows,
+                CREATE_WORKERS,
+                "create jobflows",
+                timeout=60.0,
+            )
+            created = time.monotonic()
+            log(f"created {len(flows)} JobFlows in {created - started:.1f}s; waiting for Succeed")
+            deadline = started + RUN_TIMEOUT
+            last_report = 0.0
+            while observer.succeeded() < len(flows):
+                if not controller.alive():
+                    raise BenchError("the controller exited during the run")
+                now = time.monotonic()
+                if now > deadline:
+                    raise BenchError(
+                        f"only {observer.succeeded()} of {len(flows)} JobFlows Succeed after {RUN_TIMEOUT:.0f}s;"
+                        f" phases {observer.phases()}, {len(observer.job_completed)} Jobs Completed"
+                    )
+                if now - last_report > 10.0:
+                    last_report = now
+                    log(f"  {observer.succeeded()}/{len(flows)} Succeed, {len(observer.job_added)} Jobs created")
+                time.sleep(0.05)
+            finished = max(observer.flow_succeeded.values())
+            log(f"all {len(flows)} JobFlows Succeed after {finished - started:.1f}s; letting the controller settle")
+
+            # Whatever the controller still sends for this work (events, template status) counts too.
+            last, quiet_since = requests_total(metrics_port), time.monotonic()
+            settle_deadline = time.monotonic() + 20.0
+            while time.monotonic() - quiet_since < SETTLE_SECONDS and time.monotonic() < settle_deadline:
+                time.sleep(0.25)
+                total = requests_total(metrics_port)
+                if total != last:
+                    last, quiet_since = total, time.monotonic()
+            after = scrape(metrics_port)
+            cpu1 = {"controller": cpu_seconds(controller.pid), "sim": cpu_seconds(simulator.pid)}
+            cpu1["api"] = cpu_seconds(apiserver_pid)
+            peak_kib = proc_status_kib(controller.pid, "VmHWM")
+            rss_kib = proc_status_kib(controller.pid, "VmRSS")
+        except BenchError as err:
+            raise BenchError(f"{err}\n--- controller log tail ---\n{controller.log_tail(30)}") from None
+        finally:
+            observer.stop.set()
+            controller.stop()
+            simulator.stop()
+            rest.close()
+
+    requests = per_flow(before["requests"], after["requests"], len(flows))
+    return {
+        "worker_threads": workers,
+        "jobflows": len(flows),
+        "jobs": len(observer.job_added),
+        "create_jobflows_seconds": round(created - started, 2),
+        "seconds_until_all_succeed": round(finished - started, 2),
+        "jobflows_per_s": round(len(flows) / (finished - started), 1),
+        "api_requests_per_jobflow": {
+            "total": round(sum(requests.values()), 2),
+            "by_verb": by_method(requests),
+            "by_verb_and_code": requests,
+        },
+        "workqueue_adds_per_jobflow": per_flow(before["queue_adds"], after["queue_adds"], len(flows)),
+        "workqueue_retries_per_jobflow": per_flow(before["queue_retries"], after["queue_retries"], len(flows)),
+        "latency": latencies(observer, flows),
+        "controller": {
+            "peak_rss_mib": round(peak_kib / 1024.0, 1),
+            "rss_at_end_mib": round(rss_kib / 1024.0, 1),
+            "cpu_seconds_startup": round(startup_cpu, 2),
+            "cpu_seconds_run": round(cpu1["controller"] - cpu0["controller"], 2),
+            "cpu_seconds_total": round(cpu1["controller"], 2),
+        },
+        "cpu_seconds_run_other_processes": {
+            "simulator": round(cpu1["sim"] - cpu0["sim"], 2),
+            "kube_apiserver": round(cpu1["api"] - cpu0["api"], 2),
+        },
+    }
+
+
+# -- the simulator process --------------------------------------------------------------------------
+
+
+def simulator_main(kubeconfig: str, namespaces: list[str]) -> None:
+    """One JobSimulator per namespace, on one unthrottled client, until SIGTERM."""
+    from jobflow_controller.local.simulator import JobSimulator
+
+    stop = threading.Event()
+    signal.signal(signal.SIGTERM, lambda *_: stop.set())
+    signal.signal(signal.SIGINT, lambda *_: stop.set())
+    clientset = Clientset(rest_client(kubeconfig, agent="bench-volcano-job-simulator"))
+    threads = [
+        threading.Thread(target=JobSimulator(clientset, namespace=ns).run, args=(stop,), name=f"sim-{ns}")
+        for ns in namespaces
+    ]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+
+
+# -- main -------------------------------------------------------------------------------------------
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--simulator", nargs=2, metavar=("KUBECONFIG", "NAMESPACES"), help=argparse.SUPPRESS)
+    parser.add_argument(
+        "--default-qps",
+        action="store_true",
+        help="run the controller with its default --kube-api-qps/--kube-api-burst (50/100) instead of 1000/2000",
+    )
+    args = parser.parse_args()
+    if args.simulator:
+        simulator_main(args.simulator[0], args.simulator[1].split(","))
+        return
+
+    client_flags = [] if args.default_qps else FAST_CLIENT_FLAGS
+    watchdog = Watchdog(TIME_LIMIT, "bench/e2e_flows.py")
+    result: dict[str, Any] = {
+        "benchmark": "e2e_flows",
+        **machine(),
+        "workload": {
+            "chains_3_steps": CHAINS,
+            "diamonds_4_steps": DIAMONDS,
+            "jobflows": CHAINS + DIAMONDS,
+            "jobs": 3 * CHAINS + 4 * DIAMONDS,
+            "namespaces": NAMESPACES,
+            "job_templates": "a, b, c, d in every namespace, shared by that namespace's JobFlows",
+            "job_phase_script": SCRIPT,
+        },
+        "controller_client_flags": client_flags or ["defaults: --kube-api-qps=50 --kube-api-burst=100"],
+        "simulator": f"separate process, {NAMESPACES} JobSimulators (one per namespace), no client-side rate limit",
+        "runs": [],
+    }
+    try:
+        for workers in WORKER_THREADS:
+            result["runs"].append(run_once(workers, client_flags, watchdog))
+    except BenchError as err:
+        log(f"ERROR: {err}")
+        sys.exit(1)
+    finally:
+        watchdog.cancel()
+    result["load_average_at_end"] = load_average()
+    emit(result)
+
+
+if __name__ == "__main__":
+    main()
