@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 import signal
+import sys
 import threading
 from collections.abc import Callable
 from typing import Any
@@ -49,6 +50,10 @@ log = structlog.get_logger("jobflow_controller.manager")
 
 #: How long past the lease a leader may fail to renew before /healthz reports it (client-go's 20 s).
 LEADER_HEALTHZ_TIMEOUT = 20.0
+
+
+class StartupError(RuntimeError):
+    """An endpoint the flags ask for cannot be served (address in use, unreadable certificate)."""
 
 
 class Manager:
@@ -123,12 +128,15 @@ class Manager:
             "/livez": [("ping", ping), ("leaderElection", self._leader_health)],
             "/readyz": [("ping", ping), ("informer-sync", self._caches_synced), ("shutdown", self._not_stopping)],
         }
-        if o.enable_healthz:
-            same = o.enable_metrics and o.listen_address == o.healthz_address
-            registry = self.registry if same else None
-            self.servers.append(EndpointServer(o.healthz_address, checks=checks, registry=registry).start())
-        if o.enable_metrics and not (o.enable_healthz and o.listen_address == o.healthz_address):
-            self.servers.append(EndpointServer(o.listen_address, registry=self.registry).start())
+        try:
+            if o.enable_healthz:
+                same = o.enable_metrics and o.listen_address == o.healthz_address
+                registry = self.registry if same else None
+                self.servers.append(EndpointServer(o.healthz_address, checks=checks, registry=registry).start())
+            if o.enable_metrics and not (o.enable_healthz and o.listen_address == o.healthz_address):
+                self.servers.append(EndpointServer(o.listen_address, registry=self.registry).start())
+        except OSError as err:
+            raise StartupError(f"cannot serve health or metrics: {err}") from err
 
     def _not_stopping(self) -> str | None:
         return "process is shutting down" if self.stop.is_set() else None
@@ -144,8 +152,9 @@ class Manager:
         try:
             self.webhook = WebhookServer(split_address(o.webhook_address), o.tls_cert_file, o.tls_private_key_file)
         except OSError as err:  # ssl.SSLError included: a certificate and key that do not load
-            log.error("cannot serve the webhook", address=o.webhook_address, cert_file=o.tls_cert_file, error=str(err))
-            raise
+            raise StartupError(
+                f"cannot serve the webhook on {o.webhook_address} with {o.tls_cert_file}: {err}"
+            ) from err
         self.webhook.start()
 
     # -- run --------------------------------------------------------------------------------------
@@ -172,9 +181,15 @@ class Manager:
         o = self.options
         log.info("starting", version=__version__, controllers=[c.name for c in self.controllers])
         self.factory.start(self.stop)
-        self._start_http()
-        self._start_webhook()
         try:
+            try:
+                self._start_http()
+                self._start_webhook()
+            except StartupError as err:
+                log.error("cannot start", error=str(err))
+                print(f"jobflow-controller: error: {err}", file=sys.stderr)
+                self.exit_code = 1
+                return self.exit_code
             if o.leader_elect:
                 self._run_with_leader_election()
             else:

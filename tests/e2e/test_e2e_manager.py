@@ -172,3 +172,28 @@ def test_sigterm_exits_0_and_hands_the_lease_over_at_once(
     handed = time.monotonic() - stopped_at
     assert exited < 10 and handed < 4 - 0.5, (exited, handed)
     assert "leaderelection lost" not in first.log()
+
+
+def test_an_address_in_use_exits_1_with_one_readable_line(kubeconfig: Path) -> None:
+    import socket
+
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        binary = str(Path(sys.executable).parent / "jobflow-controller")
+        result = subprocess.run(
+            [
+                binary,
+                f"--kubeconfig={kubeconfig}",
+                "--leader-elect=false",
+                "--enable-healthz",
+                f"--healthz-address=127.0.0.1:{port}",
+            ],
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+    assert result.returncode == 1
+    lines = [ln for ln in result.stderr.splitlines() if ln.startswith("jobflow-controller: error:")]
+    assert lines == ["jobflow-controller: error: cannot serve health or metrics: [Errno 98] Address already in use"]
