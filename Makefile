@@ -36,7 +36,7 @@ demo: install control-plane
 	$(BIN)/python -m jobflow_controller.local.demo
 
 bench: install control-plane
-	@for b in bench/*.py; do echo "== $$b" >&2; $(BIN)/python $$b || exit 1; done
+	@for b in bench/[!_]*.py; do echo "== $$b" >&2; $(BIN)/python $$b || exit 1; done
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache

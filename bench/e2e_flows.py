@@ -20,12 +20,15 @@ Reported per run: seconds from the first JobFlow create until every JobFlow is `
 controller's API requests per JobFlow by verb and by verb and code (its ``rest_client_requests_total``
 scraped before the first create and after the run has settled, divided by 300: the JobTemplate
 controller in the same process and the Event writes are included, watch opens count as GETs); the
-work-queue adds per JobFlow; reaction latencies, each the difference of two receipt times in this
-process's Job and JobFlow informers: dependency ``Completed`` (the MODIFIED event that made the last
-of a Job's targets Completed) to the dependent Job's ADDED event, JobFlow ADDED to its first Job's
-ADDED, and the last Job's Completed to the JobFlow's ``Succeed``; the controller's peak RSS
-(VmHWM) and CPU seconds (utime+stime from /proc/<pid>/stat, at start-up and for the run), and the
-simulator's and kube-apiserver's CPU for the run, for context.
+API server's own count of writes per JobFlow by resource (``apiserver_request_total``, every client:
+it shows which resource the controller's writes went to); the work queues' adds and retries per
+JobFlow, sampled peak depth, mean wait in the queue and mean sync time; reaction latencies, each
+the difference of two receipt times in this process's Job and JobFlow informers: dependency
+``Completed`` (the MODIFIED event that made the last of a Job's targets Completed) to the dependent
+Job's ADDED event, JobFlow ADDED to its first Job's ADDED, and the last Job's Completed to the
+JobFlow's ``Succeed``; the controller's peak RSS (VmHWM) and CPU seconds (utime+stime from
+/proc/<pid>/stat, at start-up and for the run), and the simulator's and kube-apiserver's CPU for the
+run, for context. ``--default-qps`` runs take minutes each (the limits are tripled for them).
 
 Prints one JSON document on stdout, progress on stderr; a watchdog fails it after ``TIME_LIMIT``
 seconds. Other processes on this machine perturb the timings (the load average is reported).
@@ -34,7 +37,9 @@ seconds. Other processes on this machine perturb the timings (the load average i
 from __future__ import annotations
 
 import argparse
+import re
 import signal
+import ssl
 import sys
 import threading
 import time
@@ -217,18 +222,57 @@ def latencies(observer: Observer, flows: list[dict[str, Any]]) -> dict[str, Any]
 
 
 def scrape(port: int) -> dict[str, dict[tuple[str, ...], float]]:
-    """rest_client_requests_total by (method, code) and workqueue_adds_total by queue name."""
+    """The controller's request counts by (method, code) and its work-queue series by queue name."""
     with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=10) as response:
         text = response.read().decode()
-    out: dict[str, dict[tuple[str, ...], float]] = {"requests": {}, "queue_adds": {}, "queue_retries": {}}
+    wanted = {
+        "rest_client_requests_total": "requests",
+        "workqueue_adds_total": "queue_adds",
+        "workqueue_retries_total": "queue_retries",
+        "workqueue_depth": "queue_depth",
+        "workqueue_queue_duration_seconds_sum": "queue_wait_sum",
+        "workqueue_queue_duration_seconds_count": "queue_wait_count",
+        "workqueue_work_duration_seconds_sum": "work_sum",
+        "workqueue_work_duration_seconds_count": "work_count",
+    }
+    out: dict[str, dict[tuple[str, ...], float]] = {key: {} for key in wanted.values()}
     for family in text_string_to_metric_families(text):
         for sample in family.samples:
-            if sample.name == "rest_client_requests_total":
-                out["requests"][(sample.labels["method"], sample.labels["code"])] = sample.value
-            elif sample.name == "workqueue_adds_total":
-                out["queue_adds"][(sample.labels["name"],)] = sample.value
-            elif sample.name == "workqueue_retries_total":
-                out["queue_retries"][(sample.labels["name"],)] = sample.value
+            series = wanted.get(sample.name)
+            if series == "requests":
+                out[series][(sample.labels["method"], sample.labels["code"])] = sample.value
+            elif series is not None:
+                out[series][(sample.labels["name"],)] = sample.value
+    return out
+
+
+_APISERVER_SAMPLE = re.compile(r"^apiserver_request_total\{([^}]*)\} (\S+)$")
+_LABEL = re.compile(r'(\w+)="([^"]*)"')
+
+
+def apiserver_requests(plane: Any) -> dict[str, float]:
+    """kube-apiserver's ``apiserver_request_total`` for our resources, by "VERB resource[/sub] code".
+
+    Every client is in it (controller, simulator, this process): it tells which resource the
+    controller's writes went to, which the controller's own counter cannot.
+    """
+    ctx = ssl.create_default_context(cafile=str(plane.ca_path))
+    ctx.load_cert_chain(str(plane.pki / "admin.crt"), str(plane.pki / "admin.key"))
+    with urllib.request.urlopen(plane.server + "/metrics", timeout=20, context=ctx) as response:
+        text = response.read().decode()
+    out: dict[str, float] = {}
+    for line in text.splitlines():
+        match = _APISERVER_SAMPLE.match(line)
+        if not match:
+            continue
+        labels = dict(_LABEL.findall(match.group(1)))
+        if labels.get("group") not in ("batch.volcano.sh", "flow.volcano.sh") and labels.get("resource") != "events":
+            continue
+        resource = labels.get("resource", "")
+        if labels.get("subresource"):
+            resource += "/" + labels["subresource"]
+        key = f"{labels.get('verb')} {resource} {labels.get('code')}"
+        out[key] = out.get(key, 0.0) + float(match.group(2))
     return out
 
 
@@ -236,9 +280,23 @@ def requests_total(port: int) -> float:
     return sum(scrape(port)["requests"].values())
 
 
-def per_flow(before: dict[tuple[str, ...], float], after: dict[tuple[str, ...], float], flows: int) -> dict[str, Any]:
+def per_flow(before: dict[Any, float], after: dict[Any, float], flows: int) -> dict[str, float]:
     deltas = {key: after.get(key, 0.0) - before.get(key, 0.0) for key in after}
-    return {"/".join(key): round(value / flows, 2) for key, value in sorted(deltas.items()) if value}
+    return {
+        key if isinstance(key, str) else "/".join(key): round(value / flows, 2)
+        for key, value in sorted(deltas.items())
+        if value
+    }
+
+
+def mean_ms(before: dict[str, Any], after: dict[str, Any], total: str, count: str) -> dict[str, float | None]:
+    """Per queue, the mean of a histogram over the run, from its _sum and _count deltas."""
+    out: dict[str, float | None] = {}
+    for key in after[count]:
+        n = after[count][key] - before[count].get(key, 0.0)
+        seconds = after[total].get(key, 0.0) - before[total].get(key, 0.0)
+        out[key[0]] = round(seconds / n * 1000.0, 1) if n else None
+    return out
 
 
 def by_method(per_code: dict[str, float]) -> dict[str, float]:
@@ -259,7 +317,7 @@ def _ready(port: int) -> bool:
         return False
 
 
-def run_once(workers: int, client_flags: list[str], watchdog: Watchdog) -> dict[str, Any]:
+def run_once(workers: int, client_flags: list[str], watchdog: Watchdog, run_timeout: float) -> dict[str, Any]:
     log(f"== --worker-threads={workers}")
     namespaces = [f"bench-flows-{i}" for i in range(NAMESPACES)]
     flows = workload(namespaces)
@@ -302,6 +360,7 @@ def run_once(workers: int, client_flags: list[str], watchdog: Watchdog) -> dict[
             observer.start()
             time.sleep(1.0)  # let the JobTemplate controller's start-up syncs finish before counting
             before = scrape(metrics_port)
+            api_before = apiserver_requests(plane)
             startup_cpu = cpu_seconds(controller.pid)
             apiserver_pid = plane.processes["kube-apiserver"].pid
             assert apiserver_pid is not None
@@ -318,21 +377,24 @@ def run_once(workers: int, client_flags: list[str], watchdog: Watchdog) -> dict[
             )
             created = time.monotonic()
             log(f"created {len(flows)} JobFlows in {created - started:.1f}s; waiting for Succeed")
-            deadline = started + RUN_TIMEOUT
+            deadline = started + run_timeout
             last_report = 0.0
+            max_depth: dict[str, float] = defaultdict(float)
             while observer.succeeded() < len(flows):
                 if not controller.alive():
                     raise BenchError("the controller exited during the run")
                 now = time.monotonic()
                 if now > deadline:
                     raise BenchError(
-                        f"only {observer.succeeded()} of {len(flows)} JobFlows Succeed after {RUN_TIMEOUT:.0f}s;"
+                        f"only {observer.succeeded()} of {len(flows)} JobFlows Succeed after {run_timeout:.0f}s;"
                         f" phases {observer.phases()}, {len(observer.job_completed)} Jobs Completed"
                     )
                 if now - last_report > 10.0:
                     last_report = now
                     log(f"  {observer.succeeded()}/{len(flows)} Succeed, {len(observer.job_added)} Jobs created")
-                time.sleep(0.05)
+                for (queue_name,), depth in scrape(metrics_port)["queue_depth"].items():
+                    max_depth[queue_name] = max(max_depth[queue_name], depth)
+                time.sleep(0.25)
             finished = max(observer.flow_succeeded.values())
             log(f"all {len(flows)} JobFlows Succeed after {finished - started:.1f}s; letting the controller settle")
 
@@ -345,6 +407,7 @@ def run_once(workers: int, client_flags: list[str], watchdog: Watchdog) -> dict[
                 if total != last:
                     last, quiet_since = total, time.monotonic()
             after = scrape(metrics_port)
+            api_after = apiserver_requests(plane)
             cpu1 = {"controller": cpu_seconds(controller.pid), "sim": cpu_seconds(simulator.pid)}
             cpu1["api"] = cpu_seconds(apiserver_pid)
             peak_kib = proc_status_kib(controller.pid, "VmHWM")
@@ -370,8 +433,18 @@ def run_once(workers: int, client_flags: list[str], watchdog: Watchdog) -> dict[
             "by_verb": by_method(requests),
             "by_verb_and_code": requests,
         },
-        "workqueue_adds_per_jobflow": per_flow(before["queue_adds"], after["queue_adds"], len(flows)),
-        "workqueue_retries_per_jobflow": per_flow(before["queue_retries"], after["queue_retries"], len(flows)),
+        "apiserver_writes_per_jobflow_all_clients": {
+            key: value
+            for key, value in per_flow(api_before, api_after, len(flows)).items()
+            if key.split(" ", 1)[0] in ("POST", "PUT", "PATCH", "DELETE", "APPLY")
+        },
+        "workqueue": {
+            "adds_per_jobflow": per_flow(before["queue_adds"], after["queue_adds"], len(flows)),
+            "retries_per_jobflow": per_flow(before["queue_retries"], after["queue_retries"], len(flows)),
+            "max_depth_sampled": {k: int(v) for k, v in sorted(max_depth.items())},
+            "mean_wait_in_queue_ms": mean_ms(before, after, "queue_wait_sum", "queue_wait_count"),
+            "mean_sync_ms": mean_ms(before, after, "work_sum", "work_count"),
+        },
         "latency": latencies(observer, flows),
         "controller": {
             "peak_rss_mib": round(peak_kib / 1024.0, 1),
@@ -425,7 +498,9 @@ def main() -> None:
         return
 
     client_flags = [] if args.default_qps else FAST_CLIENT_FLAGS
-    watchdog = Watchdog(TIME_LIMIT, "bench/e2e_flows.py")
+    # At 50 requests/s the controller needs minutes per run: give that mode more time.
+    slow = 3.0 if args.default_qps else 1.0
+    watchdog = Watchdog(TIME_LIMIT * slow, "bench/e2e_flows.py")
     result: dict[str, Any] = {
         "benchmark": "e2e_flows",
         **machine(),
@@ -444,7 +519,7 @@ def main() -> None:
     }
     try:
         for workers in WORKER_THREADS:
-            result["runs"].append(run_once(workers, client_flags, watchdog))
+            result["runs"].append(run_once(workers, client_flags, watchdog, RUN_TIMEOUT * slow))
     except BenchError as err:
         log(f"ERROR: {err}")
         sys.exit(1)

@@ -94,10 +94,7 @@ MIB = 1024.0 * 1024.0
 
 
 def _task(name: str, replicas: int, cpu: str, memory: str) -> dict[str, Any]:
-    env = [
-        {"name": "DATA_DIR", "value": "/data/train"},
-        {"name": "POD_NAME", "valueFrom": {"fieldRef": {"fieldPath": "metadata.name"}}},
-    ]
+    env = [{"name": "DATA_DIR", "value": "/data/train"}, {"name": "ROLE", "value": name}]
     resources = {"cpu": cpu, "memory": memory}
     return {
         "name": name,
@@ -106,7 +103,7 @@ def _task(name: str, replicas: int, cpu: str, memory: str) -> dict[str, Any]:
         "template": {
             "metadata": {
                 "labels": {"app": "trainer", "role": name},
-                "annotations": {"prometheus.io/scrape": "true", "prometheus.io/port": "9090"},
+                "annotations": {"prometheus.io/scrape": "true"},
             },
             "spec": {
                 "restartPolicy": "OnFailure",
@@ -193,7 +190,7 @@ def create_jobs(rest: Any, names_out: list[str], apiserver_pid: int) -> dict[str
 
     def create(index: int) -> str:
         job = realistic_job(index, NAMESPACE, owner_uid)
-        name = job["metadata"]["name"]
+        name: str = job["metadata"]["name"]
         rest.request("POST", JOBS.path(NAMESPACE), query={"fieldManager": "jobflow-controller"}, body=job)
         rest.request(
             "PATCH",

@@ -1,0 +1,21 @@
+"""`make demo` works: both example pipelines Succeed on a fresh control plane of its own."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+
+def test_the_demo_runs_both_pipelines_to_succeed_and_tears_down() -> None:
+    result = subprocess.run(
+        [sys.executable, "-m", "jobflow_controller.local.demo", "--exit-when-done", "--timeout=150"],
+        capture_output=True,
+        text=True,
+        timeout=240,
+    )
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+    assert "both pipelines Succeeded" in result.stdout
+    last_frame = result.stdout.split("JOBFLOW")[-1]
+    assert "ml-pipeline          Succeed" in last_frame
+    assert "parallel-pipeline    Succeed    [5 flows] deleted: 5" in last_frame
+    assert "kubectl describe jf ml-pipeline" in result.stdout
