@@ -322,6 +322,9 @@ class ControlPlane:
             "--authorization-mode=RBAC",
             "--allow-privileged=true",
             "--disable-admission-plugins=ServiceAccount",
+            # As production clusters that enforce it: setting blockOwnerDeletion on a Job needs `update`
+            # on the owner's finalizers, so the RBAC tests prove that jobflows/finalizers is granted.
+            "--enable-admission-plugins=OwnerReferencesPermissionEnforcement",
             "--endpoint-reconciler-type=none",
             "--profiling=false",
             # Lets kube-controller-manager's delegated authentication find a request-header CA in
