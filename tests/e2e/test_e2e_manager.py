@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime
 import signal
 import subprocess
 import sys
@@ -15,7 +16,7 @@ from e2e_helpers import ControllerProcess, wait_for
 from jobflows import chain, create_all, flow, job_names, phase_of, template
 
 from jobflow_controller.kube.clientset import Clientset
-from jobflow_controller.kube.errors import NotFoundError
+from jobflow_controller.kube.errors import ConflictError, NotFoundError
 from jobflow_controller.local.simulator import JobSimulator
 
 LEASE_FLAGS = (
@@ -197,3 +198,27 @@ def test_an_address_in_use_exits_1_with_one_readable_line(kubeconfig: Path) -> N
     assert result.returncode == 1
     lines = [ln for ln in result.stderr.splitlines() if ln.startswith("jobflow-controller: error:")]
     assert lines == ["jobflow-controller: error: cannot serve health or metrics: [Errno 98] Address already in use"]
+
+
+def test_a_leader_that_loses_its_lease_exits_1(
+    kubeconfig: Path, tmp_path: Path, processes: list[ControllerProcess], clientset: Clientset
+) -> None:
+    """As upstream's `klog.Fatalf("leaderelection lost")`: a replica that cannot renew stops at once."""
+    lease = f"jf-{uuid.uuid4().hex[:6]}"
+    leader = ControllerProcess(str(kubeconfig), tmp_path, *LEASE_FLAGS, f"--leader-elect-resource-name={lease}")
+    processes.append(leader)
+    wait_for(leader.is_leader, 30, what="the process to lead")
+
+    def steal() -> bool:
+        stolen = clientset.leases("default").get(lease)
+        now = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+        stolen["spec"].update(holderIdentity="someone-else", leaseDurationSeconds=600, renewTime=now, acquireTime=now)
+        try:
+            clientset.leases("default").update(stolen)
+        except ConflictError:  # the leader renewed in between: read it again
+            return False
+        return True
+
+    wait_for(steal, 10, what="the lease to be taken over")
+    assert leader.popen.wait(timeout=3 + 10) == 1
+    assert "leaderelection lost" in leader.log()
