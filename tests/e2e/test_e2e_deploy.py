@@ -3,7 +3,7 @@ pod template passes the `restricted` Pod Security Standard, and the real control
 TokenRequest token of the manifests' ServiceAccount, runs a two-step JobFlow to Succeed without a single
 Forbidden, while the ServiceAccount is refused what its roles do not grant.
 
-The Volcano job simulator (admin credentials, confined to the test's namespace) stands in for Volcano's job
+The session's Volcano job simulator (admin credentials; one per session, two would race) stands in for Volcano's job
 controller; everything else is the real API server enforcing real RBAC. Every controller run takes its own
 Lease name, granted by a Role derived from manifests/role.yaml, so runs never wait on each other's lease.
 """
@@ -16,7 +16,6 @@ import os
 import signal
 import subprocess
 import sys
-import threading
 import urllib.error
 import urllib.request
 import uuid
@@ -290,19 +289,6 @@ def flow_namespace(clientset: Clientset, control_plane: ControlPlane) -> Iterato
 
 
 @pytest.fixture(scope="module")
-def simulator(clientset: Clientset, flow_namespace: str) -> Iterator[None]:
-    """Volcano's job controller, played with admin credentials, for the Jobs of this module's namespace only."""
-    stop = threading.Event()
-    thread = threading.Thread(
-        target=JobSimulator(clientset, namespace=flow_namespace).run, args=(stop,), name="e2e-sim", daemon=True
-    )
-    thread.start()
-    yield
-    stop.set()
-    thread.join(timeout=10)
-
-
-@pytest.fixture(scope="module")
 def controller(control_plane: ControlPlane, clientset: Clientset, sa_kubeconfig: Path) -> Iterator[ControllerProcess]:
     lease_name = f"jobflow-controller-e2e-{suffix()}"
     with lease_grant(clientset, lease_name), controller_process(sa_kubeconfig, control_plane.root, lease_name) as proc:
@@ -348,7 +334,9 @@ class Pipeline:
 
 
 @pytest.fixture(scope="module")
-def pipeline(clientset: Clientset, flow_namespace: str, controller: ControllerProcess, simulator: None) -> Pipeline:
+def pipeline(
+    clientset: Clientset, flow_namespace: str, controller: ControllerProcess, simulator: JobSimulator
+) -> Pipeline:
     """JobTemplates a and b and the JobFlow a → b, with jobRetainPolicy delete so the Jobs are deleted too."""
     for name in ("a", "b"):
         clientset.resource(JOB_TEMPLATES, flow_namespace).create(job_template(name))
