@@ -6,6 +6,7 @@ import datetime
 import itertools
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from e2e_helpers import EventLog, RunningManager, wait_for
@@ -21,6 +22,10 @@ def controller(kubeconfig: Path, simulator: JobSimulator) -> Iterator[RunningMan
     running = RunningManager(str(kubeconfig), worker_threads=3)
     yield running
     running.stop()
+
+
+def _phase(job: dict[str, Any]) -> str:
+    return str(((job.get("status") or {}).get("state") or {}).get("phase") or "")
 
 
 def _succeeded(clientset: Clientset, namespace: str, *names: str) -> bool:
@@ -52,6 +57,8 @@ def test_no_job_is_created_before_all_its_targets_completed(
         docs = {d["metadata"]["name"]: d for d in examples(namespace) if d["kind"] == "JobFlow"}
         completed: set[str] = set()
         created: list[str] = []
+        # Our watch may lag the controller's: wait until it has seen all eight Jobs complete.
+        wait_for(lambda: sum(1 for _, j in log.snapshot() if _phase(j) == "Completed") >= 8, 30)
         for kind, job in log.snapshot():
             name = job["metadata"]["name"]
             if kind == "ADDED":

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 from e2e_helpers import EventLog, RunningManager, wait_for
@@ -50,8 +51,14 @@ def test_restarting_the_controller_mid_flow_neither_duplicates_nor_loses_progres
         first.stop()
         second = RunningManager(str(kubeconfig))
         wait_for(lambda: phase_of(clientset, namespace, "restarted") == "Succeed", 60)
-        added = [job["metadata"]["name"] for kind, job in log.snapshot() if kind == "ADDED"]
-        assert added == ["restarted-a", "restarted-b", "restarted-c"]
+
+        def added() -> list[str]:
+            return [job["metadata"]["name"] for kind, job in log.snapshot() if kind == "ADDED"]
+
+        wait_for(lambda: len(added()) >= 3, 30, what="our watch to see the three Jobs")
+        time.sleep(0.5)  # a duplicate, were there one, would arrive right behind
+        added_jobs = added()
+        assert added_jobs == ["restarted-a", "restarted-b", "restarted-c"]
         created = sorted(e for e in events_of(clientset, namespace, "restarted") if e[1] == "Created")
         assert [e[2] for e in created] == [f"create a job named restarted-{n}!" for n in "abc"]
         status = clientset.job_flows(namespace).get("restarted")["status"]

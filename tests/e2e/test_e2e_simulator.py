@@ -54,13 +54,18 @@ def test_a_job_goes_through_exactly_the_phases_of_its_script(
     try:
         clientset.jobs(namespace).create(_job("scripted", namespace, script))
         final = parse_script(script)[-1].phase
-        wait_for(lambda: _phase(clientset.jobs(namespace).get("scripted")) == final, 30, what=final)
-        seen: list[str] = []
-        for _, job in log.snapshot():
-            phase = _phase(job)
-            if phase and (not seen or seen[-1] != phase):
-                seen.append(phase)
-        assert seen == [step.phase for step in parse_script(script)]
+
+        def seen() -> list[str]:
+            phases: list[str] = []
+            for _, job in log.snapshot():
+                phase = _phase(job)
+                if phase and (not phases or phases[-1] != phase):
+                    phases.append(phase)
+            return phases
+
+        # The watch may deliver the last event after a GET already shows it: wait on the watch.
+        wait_for(lambda: seen()[-1:] == [final], 30, what=f"the watch to show {final}")
+        assert seen() == [step.phase for step in parse_script(script)]
         status = clientset.jobs(namespace).get("scripted")["status"]
         assert status["retryCount"] == script.count("Restarting")
         assert status["runningDuration"].endswith("s")
