@@ -64,9 +64,11 @@ def cmd_up(args: argparse.Namespace) -> int:
     _state_file().write_text(
         json.dumps({"kubeconfig": str(plane.kubeconfig_path), "server": plane.server, "pids": pids})
     )
-    if not args.no_crds:
-        from jobflow_controller.local.kubectl import install_crds
+    from jobflow_controller.local.kubectl import install_crds, kubectl
 
+    # Where a Volcano install keeps its controllers, and where `jobflow-controller` takes its lease.
+    kubectl(plane.kubeconfig_path, "create", "namespace", "volcano-system")
+    if not args.no_crds:
         install_crds(plane.kubeconfig_path)
     print(f"control plane up at {plane.server} (logs in {root})")
     print(f"export KUBECONFIG={plane.kubeconfig_path}")
