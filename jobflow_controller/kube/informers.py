@@ -10,6 +10,7 @@ it), and a namespace index backs the namespaced listers.
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from informers import (
@@ -52,9 +53,41 @@ class JobTemplateLister(_NamespacedLister):
         return self._namespace(namespace)
 
 
+#: Job indexes by the value of the label that says which JobFlow / JobTemplate made the Job.
+BY_CREATED_BY_JOB_FLOW = "byCreatedByJobFlow"
+BY_CREATED_BY_JOB_TEMPLATE = "byCreatedByJobTemplate"
+
+
+def label_index_func(key: str) -> Callable[[Any], list[str]]:
+    """An index function keyed by one label's value (objects without the label are not indexed)."""
+
+    def index(obj: Any) -> list[str]:
+        labels = ((obj.get("metadata") or {}).get("labels") or {}) if isinstance(obj, Mapping) else {}
+        value = labels.get(key)
+        return [str(value)] if value else []
+
+    return index
+
+
 class JobLister(_NamespacedLister):
+    def __init__(self, informer: SharedIndexInformer, group_resource: GroupResource) -> None:
+        super().__init__(informer, group_resource)
+        self._indexer = informer.get_indexer()
+
     def jobs(self, namespace: str) -> GenericNamespaceLister:
         return self._namespace(namespace)
+
+    def by_label_index(self, index_name: str, value: str, namespace: str) -> list[Any]:
+        """The Jobs of `namespace` whose indexed label equals `value`, without a namespace scan.
+
+        Upstream lists the namespace with the selector `<label> in (<value>)`; the result is the
+        same set, found in O(matches) rather than O(Jobs in the namespace).
+        """
+        return [
+            j
+            for j in self._indexer.by_index(index_name, value)
+            if (j.get("metadata") or {}).get("namespace") == namespace
+        ]
 
 
 class _ResourceInformer:
@@ -86,12 +119,11 @@ class VolcanoInformerFactory:
     def informer_for_resource(self, resource: Resource) -> SharedIndexInformer:
         def new(resync: float) -> SharedIndexInformer:
             lw = self.clientset.resource(resource, self.namespace).lister_watcher()
-            return SharedIndexInformer(
-                lw,
-                resync,
-                indexers={NAMESPACE_INDEX: meta_namespace_index_func},
-                name=resource.group_resource,
-            )
+            indexers: dict[str, Callable[[Any], list[str]]] = {NAMESPACE_INDEX: meta_namespace_index_func}
+            if resource == resources.JOBS:
+                indexers[BY_CREATED_BY_JOB_FLOW] = label_index_func(constants.CREATED_BY_JOB_FLOW)
+                indexers[BY_CREATED_BY_JOB_TEMPLATE] = label_index_func(constants.CREATED_BY_JOB_TEMPLATE)
+            return SharedIndexInformer(lw, resync, indexers=indexers, name=resource.group_resource)
 
         return self._factory.informer_for(resource, new)
 

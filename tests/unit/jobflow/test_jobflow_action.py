@@ -341,3 +341,15 @@ def test_an_unchanged_status_is_not_written_again() -> None:
 def test_phase_enum_values_are_upstreams() -> None:
     assert [p.value for p in Phase] == ["Succeed", "Terminating", "Failed", "Running", "Pending"]
     assert JobPhase.COMPLETED == "Completed"
+
+
+def test_jobs_are_selected_by_label_within_the_job_flows_namespace_only() -> None:
+    controller, _, _ = new_fake_controller()
+    indexer = controller.job_informer.get_indexer()
+    indexer.add(job("f-a", "default", flow="f"))
+    stray = job("f-a", "other", flow="f")
+    stray["metadata"]["labels"]["volcano.sh/createdByJobFlow"] = "default.f"  # same value, other namespace
+    indexer.add(stray)
+    indexer.add(job("f-b", "default", flow="g"))
+    found = controller.get_all_jobs_created_by_job_flow(job_flow("f"))
+    assert [(j["metadata"]["namespace"], j["metadata"]["name"]) for j in found] == [("default", "f-a")]
