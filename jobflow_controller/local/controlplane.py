@@ -22,7 +22,7 @@ import tempfile
 import time
 import urllib.error
 import urllib.request
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -406,9 +406,8 @@ class ControlPlane:
         url = f"https://127.0.0.1:{self.kcm_port}/healthz"
         self._wait(proc, lambda: _get(url, ctx).strip() == b"ok", "kube-controller-manager /healthz")
 
-    def _wait(self, proc: Process, ready: object, what: str) -> None:
+    def _wait(self, proc: Process, check: Callable[[], bool], what: str) -> None:
         deadline = time.monotonic() + self.start_timeout
-        check = ready if callable(ready) else (lambda: False)
         while time.monotonic() < deadline:
             if not proc.alive():
                 raise ControlPlaneError(f"{proc.name} exited while waiting for {what}:\n{proc.log_tail()}")

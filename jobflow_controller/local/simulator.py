@@ -24,6 +24,7 @@ import structlog
 
 from informers import ResourceEventHandlerFuncs, SharedIndexInformer
 from informers.errors import NotFoundError
+from jobflow_controller.apis import job as vcjob
 from jobflow_controller.apis import meta
 from jobflow_controller.apis.timeutil import format_duration, format_time, parse_duration, parse_time
 from jobflow_controller.kube.clientset import Clientset
@@ -163,7 +164,7 @@ class JobSimulator:
             if self.recorder is not None:
                 self.recorder.event(job, "Warning", REASON_INVALID_SCRIPT, f"{PHASES_ANNOTATION}: {err}")
             return
-        current = ((job.get("status") or {}).get("state") or {}).get("phase") or ""
+        current = vcjob.phase(job)
         if current in TERMINAL:
             self._scheduled[uid] = len(steps)
             return

@@ -118,7 +118,7 @@ class ControllerProcess:
         return self.get("/metrics", self.metrics_port)[1]
 
     def is_leader(self) -> bool:
-        return "leader_election_master_status{" in self.metrics() and any(
+        return any(
             line.startswith("leader_election_master_status{") and line.endswith(" 1.0")
             for line in self.metrics().splitlines()
         )

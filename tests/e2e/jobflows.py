@@ -8,6 +8,7 @@ from typing import Any
 
 import yaml
 
+from jobflow_controller.apis import jobflow as jf
 from jobflow_controller.kube.clientset import Clientset
 from jobflow_controller.kube.errors import NotFoundError
 from jobflow_controller.local.kubectl import EXAMPLES_DIR
@@ -81,7 +82,7 @@ def phase_of(clientset: Clientset, namespace: str, name: str) -> str:
         obj = clientset.job_flows(namespace).get(name)
     except NotFoundError:
         return ""
-    return str(((obj.get("status") or {}).get("state") or {}).get("phase") or "")
+    return jf.phase(obj)
 
 
 def job_names(clientset: Clientset, namespace: str) -> list[str]:

@@ -15,6 +15,7 @@ from e2e_helpers import wait_for
 
 from informers import DeletedFinalStateUnknown, ListOptions, ListResult, ResourceEventHandlerFuncs, SharedIndexInformer
 from informers.listwatch import Watch
+from jobflow_controller.apis import job as vcjob
 from jobflow_controller.kube.clientset import Clientset
 from jobflow_controller.kube.config import build_config
 from jobflow_controller.kube.resources import NAMESPACES
@@ -87,7 +88,7 @@ class Recorder:
     def _add(self, kind: str, obj: Any) -> None:
         tombstone = isinstance(obj, DeletedFinalStateUnknown)
         inner = obj.obj if tombstone else obj
-        phase = str(((inner.get("status") or {}).get("state") or {}).get("phase") or "")
+        phase = vcjob.phase(inner)
         with self.lock:
             self.events.append((kind + ("-tombstone" if tombstone else ""), inner["metadata"]["name"], phase))
 

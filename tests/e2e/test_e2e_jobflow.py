@@ -6,12 +6,12 @@ import datetime
 import itertools
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 from e2e_helpers import EventLog, RunningManager, wait_for
 from jobflows import chain, create_all, events_of, examples, flow, job_names, phase_of, template
 
+from jobflow_controller.apis import job as vcjob
 from jobflow_controller.apis.timeutil import parse_duration, parse_time
 from jobflow_controller.kube.clientset import Clientset
 from jobflow_controller.local.simulator import JobSimulator
@@ -22,10 +22,6 @@ def controller(kubeconfig: Path, simulator: JobSimulator) -> Iterator[RunningMan
     running = RunningManager(str(kubeconfig), worker_threads=3)
     yield running
     running.stop()
-
-
-def _phase(job: dict[str, Any]) -> str:
-    return str(((job.get("status") or {}).get("state") or {}).get("phase") or "")
 
 
 def _succeeded(clientset: Clientset, namespace: str, *names: str) -> bool:
@@ -58,7 +54,7 @@ def test_no_job_is_created_before_all_its_targets_completed(
         completed: set[str] = set()
         created: list[str] = []
         # Our watch may lag the controller's: wait until it has seen all eight Jobs complete.
-        wait_for(lambda: sum(1 for _, j in log.snapshot() if _phase(j) == "Completed") >= 8, 30)
+        wait_for(lambda: sum(1 for _, j in log.snapshot() if vcjob.phase(j) == "Completed") >= 8, 30)
         for kind, job in log.snapshot():
             name = job["metadata"]["name"]
             if kind == "ADDED":
@@ -69,7 +65,7 @@ def test_no_job_is_created_before_all_its_targets_completed(
                 missing = [t for t in targets if f"{owner}-{t}" not in completed]
                 assert not missing, f"{name} was created before {missing} completed"
                 created.append(name)
-            if ((job.get("status") or {}).get("state") or {}).get("phase") == "Completed":
+            if vcjob.phase(job) == "Completed":
                 completed.add(name)
         assert len(created) == len(set(created)) == 8
     finally:

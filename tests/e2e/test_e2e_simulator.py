@@ -8,6 +8,7 @@ import pytest
 from e2e_helpers import EventLog, wait_for
 from jobflows import SIM
 
+from jobflow_controller.apis import job as vcjob
 from jobflow_controller.kube.clientset import Clientset
 from jobflow_controller.local.simulator import JobSimulator, parse_script
 
@@ -33,10 +34,6 @@ def _job(name: str, namespace: str, script: str, replicas: int = 2) -> dict[str,
     }
 
 
-def _phase(job: dict[str, Any]) -> str:
-    return str(((job.get("status") or {}).get("state") or {}).get("phase") or "")
-
-
 @pytest.mark.parametrize(
     "script",
     [
@@ -58,7 +55,7 @@ def test_a_job_goes_through_exactly_the_phases_of_its_script(
         def seen() -> list[str]:
             phases: list[str] = []
             for _, job in log.snapshot():
-                phase = _phase(job)
+                phase = vcjob.phase(job)
                 if phase and (not phases or phases[-1] != phase):
                     phases.append(phase)
             return phases
@@ -91,4 +88,4 @@ def test_a_malformed_script_is_a_warning_on_the_job_which_is_left_alone(
 
     messages = wait_for(warnings, 30, what="the InvalidPhaseScript warning")
     assert messages[0].startswith(f"{SIM}: bad duration 'soon' for Pending")
-    assert _phase(clientset.jobs(namespace).get("broken")) == ""
+    assert vcjob.phase(clientset.jobs(namespace).get("broken")) == ""
