@@ -14,12 +14,17 @@ from collections.abc import Callable, Hashable
 import structlog
 
 from informers import wait_for_cache_sync
+from jobflow_controller.kube.errors import is_conflict
 from workqueue import Clock, RateLimitingQueue, RealClock, default_controller_rate_limiter
 
 log = structlog.get_logger(__name__)
 
 #: Upstream's default for --max-requeue-num: 5 ms doubling to ~82 s, about 164 s of retries in all.
 DEFAULT_MAX_REQUEUE_NUM = 15
+
+#: How long a request whose write still conflicted after `retry.DEFAULT_RETRY` waits before its
+#: next try. It is not a failure, so it neither uses up --max-requeue-num nor grows the backoff.
+CONFLICT_REQUEUE_DELAY = 0.1
 
 
 class QueueController:
@@ -120,9 +125,18 @@ class QueueController:
         return True
 
     def handle_err(self, err: BaseException | None, req: Hashable) -> None:
-        """Forget on success; retry with backoff below max_requeue_num (-1: always); then drop."""
+        """Forget on success; retry with backoff below max_requeue_num (-1: always); then drop.
+
+        A conflict is someone else's write racing ours, not a failure of the request (the sync
+        already re-read and retried it): the request comes back shortly without being counted,
+        so another client's edits can never push a JobFlow to its Warning and out of the queue.
+        """
         if err is None:
             self.queue.forget(req)
+            return
+        if is_conflict(err):
+            log.info("requeue after conflict", controller=self.name, **self.log_keys(req), error=str(err))
+            self.queue.add_after(req, CONFLICT_REQUEUE_DELAY)
             return
         if self.max_requeue_num == -1 or self.queue.num_requeues(req) < self.max_requeue_num:
             log.info("requeue", controller=self.name, **self.log_keys(req), error=str(err))

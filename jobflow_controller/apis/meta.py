@@ -55,3 +55,13 @@ def get_controller_of(obj: Obj) -> Mapping[str, Any] | None:
 def generate_object_string(ns: str, obj_name: str) -> str:
     """`GenerateObjectString`: the "<namespace>.<name>" value of the createdBy labels."""
     return f"{ns}.{obj_name}"
+
+
+def is_controlled_by(obj: Obj, owner: Obj) -> bool:
+    """metav1.IsControlledBy: `obj`'s controller reference points at `owner` by uid.
+
+    The uid, not the name, is what tells a JobFlow from an earlier JobFlow of the same name that was
+    deleted and re-created, and what tells our Job from one someone else made under the same name.
+    """
+    ref = get_controller_of(obj)
+    return ref is not None and str(ref.get("uid") or "") == uid(owner)

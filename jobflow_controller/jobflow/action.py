@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 import structlog
 
-from informers.errors import NotFoundError
+from informers.errors import ApiStatusError, NotFoundError
 from jobflow_controller.apis import JobPhase, Phase, RetainPolicy, meta
 from jobflow_controller.apis import job as vcjob
 from jobflow_controller.apis import jobflow as jf
@@ -30,6 +30,7 @@ from jobflow_controller.jobflow.base import JobFlowControllerBase
 from jobflow_controller.jobflow.state import UpdateJobFlowStatusFn, new_state
 from jobflow_controller.kube.errors import AlreadyExistsError
 from jobflow_controller.kube.informers import BY_CREATED_BY_JOB_FLOW
+from jobflow_controller.kube.retry import DEFAULT_RETRY, retry_on_conflict
 from jobflow_controller.validation.jobflow import validation_message
 
 if TYPE_CHECKING:
@@ -59,13 +60,38 @@ class ActionMixin(JobFlowControllerBase):
     def handle_job_flow(self, req: FlowRequest) -> None:
         name = req.job_flow_name
         try:
-            job_flow = self.job_flow_lister.job_flows(req.namespace).get(name)
+            cached = self.job_flow_lister.job_flows(req.namespace).get(name)
         except NotFoundError:
             log.info(f"JobFlow {name} has been deleted.", jobflow=f"{req.namespace}/{name}")
             return
         except Exception as err:
             raise RuntimeError(f"get jobflow {name} failed for {err}") from err
 
+        # RetryOnConflict: a 409 on the status write means another writer (an annotation, a label,
+        # our own earlier write the cache has not shown yet) got in first. The first attempt works
+        # on the cached object; each retry re-reads it from the API server and syncs again, so the
+        # status written is always computed from the object it replaces. Upstream returns the 409
+        # and burns one of --max-requeue-num's retries on it.
+        attempts = 0
+
+        def attempt() -> None:
+            nonlocal attempts
+            attempts += 1
+            job_flow = cached if attempts == 1 else self._get_latest_job_flow(req.namespace, name)
+            if job_flow is not None:
+                self._handle_job_flow_once(req, job_flow)
+
+        retry_on_conflict(DEFAULT_RETRY, attempt)
+
+    def _get_latest_job_flow(self, namespace: str, name: str) -> Obj | None:
+        try:
+            return self.clientset.job_flows(namespace).get(name)
+        except NotFoundError:
+            log.info(f"JobFlow {name} has been deleted.", jobflow=f"{namespace}/{name}")
+            return None
+
+    def _handle_job_flow_once(self, req: FlowRequest, job_flow: Obj) -> None:
+        name = req.job_flow_name
         problem = validation_message(job_flow)
         if problem is not None:
             # A JobFlow that can never finish: say so once (the correlator dedups repeats) and wait
@@ -137,10 +163,13 @@ class ActionMixin(JobFlowControllerBase):
         for flow in jf.flows(job_flow):
             job_name = jf.job_name(meta.name(job_flow), flow.name)
             try:
-                self.job_lister.jobs(ns).get(job_name)
-                continue
+                existing = self.job_lister.jobs(ns).get(job_name)
             except NotFoundError:
-                pass
+                existing = None
+            if existing is not None:
+                if not meta.is_controlled_by(existing, job_flow):
+                    self.warn_resource_exists(job_flow, job_name)
+                continue
             try:
                 if flow.targets is None or self.judge(job_flow, flow.targets):
                     self.create_job(job_flow, flow.name)
@@ -150,7 +179,11 @@ class ActionMixin(JobFlowControllerBase):
             raise first_err
 
     def judge(self, job_flow: Obj, targets: tuple[str, ...]) -> bool:
-        """True only if every target's Job exists and is Completed (Completing is not enough)."""
+        """True only if every target's Job exists, is ours, and is Completed (Completing is not enough).
+
+        A Job of the target's name that this JobFlow does not control (someone else's, or an earlier
+        JobFlow's of the same name) never satisfies a dependency: its phase says nothing of our flow.
+        """
         ns = meta.namespace(job_flow)
         for target in targets:
             target_job_name = jf.job_name(meta.name(job_flow), target)
@@ -159,17 +192,44 @@ class ActionMixin(JobFlowControllerBase):
             except NotFoundError:
                 log.info(f"No {target_job_name} Job found！", jobflow=f"{ns}/{meta.name(job_flow)}")  # noqa: RUF001 - upstream's
                 return False
-            if vcjob.phase(job) != JobPhase.COMPLETED:
+            if not meta.is_controlled_by(job, job_flow) or vcjob.phase(job) != JobPhase.COMPLETED:
                 return False
         return True
 
     def create_job(self, job_flow: Obj, flow_name: str) -> None:
-        job = self.load_job_template_and_set_job(job_flow, flow_name, jf.job_name(meta.name(job_flow), flow_name))
+        job_name = jf.job_name(meta.name(job_flow), flow_name)
+        job = self.load_job_template_and_set_job(job_flow, flow_name, job_name)
+        ns = meta.namespace(job_flow)
         try:
-            self.clientset.jobs(meta.namespace(job_flow)).create(job)
+            self.clientset.jobs(ns).create(job)
         except AlreadyExistsError:
+            # The cache had not seen it yet. Upstream stops here; we look, because a Job someone
+            # else made under our name would otherwise go unmentioned while the flow waits forever.
+            self._check_existing_job(job_flow, job_name)
             return
-        self.recorder.eventf(job_flow, c.EVENT_NORMAL, c.REASON_CREATED, c.MESSAGE_CREATED, job["metadata"]["name"])
+        except ApiStatusError as err:
+            if _is_refusal(err):
+                self.recorder.eventf(
+                    job_flow, c.EVENT_WARNING, c.REASON_FAILED_CREATE, c.MESSAGE_FAILED_CREATE, job_name, err
+                )
+            raise
+        self.recorder.eventf(job_flow, c.EVENT_NORMAL, c.REASON_CREATED, c.MESSAGE_CREATED, job_name)
+
+    def _check_existing_job(self, job_flow: Obj, job_name: str) -> None:
+        try:
+            existing = self.clientset.jobs(meta.namespace(job_flow)).get(job_name)
+        except NotFoundError:
+            return  # deleted again already; the Job delete event brings the flow back
+        if not meta.is_controlled_by(existing, job_flow):
+            self.warn_resource_exists(job_flow, job_name)
+
+    def warn_resource_exists(self, job_flow: Obj, job_name: str) -> None:
+        """sample-controller's ErrResourceExists: name the squatting Job; the correlator dedups repeats."""
+        log.warning(
+            f"Job {job_name} already exists and is not controlled by JobFlow {meta.name(job_flow)}",
+            jobflow=f"{meta.namespace(job_flow)}/{meta.name(job_flow)}",
+        )
+        self.recorder.eventf(job_flow, c.EVENT_WARNING, c.REASON_RESOURCE_EXISTS, c.MESSAGE_RESOURCE_EXISTS, job_name)
 
     def load_job_template_and_set_job(self, job_flow: Obj, flow_name: str, job_name: str) -> dict[str, Any]:
         template = self.job_template_lister.job_templates(meta.namespace(job_flow)).get(flow_name)
@@ -181,9 +241,20 @@ class ActionMixin(JobFlowControllerBase):
         # Upstream: list the namespace with `volcano.sh/createdByJobFlow in (<ns>.<name>)`. The
         # label-value index gives the same Jobs without scanning the namespace on every sync.
         value = meta.generate_object_string(ns, meta.name(job_flow))
-        jobs = self.job_lister.by_label_index(BY_CREATED_BY_JOB_FLOW, value, ns)
+        # Ours: only the Jobs this JobFlow controls (by uid). The label alone also matches Jobs of
+        # an earlier JobFlow of the same name that the garbage collector has not removed yet, and
+        # anyone can set it; upstream counts those too.
+        jobs = [
+            j
+            for j in self.job_lister.by_label_index(BY_CREATED_BY_JOB_FLOW, value, ns)
+            if meta.is_controlled_by(j, job_flow)
+        ]
         # Upstream's order is a map's (random); creation order makes the status lists stable.
         return sorted(jobs, key=lambda j: (meta.creation_timestamp(j) or "", meta.name(j)))
+
+    def has_jobs_left(self, job_flow: Obj) -> bool:
+        """Whether the cache still holds a Job this JobFlow controls (retain policy `delete`)."""
+        return bool(self.get_all_jobs_created_by_job_flow(job_flow))
 
     def get_all_job_status(self, job_flow: Obj) -> JobFlowStatus:
         jobs = self.get_all_jobs_created_by_job_flow(job_flow)
@@ -266,3 +337,12 @@ def get_running_histories(
     if first_sight and phase:
         histories.append(JobRunningHistory(state=phase, start_timestamp=now))
     return histories
+
+
+def _is_refusal(err: ApiStatusError) -> bool:
+    """A 4xx that the user can act on (quota, admission, validation), not a conflict or a throttle.
+
+    Those get a Warning event at once; server errors and throttling are the API server's weather,
+    retried quietly.
+    """
+    return 400 <= err.code < 500 and err.code not in (409, 429)

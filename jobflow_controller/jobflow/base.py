@@ -32,6 +32,9 @@ class JobFlowControllerBase(QueueController):
     def request_for(namespace: str, name: str) -> FlowRequest:  # pragma: no cover - see controller
         raise NotImplementedError
 
+    def has_jobs_left(self, job_flow: Mapping[str, Any]) -> bool:  # pragma: no cover - see action
+        raise NotImplementedError
+
     def sync_job_flow(
         self, job_flow: Mapping[str, Any], update_state_fn: UpdateJobFlowStatusFn
     ) -> None:  # pragma: no cover - see action

@@ -18,3 +18,12 @@ MESSAGE_SYNC_FAILED = "%s JobFlow failed for %s"
 
 #: Our addition (no upstream counterpart): a JobFlow whose spec can never finish.
 REASON_INVALID = "InvalidJobFlow"
+
+#: Ours, sample-controller's rule: a Job of the right name that this JobFlow does not control is
+#: never adopted, counted or modified; the JobFlow says so and the flow waits.
+REASON_RESOURCE_EXISTS = "ErrResourceExists"
+MESSAGE_RESOURCE_EXISTS = 'Resource "%s" already exists and is not managed by JobFlow'
+#: Ours: the API server refused a Job (a ResourceQuota, an admission webhook, validation). Upstream
+#: says nothing until --max-requeue-num retries later; this names the cause at once.
+REASON_FAILED_CREATE = "FailedCreate"
+MESSAGE_FAILED_CREATE = "Error creating job %s: %s"

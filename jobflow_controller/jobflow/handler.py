@@ -35,6 +35,11 @@ def get_job_flow_name_by_job(job: Mapping[str, Any]) -> str:
     return ""
 
 
+#: Phases whose sync may still create a Job or change the status. Failed and Terminating syncs are
+#: upstream no-ops; Succeed only matters while `jobRetainPolicy: delete` has Jobs to delete.
+_UNFINISHED = frozenset({"", Phase.PENDING, Phase.RUNNING})
+
+
 class HandlerMixin(JobFlowControllerBase):
     """The informer callbacks of JobFlowController."""
 
@@ -56,9 +61,14 @@ class HandlerMixin(JobFlowControllerBase):
         if not isinstance(old, Mapping) or not isinstance(new, Mapping):
             log.error("Failed to convert to jobFlow", old=repr(old)[:200], new=repr(new)[:200])
             return
-        if meta.resource_version(new) == meta.resource_version(old):
-            return
         succeeded_for_deletion = jf.phase(new) == Phase.SUCCEED and jf.job_retain_policy(new) == RetainPolicy.DELETE
+        if meta.resource_version(new) == meta.resource_version(old):
+            # A resync replay (ours, every --resync-period; upstream's resync is 0): sync again every
+            # JobFlow that still has work to do, so a request dropped after --max-requeue-num or lost
+            # to an outage cannot strand it. A finished flow costs nothing here.
+            if jf.phase(new) in _UNFINISHED or (succeeded_for_deletion and self.has_jobs_left(new)):
+                self.enqueue_job_flow(self.request_for(meta.namespace(new), meta.name(new)))
+            return
         spec_changed = meta.metadata(new).get("generation") != meta.metadata(old).get("generation")
         if succeeded_for_deletion or spec_changed:
             self.enqueue_job_flow(self.request_for(meta.namespace(new), meta.name(new)))

@@ -73,5 +73,15 @@ def is_already_exists(err: BaseException) -> bool:
     return isinstance(err, AlreadyExistsError)
 
 
-def is_conflict(err: BaseException) -> bool:
-    return isinstance(err, ConflictError)
+def is_conflict(err: BaseException | None) -> bool:
+    """True when `err`, or an error it was raised from, is a 409 Conflict (not AlreadyExists).
+
+    Go's `apierrors.IsConflict` unwraps `%w` chains with `errors.As`; `raise ... from err` is the
+    Python wrap, so the chain of causes is followed the same way.
+    """
+    seen = 0
+    while err is not None and seen < 16:
+        if isinstance(err, ConflictError):
+            return True
+        err, seen = err.__cause__, seen + 1
+    return False

@@ -10,7 +10,7 @@ it), and a namespace index backs the namespaced listers.
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Hashable, Mapping
 from typing import Any
 
 from informers import (
@@ -109,12 +109,26 @@ class _ResourceInformer:
 
 
 class VolcanoInformerFactory:
-    """The shared informers of one process, over one Clientset, all namespaces, resync 0."""
+    """The shared informers of one process, over one Clientset, all namespaces.
 
-    def __init__(self, clientset: Clientset, resync_period: float = 0.0, namespace: str | None = None) -> None:
+    Resync is 0 as upstream's factories have it, unless `custom_resync` gives one resource a period
+    of its own (client-go's `WithCustomResyncConfig`): the manager gives JobFlows `--resync-period`
+    so that an unfinished JobFlow whose request was dropped is synced again.
+    """
+
+    def __init__(
+        self,
+        clientset: Clientset,
+        resync_period: float = 0.0,
+        namespace: str | None = None,
+        *,
+        custom_resync: Mapping[Hashable, float] | None = None,
+    ) -> None:
         self.clientset = clientset
         self.namespace = namespace
-        self._factory = SharedInformerFactory(resync_period, transform=strip_managed_fields)
+        self._factory = SharedInformerFactory(
+            resync_period, custom_resync=custom_resync, transform=strip_managed_fields
+        )
 
     def informer_for_resource(self, resource: Resource) -> SharedIndexInformer:
         def new(resync: float) -> SharedIndexInformer:

@@ -41,6 +41,8 @@ class Options:
     leader_elect_resource_name: str = "jobflow-controller"
     leader_elect_resource_namespace: str = "volcano-system"
     graceful_shutdown_timeout: float = 30.0
+    #: Ours: every unfinished JobFlow is synced again at least this often (0: never, as upstream).
+    resync_period: float = 30.0
     log_format: str = "text"
     verbosity: int = 0
     enable_webhook: bool = False
@@ -125,6 +127,15 @@ def build_parser() -> argparse.ArgumentParser:
         help="retries of a failing JobFlow before a Warning event drops it; -1 retries forever, 0 never",
     )
     g.add_argument("--worker-threads", type=_typed("int", int), default=d.worker_threads, help="workers per controller")
+    g.add_argument(
+        "--resync-period",
+        type=dur,
+        default=d.resync_period,
+        help=(
+            "every unfinished JobFlow is synced again at least this often, even without an event, so a "
+            "request dropped after --max-requeue-num or lost to an outage cannot strand it; 0 turns it off"
+        ),
+    )
     g.add_argument(
         "--graceful-shutdown-timeout",
         type=dur,
@@ -254,6 +265,8 @@ def validate(o: Options) -> None:
         raise FlagError(f'invalid value "{o.kube_api_burst}" for flag --kube-api-burst: must not be negative')
     if o.worker_threads < 1:
         raise FlagError(f'invalid value "{o.worker_threads}" for flag --worker-threads: must be at least 1')
+    if o.resync_period < 0:
+        raise FlagError(f'invalid value "{o.resync_period:g}s" for flag --resync-period: must not be negative')
     check_controllers(o.controllers)
     _check_address("healthz-address", o.healthz_address)
     _check_address("listen-address", o.listen_address)

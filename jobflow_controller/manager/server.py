@@ -25,6 +25,7 @@ from jobflow_controller.jobflow import JobFlowController
 from jobflow_controller.jobflow.constants import COMPONENT
 from jobflow_controller.jobflow.state.metrics import JobFlowMetrics
 from jobflow_controller.jobtemplate import JobTemplateController
+from jobflow_controller.kube import resources
 from jobflow_controller.kube.clientset import Clientset
 from jobflow_controller.kube.config import build_config
 from jobflow_controller.kube.event_sink import KubeEventSink
@@ -78,7 +79,11 @@ class Manager:
         self.broadcaster.start_structured_logging()
         self.broadcaster.start_recording_to_sink(KubeEventSink.from_rest_client(self.rest))
         self.recorder = self.broadcaster.new_recorder(COMPONENT)
-        self.factory = VolcanoInformerFactory(self.clientset)
+        # Upstream's factories have resync 0; ours replays JobFlows every --resync-period so that an
+        # unfinished JobFlow is synced again even when no event comes (docs/operations.md).
+        self.factory = VolcanoInformerFactory(
+            self.clientset, custom_resync={resources.JOB_FLOWS: options.resync_period}
+        )
         queue_metrics = PrometheusMetricsProvider(self.registry)
         self.controllers: list[Any] = []
         if opts.is_controller_enabled(opts.JOBFLOW_CONTROLLER, options.controllers):

@@ -56,7 +56,8 @@ class FakeApi:
 
     objects: dict[tuple[str, str | None, str], dict[str, Any]] = field(default_factory=dict)
     actions: list[Action] = field(default_factory=list)
-    fail: dict[tuple[str, str], Exception] = field(default_factory=dict)  # (verb, name) -> error
+    #: (verb, name) -> the error every such request gets, or a list of errors the next ones get in turn.
+    fail: dict[tuple[str, str], Exception | list[Exception]] = field(default_factory=dict)
     _rv: Iterator[int] = field(default_factory=lambda: itertools.count(100))
 
     def verbs(self, resource: str | None = None) -> list[tuple[str, str]]:
@@ -70,8 +71,17 @@ class FakeResourceClient:
     def _record(self, verb: str, name: str, body: Any = None) -> None:
         self.api.actions.append(Action(verb, self.resource.plural, self.namespace, name, copy.deepcopy(body)))
         err = self.api.fail.get((verb, name))
+        if isinstance(err, list):
+            err = err.pop(0) if err else None
         if err is not None:
             raise err
+
+    def get(self, name: str) -> dict[str, Any]:
+        self._record("get", name)
+        stored = self.api.objects.get(self._key(name))
+        if stored is None:
+            raise from_status(404, "NotFound", f'{self.resource.group_resource} "{name}" not found')
+        return copy.deepcopy(stored)
 
     def _key(self, name: str) -> tuple[str, str | None, str]:
         return (self.resource.plural, self.namespace, name)
@@ -89,6 +99,16 @@ class FakeResourceClient:
     def update_status(self, obj: dict[str, Any]) -> dict[str, Any]:
         name = obj["metadata"]["name"]
         self._record("update_status", name, obj)
+        current = self.api.objects.get(self._key(name))
+        sent_rv = (obj.get("metadata") or {}).get("resourceVersion")
+        if current is not None and sent_rv and sent_rv != current["metadata"].get("resourceVersion"):
+            # What the API server does with a stale resourceVersion (optimistic concurrency).
+            raise from_status(
+                409,
+                "Conflict",
+                f'Operation cannot be fulfilled on {self.resource.group_resource} "{name}": the object has been '
+                "modified; please apply your changes to the latest version and try again",
+            )
         stored = copy.deepcopy(obj)
         stored["metadata"] = {**stored["metadata"], "resourceVersion": str(next(self.api._rv))}
         self.api.objects[self._key(name)] = stored
@@ -194,7 +214,13 @@ def job(
     owner: str | None = None,
     rv: str = "1",
     controller: bool = True,
+    owned: bool = True,
+    owner_uid: str = "",
 ) -> dict[str, Any]:
+    """A Job as the controller makes it: a Job of `flow` is controlled by it (uid `owner_uid`) unless
+    `owned=False` (a Job someone else made with the right labels)."""
+    if owner is None and flow is not None and owned:
+        owner = flow
     labels: dict[str, str] = {}
     if flow is not None:
         labels[CREATED_BY_JOB_FLOW] = f"{namespace}.{flow}"
@@ -210,7 +236,12 @@ def job(
     if created:
         metadata["creationTimestamp"] = created
     if owner is not None:
-        ref: dict[str, Any] = {"apiVersion": "flow.volcano.sh/v1alpha1", "kind": "JobFlow", "name": owner, "uid": ""}
+        ref: dict[str, Any] = {
+            "apiVersion": "flow.volcano.sh/v1alpha1",
+            "kind": "JobFlow",
+            "name": owner,
+            "uid": owner_uid,
+        }
         if controller:
             ref.update(controller=True, blockOwnerDeletion=True)
         metadata["ownerReferences"] = [ref]

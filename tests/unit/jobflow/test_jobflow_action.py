@@ -242,13 +242,14 @@ def test_deploy_job_creates_at_once_for_empty_targets() -> None:
     assert clientset.api.verbs("jobs") == [("create", "f-a")]
 
 
-def test_deploy_job_treats_already_exists_as_success_without_an_event() -> None:
+def test_deploy_job_treats_already_exists_of_its_own_job_as_success_without_an_event() -> None:
+    """The cache had not seen our Job yet: upstream's AlreadyExists-is-success, checked by one GET."""
     controller, clientset, recorder = new_fake_controller()
     controller.job_template_informer.get_indexer().add(job_template("a"))
-    clientset.jobs("default").create({"metadata": {"name": "f-a"}})
+    clientset.jobs("default").create(job("f-a", flow="f"))
     clientset.api.actions.clear()
     controller.deploy_job(job_flow("f", flows=[{"name": "a"}]))
-    assert clientset.api.verbs("jobs") == [("create", "f-a")]
+    assert clientset.api.verbs("jobs") == [("create", "f-a"), ("get", "f-a")]
     assert recorder.drain() == []
 
 

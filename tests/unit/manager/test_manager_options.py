@@ -36,6 +36,13 @@ def test_go_durations_and_booleans_are_understood() -> None:
     assert o.enable_metrics is True
 
 
+def test_resync_period_bounds_how_long_an_unfinished_job_flow_can_go_unsynced() -> None:
+    """Ours (docs/operations.md): 30 s by default, a Go duration, 0 is upstream's no resync."""
+    assert opts.parse([])[0].resync_period == 30.0
+    assert opts.parse(["--resync-period=1m"])[0].resync_period == 60.0
+    assert opts.parse(["--resync-period=0"])[0].resync_period == 0.0
+
+
 def test_kubeconfig_defaults_to_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("KUBECONFIG", "/tmp/k")
     assert opts.parse([])[0].kubeconfig == "/tmp/k"
@@ -53,6 +60,8 @@ def test_kubeconfig_defaults_to_the_environment(monkeypatch: pytest.MonkeyPatch)
         (["--controllers=job-controller"], "unknown controller 'job-controller'"),
         (["--leader-elect-renew-deadline=20s"], "--leader-elect-lease-duration must be greater than"),
         (["--no-such-flag"], "unrecognized arguments: --no-such-flag"),
+        (["--resync-period=-5s"], 'invalid value "-5s" for flag --resync-period: must not be negative'),
+        (["--resync-period=30"], "argument --resync-period: invalid duration value '30'"),
     ],
 )
 def test_a_bad_flag_exits_2_with_one_line_naming_it(

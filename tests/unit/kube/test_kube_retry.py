@@ -1,0 +1,105 @@
+"""client-go's util/retry: RetryOnConflict retries 409 Conflicts only, a bounded number of times."""
+
+from __future__ import annotations
+
+import threading
+import time
+
+import pytest
+
+from jobflow_controller.kube.errors import AlreadyExistsError, ConflictError, from_status
+from jobflow_controller.kube.retry import DEFAULT_BACKOFF, DEFAULT_RETRY, Backoff, on_error, retry_on_conflict
+
+FAST = Backoff(steps=5, duration=0.001)
+
+
+def _conflict() -> Exception:
+    return from_status(409, "Conflict", "the object has been modified")
+
+
+def test_default_retry_and_backoff_are_client_gos() -> None:
+    assert (DEFAULT_RETRY.steps, DEFAULT_RETRY.duration, DEFAULT_RETRY.factor, DEFAULT_RETRY.jitter) == (
+        5,
+        0.010,
+        1.0,
+        0.1,
+    )
+    assert (DEFAULT_BACKOFF.steps, DEFAULT_BACKOFF.duration, DEFAULT_BACKOFF.factor) == (4, 0.010, 5.0)
+
+
+def test_a_conflict_is_retried_until_the_call_succeeds() -> None:
+    calls: list[int] = []
+
+    def fn() -> str:
+        calls.append(1)
+        if len(calls) < 3:
+            raise _conflict()
+        return "written"
+
+    assert retry_on_conflict(FAST, fn) == "written"
+    assert len(calls) == 3
+
+
+def test_the_last_conflict_is_raised_as_itself_once_the_steps_are_used_up() -> None:
+    calls: list[int] = []
+
+    def fn() -> None:
+        calls.append(1)
+        raise _conflict()
+
+    with pytest.raises(ConflictError):
+        retry_on_conflict(FAST, fn)
+    assert len(calls) == 5
+
+
+def test_already_exists_and_other_errors_are_not_retried() -> None:
+    for err in (from_status(409, "AlreadyExists", "taken"), RuntimeError("boom")):
+        calls: list[int] = []
+
+        def fn(e: Exception = err, seen: list[int] = calls) -> None:
+            seen.append(1)
+            raise e
+
+        with pytest.raises(type(err)):
+            retry_on_conflict(FAST, fn)
+        assert len(calls) == 1
+    assert isinstance(from_status(409, "AlreadyExists", "taken"), AlreadyExistsError)
+
+
+def test_a_conflict_wrapped_in_another_error_is_retried() -> None:
+    calls: list[int] = []
+
+    def fn() -> None:
+        calls.append(1)
+        try:
+            raise _conflict()
+        except ConflictError as err:
+            raise RuntimeError("sync failed") from err
+
+    with pytest.raises(RuntimeError):
+        retry_on_conflict(FAST, fn)
+    assert len(calls) == 5
+
+
+def test_the_sleeps_follow_the_backoff() -> None:
+    backoff = Backoff(steps=4, duration=0.010, factor=5.0)
+    assert [backoff.delay(n) for n in (1, 2, 3)] == pytest.approx([0.010, 0.050, 0.250])
+    jittered = Backoff(steps=2, duration=1.0, jitter=0.1)
+    assert all(1.0 <= jittered.delay(1) <= 1.1 for _ in range(100))
+
+
+def test_stop_ends_the_waiting_at_once() -> None:
+    stop = threading.Event()
+    slow = Backoff(steps=3, duration=30.0)
+    calls: list[int] = []
+
+    def fn() -> None:
+        calls.append(1)
+        stop.set()
+        raise _conflict()
+
+    started = time.monotonic()
+    with pytest.raises(ConflictError):
+        on_error(slow, lambda e: isinstance(e, ConflictError), fn, stop=stop)
+    assert time.monotonic() - started < 1.0
+    assert len(calls) == 1
