@@ -22,6 +22,7 @@ from jobflow_controller.apis import CREATED_BY_JOB_TEMPLATE, FlowRequest, meta
 from jobflow_controller.framework import DEFAULT_MAX_REQUEUE_NUM, QueueController
 from jobflow_controller.kube.clientset import Clientset
 from jobflow_controller.kube.informers import BY_CREATED_BY_JOB_TEMPLATE, VolcanoInformerFactory
+from jobflow_controller.kube.retry import DEFAULT_RETRY, retry_on_conflict
 from workqueue import Clock
 
 log = structlog.get_logger(__name__)
@@ -114,12 +115,29 @@ class JobTemplateController(QueueController):
         except Exception as err:
             # Upstream prints req.JobFlowName here, which is always empty for template requests.
             raise RuntimeError(f"get jobTemplate {req.job_flow_name} failed for {err}") from err
+        # RetryOnConflict, as the JobFlow sync: each retry re-reads the template from the API server.
+        attempts = 0
+
+        def attempt() -> None:
+            nonlocal attempts
+            attempts += 1
+            current = job_template if attempts == 1 else self._get_latest_job_template(req)
+            if current is not None:
+                self.sync_job_template(current)
+
         try:
-            self.sync_job_template(job_template)
+            retry_on_conflict(DEFAULT_RETRY, attempt)
         except Exception as err:
             raise RuntimeError(
                 f"sync jobTemplate {req.job_flow_name} failed for {err}, event is {req.event}, action is {req.action}"
             ) from err
+
+    def _get_latest_job_template(self, req: FlowRequest) -> Mapping[str, Any] | None:
+        try:
+            latest: Mapping[str, Any] = self.clientset.job_templates(req.namespace).get(req.job_template_name)
+        except NotFoundError:
+            return None
+        return latest
 
     def sync_job_template(self, job_template: Mapping[str, Any]) -> None:
         ns, name = meta.namespace(job_template), meta.name(job_template)

@@ -84,3 +84,23 @@ def test_a_dropped_request_has_upstreams_empty_reason_and_leading_space() -> Non
     controller.job_template_informer.get_indexer().add(job_template("t", "ns"))
     controller.handle_err(RuntimeError("boom"), FlowRequest("ns", job_template_name="t"))
     assert recorder.drain() == ["Warning   JobTemplate failed for boom"]
+
+
+def test_a_status_conflict_re_reads_the_template_and_writes_again() -> None:
+    """Ours (docs/deviations.md row 25): RetryOnConflict, as for JobFlows."""
+    controller, clientset, _ = new_fake_job_template_controller()
+    cached = job_template("jobtemplate", "test")  # resourceVersion 1
+    controller.job_template_informer.get_indexer().add(cached)
+    controller.job_informer.get_indexer().add(job("job1", "test", template="jobtemplate"))
+    newer = job_template("jobtemplate", "test")
+    newer["metadata"]["resourceVersion"] = "2"  # someone labelled it meanwhile
+    clientset.api.objects[("jobtemplates", "test", "jobtemplate")] = newer
+
+    controller.sync_handler(FlowRequest("test", job_template_name="jobtemplate"))
+
+    assert clientset.api.verbs("jobtemplates") == [
+        ("update_status", "jobtemplate"),
+        ("get", "jobtemplate"),
+        ("update_status", "jobtemplate"),
+    ]
+    assert clientset.api.objects[("jobtemplates", "test", "jobtemplate")]["status"] == {"jobDependsOnList": ["job1"]}
