@@ -2,8 +2,9 @@
 
 Upstream's filters are kept exactly: a JobFlow add; a JobFlow update only when it has Succeeded with
 `jobRetainPolicy: delete` (so the Jobs get deleted); a Job update only for a Job a JobFlow controls.
-Three triggers are ours, each a row of docs/deviations.md: a JobFlow whose spec changed
-(`metadata.generation`), a Job deleted, and a JobTemplate created (it resumes flows waiting for it).
+The triggers that are ours are rows of docs/deviations.md: a JobFlow whose spec changed
+(`metadata.generation`) or whose uid changed (re-created under the same name), a Job deleted, a
+JobTemplate created (it resumes flows waiting for it), and the resync of unfinished JobFlows.
 """
 
 from __future__ import annotations
@@ -70,7 +71,10 @@ class HandlerMixin(JobFlowControllerBase):
                 self.enqueue_job_flow(self.request_for(meta.namespace(new), meta.name(new)))
             return
         spec_changed = meta.metadata(new).get("generation") != meta.metadata(old).get("generation")
-        if succeeded_for_deletion or spec_changed:
+        # A delete and re-create under the same name that the watch missed (a relist after a
+        # compaction, say) arrives as an update whose uid differs: it is a new JobFlow to sync.
+        recreated = meta.uid(new) != meta.uid(old)
+        if succeeded_for_deletion or spec_changed or recreated:
             self.enqueue_job_flow(self.request_for(meta.namespace(new), meta.name(new)))
 
     def update_job(self, old: Any, new: Any) -> None:

@@ -256,3 +256,12 @@ def test_a_metadata_only_update_still_enqueues_nothing_as_upstream() -> None:
     new = job_flow("f", flows=[{"name": "a"}], phase="Running", rv="8")
     controller.update_job_flow(old, new)
     assert len(controller.queue) == 0
+
+
+def test_a_re_created_job_flow_seen_as_an_update_is_enqueued() -> None:
+    """A relist can fold a delete and re-create of one name into an update: the uid tells them apart."""
+    controller, _, _ = new_fake_controller()
+    old = job_flow("f", flows=[{"name": "a"}], phase="Running", rv="7", uid=OLD_UID)
+    new = job_flow("f", flows=[{"name": "a"}], rv="9", uid=FLOW_UID)
+    controller.update_job_flow(old, new)
+    assert len(controller.queue) == 1
