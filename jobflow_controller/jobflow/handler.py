@@ -89,8 +89,20 @@ class HandlerMixin(JobFlowControllerBase):
     def delete_job(self, obj: Any) -> None:
         if isinstance(obj, DeletedFinalStateUnknown):
             obj = obj.obj
-        if isinstance(obj, Mapping) and is_controlled_by(obj, FLOW_GROUP_VERSION, JOB_FLOW_KIND):
+        if not isinstance(obj, Mapping):
+            return
+        if is_controlled_by(obj, FLOW_GROUP_VERSION, JOB_FLOW_KIND):
             self._enqueue_owner(obj)
+            return
+        # A Job no JobFlow controls may have been squatting a flow's name (ErrResourceExists):
+        # the JobFlows waiting on that name can go on now. Such deletes are rare; the scan is of
+        # one namespace's JobFlows.
+        namespace, job_name = meta.namespace(obj), meta.name(obj)
+        for job_flow in self.job_flow_lister.job_flows(namespace).list():
+            if jf.phase(job_flow) not in _UNFINISHED:
+                continue
+            if any(jf.job_name(meta.name(job_flow), flow.name) == job_name for flow in jf.flows(job_flow)):
+                self.enqueue_job_flow(self.request_for(namespace, meta.name(job_flow)))
 
     def _enqueue_owner(self, job: Mapping[str, Any]) -> None:
         name = get_job_flow_name_by_job(job)

@@ -265,3 +265,13 @@ def test_a_re_created_job_flow_seen_as_an_update_is_enqueued() -> None:
     new = job_flow("f", flows=[{"name": "a"}], rv="9", uid=FLOW_UID)
     controller.update_job_flow(old, new)
     assert len(controller.queue) == 1
+
+
+def test_deleting_a_squatting_job_resumes_the_job_flow_that_waits_for_its_name() -> None:
+    controller, _, _ = new_fake_controller()
+    controller.job_flow_informer.get_indexer().add(job_flow("f", flows=[{"name": "a"}], uid=FLOW_UID))
+    controller.job_flow_informer.get_indexer().add(job_flow("g", flows=[{"name": "a"}], uid=OLD_UID))
+    controller.delete_job(job("f-a"))  # no owner: someone else's Job
+    assert len(controller.queue) == 1
+    req, _ = controller.queue.get()
+    assert req == _req("f")
