@@ -10,7 +10,6 @@ import datetime
 import re
 
 _DURATION_PART = re.compile(r"(\d+(?:\.\d*)?|\.\d+)(ns|us|µs|μs|ms|s|m|h)")
-_UNIT_SECONDS = {"ns": 1e-9, "us": 1e-6, "µs": 1e-6, "μs": 1e-6, "ms": 1e-3, "s": 1.0, "m": 60.0, "h": 3600.0}
 
 
 def format_time(t: datetime.datetime) -> str:
@@ -21,27 +20,60 @@ def parse_time(value: str) -> datetime.datetime:
     return datetime.datetime.fromisoformat(value.replace("Z", "+00:00")).astimezone(datetime.UTC)
 
 
-def parse_duration(value: str) -> float:
-    """Parse a Go duration string into seconds; raises ValueError on anything Go would reject."""
+_UNIT_NANOS = {
+    "ns": 1,
+    "us": 1_000,
+    "µs": 1_000,
+    "μs": 1_000,
+    "ms": 1_000_000,
+    "s": 10**9,
+    "m": 60 * 10**9,
+    "h": 3600 * 10**9,
+}
+
+
+def parse_duration_ns(value: str) -> int:
+    """Parse a Go duration string into integer nanoseconds, exactly as `time.ParseDuration` does.
+
+    Integer arithmetic, not floats: a fraction finer than a nanosecond is truncated (Go's rule), and
+    "2.9999999999s" stays below 3 s instead of rounding up to it.
+    """
     text = value.strip()
-    sign = 1.0
+    sign = 1
     if text and text[0] in "+-":
-        sign = -1.0 if text[0] == "-" else 1.0
+        sign = -1 if text[0] == "-" else 1
         text = text[1:]
     if not text:
         raise ValueError(f"time: invalid duration {value!r}")
     if text == "0":
-        return 0.0
-    pos, total = 0, 0.0
+        return 0
+    pos, total = 0, 0
     while pos < len(text):
         match = _DURATION_PART.match(text, pos)
         if not match:
             raise ValueError(f"time: invalid duration {value!r}")
-        total += float(match.group(1)) * _UNIT_SECONDS[match.group(2)]
+        number, unit = match.group(1), _UNIT_NANOS[match.group(2)]
+        whole, _, frac = number.partition(".")
+        total += int(whole or "0") * unit
+        if frac:
+            total += int(frac) * unit // 10 ** len(frac)
         pos = match.end()
-    if pos == 0:
-        raise ValueError(f"time: invalid duration {value!r}")
     return sign * total
+
+
+def parse_duration(value: str) -> float:
+    """Parse a Go duration string into seconds; raises ValueError on anything Go would reject."""
+    return parse_duration_ns(value) / 1e9
+
+
+def add_duration(t: datetime.datetime, duration: str) -> datetime.datetime:
+    """`t.Add(d)` at Go's resolution, truncated to whole seconds as metav1.Time marshals it.
+
+    A `timedelta` of float seconds rounds to the microsecond and can carry a time into the next
+    second; Go never rounds up.
+    """
+    whole_seconds = (t.microsecond * 1_000 + parse_duration_ns(duration)) // 10**9
+    return t.replace(microsecond=0) + datetime.timedelta(seconds=whole_seconds)
 
 
 def format_duration(seconds: float) -> str:

@@ -12,7 +12,6 @@ the status carrying it has been written.
 
 from __future__ import annotations
 
-import datetime
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
@@ -24,7 +23,7 @@ from jobflow_controller.apis import job as vcjob
 from jobflow_controller.apis import jobflow as jf
 from jobflow_controller.apis.builders import new_job
 from jobflow_controller.apis.status import Condition, JobFlowStatus, JobRunningHistory, JobStatus
-from jobflow_controller.apis.timeutil import format_time, parse_duration, parse_time
+from jobflow_controller.apis.timeutil import add_duration, format_time, parse_time
 from jobflow_controller.jobflow import constants as c
 from jobflow_controller.jobflow.base import JobFlowControllerBase
 from jobflow_controller.jobflow.state import UpdateJobFlowStatusFn, new_state
@@ -278,7 +277,7 @@ class ActionMixin(JobFlowControllerBase):
             )
             end = None
             if duration and created:
-                end = format_time(parse_time(created) + datetime.timedelta(seconds=parse_duration(duration)))
+                end = format_time(add_duration(parse_time(created), duration))
             entry = JobStatus(
                 name=name,
                 state=phase,

@@ -2,11 +2,19 @@
 
 from __future__ import annotations
 
+import datetime
+
 import pytest
 
 from jobflow_controller.apis import jobflow as jf
 from jobflow_controller.apis import meta
-from jobflow_controller.apis.timeutil import format_duration, parse_duration
+from jobflow_controller.apis.timeutil import (
+    add_duration,
+    format_duration,
+    format_time,
+    parse_duration,
+    parse_duration_ns,
+)
 
 
 def test_get_job_name() -> None:
@@ -29,6 +37,29 @@ def test_parse_go_duration(text: str, seconds: float) -> None:
 def test_parse_go_duration_rejects_garbage(text: str) -> None:
     with pytest.raises(ValueError):
         parse_duration(text)
+
+
+@pytest.mark.parametrize(
+    ("text", "nanos"),
+    [("2.9999999999s", 2_999_999_999), ("1.5ms", 1_500_000), ("1m0.000000001s", 60_000_000_001), ("-1s", -(10**9))],
+)
+def test_parse_go_duration_to_nanoseconds_truncates_as_go_does(text: str, nanos: int) -> None:
+    assert parse_duration_ns(text) == nanos
+
+
+@pytest.mark.parametrize(
+    ("duration", "end"),
+    [
+        ("2.9999996s", "2026-12-02T09:30:26Z"),  # a float timedelta would round this up to :27
+        ("2.9999999999s", "2026-12-02T09:30:26Z"),
+        ("3s", "2026-12-02T09:30:27Z"),
+        ("1m0.5s", "2026-12-02T09:31:24Z"),
+    ],
+)
+def test_end_timestamp_truncates_to_the_second_as_go_does(duration: str, end: str) -> None:
+    """Issue 14 item 6: `creationTimestamp + runningDuration`, marshalled by metav1.Time (truncation)."""
+    created = datetime.datetime(2026, 12, 2, 9, 30, 24, tzinfo=datetime.UTC)
+    assert format_time(add_duration(created, duration)) == end
 
 
 @pytest.mark.parametrize(
