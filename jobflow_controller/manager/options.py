@@ -18,6 +18,24 @@ from jobflow_controller.apis.timeutil import parse_duration
 JOBFLOW_CONTROLLER = "jobflow-controller"
 JOBTEMPLATE_CONTROLLER = "jobtemplate-controller"
 KNOWN_CONTROLLERS = (JOBFLOW_CONTROLLER, JOBTEMPLATE_CONTROLLER)
+#: Volcano's other controllers: their names are valid in --controllers (so a command line written
+#: for vc-controller-manager, whose default is `*,-sharding-controller`, works here), but this
+#: process runs none of them.
+OTHER_VOLCANO_CONTROLLERS = (
+    "gc-controller",
+    "job-controller",
+    "pg-controller",
+    "queue-controller",
+    "cronjob-controller",
+    "hypernode-controller",
+    "sharding-controller",
+)
+#: Upstream's default for --controllers.
+DEFAULT_CONTROLLERS = "*,-sharding-controller"
+DEPRECATED_LOCK_OBJECT_NAMESPACE = (
+    "Flag --lock-object-namespace has been deprecated, This flag is deprecated and will be removed in a future "
+    "release. Please use --leader-elect-resource-namespace instead."
+)
 
 
 @dataclass
@@ -28,7 +46,7 @@ class Options:
     kube_api_burst: int = 100
     max_requeue_num: int = 15
     worker_threads: int = 3
-    controllers: list[str] = field(default_factory=lambda: ["*"])
+    controllers: list[str] = field(default_factory=lambda: DEFAULT_CONTROLLERS.split(","))
     enable_healthz: bool = False
     healthz_address: str = ":11251"
     enable_metrics: bool = False
@@ -49,6 +67,17 @@ class Options:
     webhook_address: str = ":8443"
     tls_cert_file: str | None = None
     tls_private_key_file: str | None = None
+    # Upstream's flags that configure Volcano's other controllers or its klog set-up: accepted with
+    # upstream's defaults so that vc-controller-manager's command lines work unchanged; unused here.
+    ca_cert_file: str | None = None
+    lock_object_namespace: str | None = None
+    scheduler_name: list[str] = field(default_factory=lambda: ["volcano"])
+    worker_threads_for_podgroup: int = 5
+    worker_threads_for_gc: int = 1
+    inherit_owner_annotations: bool = True
+    feature_gates: dict[str, bool] = field(default_factory=dict)
+    log_flush_frequency: float = 5.0
+    logtostderr: bool = True
 
 
 class FlagError(Exception):
@@ -84,6 +113,26 @@ def _typed(kind: str, convert: Callable[[str], Any]) -> Callable[[str], Any]:
     return parse
 
 
+def _feature_gates(value: str) -> dict[str, bool]:
+    """component-base's mapStringBool: `Gate=true,Other=false`."""
+    gates: dict[str, bool] = {}
+    for item in (part.strip() for part in value.split(",")):
+        if not item:
+            continue
+        key, sep, raw = item.partition("=")
+        if not sep or not key.strip():
+            raise ValueError(f"missing bool value for {item}")
+        gates[key.strip()] = _bool(raw.strip())
+    return gates
+
+
+def _uint(value: str) -> int:
+    number = int(value)
+    if number < 0:
+        raise ValueError("must not be negative")
+    return number
+
+
 def build_parser() -> argparse.ArgumentParser:
     d = Options()
     p = _Parser(
@@ -117,7 +166,7 @@ def build_parser() -> argparse.ArgumentParser:
     g = p.add_argument_group("controllers")
     g.add_argument(
         "--controllers",
-        default="*",
+        default=DEFAULT_CONTROLLERS,
         help="'*' enables all; 'name' or '+name' enables, '-name' disables. Names: " + ", ".join(KNOWN_CONTROLLERS),
     )
     g.add_argument(
@@ -218,7 +267,55 @@ def build_parser() -> argparse.ArgumentParser:
         default=d.verbosity,
         help="log verbosity (klog levels; >=4 is debug)",
     )
+    g.add_argument(
+        "--log-flush-frequency",
+        type=dur,
+        default=d.log_flush_frequency,
+        help="klog's flush interval (accepted; every log line is written at once here)",
+    )
+    g.add_argument(
+        "--logtostderr", type=b, nargs="?", const=True, default=d.logtostderr, help="klog's flag (accepted; always)"
+    )
     g.add_argument("--version", action="store_true", help="print the version and exit")
+    g = p.add_argument_group("accepted for vc-controller-manager compatibility; they configure nothing here")
+    g.add_argument("--ca-cert-file", default=None, help="upstream: x509 CA certificate for HTTPS")
+    g.add_argument(
+        "--lock-object-namespace",
+        default=None,
+        help="deprecated: use --leader-elect-resource-namespace (given alone, it sets the Lease's namespace)",
+    )
+    g.add_argument(
+        "--scheduler-name",
+        action="append",
+        default=None,
+        help="upstream: pods of these schedulers get PodGroups (default volcano)",
+    )
+    g.add_argument(
+        "--worker-threads-for-podgroup",
+        type=_typed("uint", _uint),
+        default=d.worker_threads_for_podgroup,
+        help="upstream: PodGroup controller workers",
+    )
+    g.add_argument(
+        "--worker-threads-for-gc",
+        type=_typed("uint", _uint),
+        default=d.worker_threads_for_gc,
+        help="upstream: garbage collector workers",
+    )
+    g.add_argument(
+        "--inherit-owner-annotations",
+        type=b,
+        nargs="?",
+        const=True,
+        default=d.inherit_owner_annotations,
+        help="upstream: PodGroups inherit their owner's annotations",
+    )
+    g.add_argument(
+        "--feature-gates",
+        type=_typed("mapStringBool", _feature_gates),
+        default={},
+        help="upstream's feature gates, key=true|false pairs (none affects the JobFlow controllers)",
+    )
     del flag
     return p
 
@@ -230,7 +327,7 @@ def check_controllers(controllers: list[str]) -> None:
         name = entry.lstrip("+-")
         if entry == "*":
             continue
-        if name not in KNOWN_CONTROLLERS:
+        if name not in KNOWN_CONTROLLERS and name not in OTHER_VOLCANO_CONTROLLERS:
             raise FlagError(f"invalid value {entry!r} for flag --controllers: unknown controller {name!r}")
         if name in seen:
             raise FlagError(f"controllers option {name} cannot have both '-' and '+' prefixes")
@@ -289,7 +386,12 @@ def parse(argv: list[str] | None = None) -> tuple[Options, bool]:
     values = vars(ns)
     version = bool(values.pop("version"))
     values["controllers"] = [c.strip() for c in str(values["controllers"]).split(",") if c.strip()]
+    values["scheduler_name"] = values["scheduler_name"] or ["volcano"]
     options = Options(**values)
+    if options.lock_object_namespace is not None:
+        print(DEPRECATED_LOCK_OBJECT_NAMESPACE, file=sys.stderr)
+        if options.leader_elect_resource_namespace == Options.leader_elect_resource_namespace:
+            options.leader_elect_resource_namespace = options.lock_object_namespace
     try:
         validate(options)
     except FlagError as err:

@@ -20,7 +20,7 @@ def test_defaults_are_upstreams_where_upstream_has_them() -> None:
     assert o.leader_elect is True
     assert (o.leader_elect_lease_duration, o.leader_elect_renew_deadline, o.leader_elect_retry_period) == (15, 10, 2)
     assert o.leader_elect_resource_namespace == "volcano-system"
-    assert o.controllers == ["*"]
+    assert o.controllers == ["*", "-sharding-controller"]  # upstream's TestAddFlags
 
 
 def test_the_lease_is_named_so_it_runs_beside_volcanos_own_controller_manager() -> None:
@@ -57,7 +57,9 @@ def test_kubeconfig_defaults_to_the_environment(monkeypatch: pytest.MonkeyPatch)
         (["--worker-threads=0"], 'invalid value "0" for flag --worker-threads: must be at least 1'),
         (["--healthz-address=11251"], "invalid value '11251' for flag --healthz-address: want [host]:port"),
         (["--controllers=jobflow-controller,-jobflow-controller"], "controllers option jobflow-controller cannot have"),
-        (["--controllers=job-controller"], "unknown controller 'job-controller'"),
+        (["--controllers=no-such-controller"], "unknown controller 'no-such-controller'"),
+        (["--feature-gates=A=maybe"], "argument --feature-gates: invalid mapStringBool value 'A=maybe'"),
+        (["--worker-threads-for-gc=-1"], "argument --worker-threads-for-gc: invalid uint value '-1'"),
         (["--leader-elect-renew-deadline=20s"], "--leader-elect-lease-duration must be greater than"),
         (["--no-such-flag"], "unrecognized arguments: --no-such-flag"),
         (["--resync-period=-5s"], 'invalid value "-5s" for flag --resync-period: must not be negative'),
@@ -97,3 +99,54 @@ def test_help_describes_the_command(capsys: pytest.CaptureFixture[str]) -> None:
         opts.parse(["--help"])
     out = capsys.readouterr().out
     assert "--max-requeue-num" in out and "-1 retries forever" in out
+
+
+def test_every_upstream_controller_manager_flag_is_accepted() -> None:
+    """Issue 14: a vc-controller-manager command line (Helm's included) starts this process unchanged."""
+    o, _ = opts.parse(
+        [
+            "--ca-cert-file=/etc/ca.crt",
+            "--scheduler-name=volcano",
+            "--scheduler-name=other",
+            "--worker-threads-for-podgroup=5",
+            "--worker-threads-for-gc=5",
+            "--inherit-owner-annotations=false",
+            "--feature-gates=VolcanoJobSupport=true,QueueCommandSync=false",
+            "--log-flush-frequency=5s",
+            "--logtostderr=true",
+            "-v=4",
+            "--controllers=*,-sharding-controller",
+        ]
+    )
+    assert o.scheduler_name == ["volcano", "other"]
+    assert (o.worker_threads_for_podgroup, o.worker_threads_for_gc, o.inherit_owner_annotations) == (5, 5, False)
+    assert o.feature_gates == {"VolcanoJobSupport": True, "QueueCommandSync": False}
+    assert (o.log_flush_frequency, o.logtostderr, o.verbosity) == (5.0, True, 4)
+    assert opts.is_controller_enabled(opts.JOBFLOW_CONTROLLER, o.controllers)
+    assert opts.is_controller_enabled(opts.JOBTEMPLATE_CONTROLLER, o.controllers)
+
+
+def test_upstream_defaults_of_the_accepted_flags() -> None:
+    o, _ = opts.parse([])
+    assert o.scheduler_name == ["volcano"]
+    assert (o.worker_threads_for_podgroup, o.worker_threads_for_gc, o.inherit_owner_annotations) == (5, 1, True)
+    assert (o.feature_gates, o.log_flush_frequency, o.logtostderr) == ({}, 5.0, True)
+
+
+def test_other_volcano_controllers_may_be_named_in_controllers() -> None:
+    o, _ = opts.parse(["--controllers=-job-controller,+jobflow-controller,-gc-controller"])
+    assert opts.is_controller_enabled(opts.JOBFLOW_CONTROLLER, o.controllers)
+    assert not opts.is_controller_enabled(opts.JOBTEMPLATE_CONTROLLER, o.controllers)
+
+
+def test_the_deprecated_lock_object_namespace_sets_the_lease_namespace_with_pflags_warning(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    o, _ = opts.parse(["--lock-object-namespace=kube-system"])
+    assert o.leader_elect_resource_namespace == "kube-system"
+    assert capsys.readouterr().err == (
+        "Flag --lock-object-namespace has been deprecated, This flag is deprecated and will be removed in a "
+        "future release. Please use --leader-elect-resource-namespace instead.\n"
+    )
+    both, _ = opts.parse(["--lock-object-namespace=kube-system", "--leader-elect-resource-namespace=mine"])
+    assert both.leader_elect_resource_namespace == "mine"
