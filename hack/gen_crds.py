@@ -1,15 +1,21 @@
 #!/usr/bin/env python3
-"""Write the CRDs to manifests/crds/ (or check that the committed files are up to date).
+"""Write the CRDs and the CEL-rules patch (or check that the committed files are up to date).
 
-The CRDs are built by jobflow_controller/local/crds.py, from the Volcano types written out there
-and the Kubernetes 1.37 OpenAPI schemas shipped in kubernetes-validate (for the embedded
-PodTemplateSpec and PersistentVolumeClaimSpec). The output is deterministic: the same inputs give
-byte-identical files, and tests/unit/manifests/test_manifests_crds_generated.py fails when the
-committed files differ from what this writes.
+Everything is built by jobflow_controller/local/crds.py, from the Volcano types written out there
+and the Kubernetes 1.36 OpenAPI schemas shipped in kubernetes-validate (for the embedded
+PodTemplateSpec and PersistentVolumeClaimSpec), and written to:
 
-    .venv/bin/python hack/gen_crds.py                   # (re)write manifests/crds/*.yaml
-    .venv/bin/python hack/gen_crds.py --check           # exit 1 if a committed file is stale
-    .venv/bin/python hack/gen_crds.py --without-rules -  # the JobFlow CRD without CEL rules, to stdout
+    manifests/crds/flow.volcano.sh_jobflows.yaml         upstream's JobFlow CRD (no CEL rules)
+    manifests/crds/flow.volcano.sh_jobtemplates.yaml     upstream's JobTemplate CRD
+    manifests/crd-validation/jobflow-validation.yaml     the optional Component's JSON patch (the rules)
+    hack/local-crds/batch.volcano.sh_jobs.yaml           Volcano's Job CRD, for the local control plane
+
+The output is deterministic: the same inputs give byte-identical files, and
+tests/unit/manifests/test_manifests_crds_generated.py fails when the committed files differ from
+what this writes.
+
+    .venv/bin/python hack/gen_crds.py            # (re)write the files
+    .venv/bin/python hack/gen_crds.py --check    # exit 1 if a committed file is stale
 """
 
 from __future__ import annotations
@@ -27,26 +33,13 @@ from jobflow_controller.local import crds  # noqa: E402
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--output", type=Path, default=ROOT / "manifests" / "crds", help="directory to write to")
+    parser.add_argument("--root", type=Path, default=ROOT, help="the repository to write into")
     parser.add_argument("--check", action="store_true", help="compare instead of writing; exit 1 on a difference")
-    parser.add_argument(
-        "--without-rules",
-        metavar="FILE",
-        help="write only the JobFlow CRD without its CEL rules and bounds to FILE ('-' for stdout)",
-    )
     args = parser.parse_args(argv)
 
-    if args.without_rules is not None:
-        text = crds.render_crd(crds.jobflow_crd(with_rules=False))
-        if args.without_rules == "-":
-            sys.stdout.write(text)
-        else:
-            Path(args.without_rules).write_text(text, encoding="utf-8")
-        return 0
-
     stale: list[str] = []
-    for name, text in crds.crd_files().items():
-        path = args.output / name
+    for name, text in crds.generated_files().items():
+        path = args.root / name
         if args.check:
             if not path.is_file() or path.read_text(encoding="utf-8") != text:
                 stale.append(str(path))

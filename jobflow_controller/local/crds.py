@@ -1,7 +1,11 @@
 """The three CustomResourceDefinitions (JobFlow, JobTemplate, Volcano Job), built as dicts.
 
-``hack/gen_crds.py`` writes them to ``manifests/crds/``; tests and the local control plane import
-them from here, e.g. ``jobflow_crd(with_rules=False)`` for a JobFlow CRD without the CEL rules.
+``hack/gen_crds.py`` writes them out: the JobFlow and JobTemplate CRDs to ``manifests/crds/`` (what
+``kubectl apply -k manifests/`` installs), Volcano's Job CRD to ``hack/local-crds/`` (for the local
+control plane only: a cluster that runs Volcano has its own, which must not be overwritten), and
+the CEL rules as the JSON patch of the optional kustomize Component ``manifests/crd-validation/``.
+Tests and the local control plane import them from here, e.g. ``jobflow_crd(with_rules=True)`` for
+the JobFlow CRD with that Component's patch applied.
 
 What upstream's controller-gen output (``config/crd/*/bases``) looks like, and so what this builds:
 
@@ -11,24 +15,31 @@ What upstream's controller-gen output (``config/crd/*/bases``) looks like, and s
   and the defaults ``maxRetry: 3``, ``queue: default``, ``networkTopology.mode: hard``,
   ``partitionPolicy.minPartitions: 0``);
 * the Kubernetes types it embeds (``PodTemplateSpec`` for tasks, ``PersistentVolumeClaimSpec`` for
-  volumes) converted from the Kubernetes 1.37 OpenAPI schemas shipped in ``kubernetes-validate``
-  into structural schemas: every ``$ref`` inlined, ``type: [X, "null"]`` made ``type: X``, the
-  ``IntOrString`` and ``Quantity`` unions made ``x-kubernetes-int-or-string``, list and map types
-  kept, enums dropped (controller-gen ignores Kubernetes' ``+enum``), and the handful of
-  ``+default`` markers of ``k8s.io/api`` (which the OpenAPI v2 schemas lack) restored from a table;
+  volumes) converted from the OpenAPI schemas shipped in ``kubernetes-validate`` for the Kubernetes
+  minor upstream builds against (``KUBERNETES_SCHEMA_VERSION``) into structural schemas: every
+  ``$ref`` inlined, ``type: [X, "null"]`` made ``type: X``, the ``IntOrString`` and ``Quantity``
+  unions made ``x-kubernetes-int-or-string``, list and map types kept, enums dropped
+  (controller-gen ignores Kubernetes' ``+enum``), and the handful of ``+default`` markers of
+  ``k8s.io/api`` (which the OpenAPI v2 schemas lack) restored from a table;
 * an embedded ``ObjectMeta`` as controller-gen's ``generateEmbeddedObjectMeta`` emits it: only
   ``annotations``, ``finalizers``, ``labels``, ``name`` and ``namespace``.
 
-Beyond upstream, the JobFlow CRD has CEL rules on ``spec.flows`` so that an API server rejects
-duplicate names, undefined targets and self-dependencies even without the webhook (longer cycles
-need the webhook or the controller), and the bounds (``maxItems``, ``maxLength``) those rules need
-to be admitted; see the comment above ``MAX_FLOWS`` for the cost reasoning.
+The result is upstream's CRDs exactly: parsed, the three are equal to volcano-sh/volcano's committed
+``config/crd/jobflow/bases/flow.volcano.sh_{jobflows,jobtemplates}.yaml`` and
+``config/crd/volcano/bases/batch.volcano.sh_jobs.yaml`` (``UPSTREAM_CRD_SHA256`` pins them).
+
+Beyond upstream, and only in the optional Component, the JobFlow CRD gets CEL rules on
+``spec.flows`` so that an API server rejects duplicate names, undefined targets and
+self-dependencies even without the webhook (longer cycles need the webhook or the controller), and
+the bounds (``maxItems``, ``maxLength``) those rules need to be admitted; see the comment above
+``MAX_FLOWS`` for the cost reasoning.
 """
 
 from __future__ import annotations
 
 import copy
 import functools
+import hashlib
 import json
 from collections.abc import Mapping
 from importlib import resources
@@ -39,27 +50,47 @@ import yaml
 __all__ = [
     "CONTROLLER_GEN_VERSION",
     "CRD_FILES",
+    "JOB_CRD_FILE",
     "KUBERNETES_SCHEMA_VERSION",
     "MAX_FLOWS",
     "MAX_FLOW_NAME_LENGTH",
     "MAX_TARGETS",
+    "UPSTREAM_CRD_SHA256",
+    "VALIDATION_PATCH_FILE",
     "all_crds",
-    "crd_files",
+    "apply_patch",
+    "canonical_sha256",
+    "generated_files",
     "job_crd",
     "job_spec_schema",
     "jobflow_crd",
     "jobtemplate_crd",
     "render_crd",
+    "render_validation_patch",
+    "validation_patch",
 ]
 
 JSONDict = dict[str, Any]
 
 CONTROLLER_GEN_VERSION: Final = "v0.20.0"
-#: The directory of kubernetes-validate's schema set the embedded Kubernetes types come from.
-KUBERNETES_SCHEMA_VERSION: Final = "v1.37.0-local"
+#: The directory of kubernetes-validate's schema set the embedded Kubernetes types come from: the
+#: minor of the ``k8s.io/api`` upstream's go.mod pins (v0.36.1 at volcano-sh/volcano ed72c7c81).
+#: A newer set adds pod-template fields upstream's CRDs lack (1.37: ``evictionResponders``,
+#: ``volumeMounts[].bindMountOptions``, probes' ``grpc.mode`` and ``httpGet.protocol``, ``emptyDir.mode``,
+#: the projected volumes' ``defaultUser``/``user``), which Volcano's own Job CRD would then prune.
+KUBERNETES_SCHEMA_VERSION: Final = "v1.36.0-local"
+
+#: sha256 of upstream's committed CRDs, parsed and dumped as canonical JSON (``canonical_sha256``):
+#: volcano-sh/volcano ed72c7c81 (2026-08-20), ``config/crd/jobflow/bases/`` and
+#: ``config/crd/volcano/bases/``. ``all_crds()`` must hash the same.
+UPSTREAM_CRD_SHA256: Final[Mapping[str, str]] = {
+    "jobflows.flow.volcano.sh": "ac6fa01c9d5eabb919f5cf3bde201707c84cdd5b567acb523d1e5061b75a0e85",
+    "jobtemplates.flow.volcano.sh": "20b5e3a82bb054ed85ddd5afa2b948b678ac1423ec646a3dedd103cba7208bb7",
+    "jobs.batch.volcano.sh": "bdaa9d392f30c6544873ba58d3c834b3784aaa7fe9f816b62ee0c6492cccef15",
+}
 
 # --------------------------------------------------------------------------------------------
-# CEL rules on spec.flows, and the bounds their cost needs.
+# CEL rules on spec.flows, and the bounds their cost needs (the Component manifests/crd-validation/).
 #
 # Budgets (k8s.io/apiextensions-apiserver and k8s.io/apiserver v0.37.2): when a CRD is created or
 # updated the API server estimates every x-kubernetes-validations rule's worst-case cost from the
@@ -95,7 +126,16 @@ KUBERNETES_SCHEMA_VERSION: Final = "v1.37.0-local"
 #
 # The rules need CEL libraries of Kubernetes 1.34 (lists `distinct`, two-variable comprehensions
 # from 1.32); an API server admits them from 1.35 on (new expressions may use libraries of the
-# previous minor). `jobflow_crd(with_rules=False)` is upstream's schema for older servers.
+# previous minor). Hence a Component, off by default: manifests/crds/ is upstream's schema, which
+# any server takes.
+#
+# Updates ratchet: none of the rules reads oldSelf, so the API server's CRD validation ratcheting
+# (KEP-4008; GA and always on from 1.33, so on every server that admits the rules) lets an UPDATE
+# through whatever these rules and bounds say as long as spec.flows is unchanged. spec.flows is the
+# nearest correlatable node (flows is an atomic list, whose items are not correlated), so an error
+# in a flow (the per-flow rule, a bound on a name) is ratcheted when the whole list is unchanged:
+# a metadata-only edit of a JobFlow stored before the rules were installed is never refused, an
+# UPDATE that changes spec.flows is checked in full -- the webhook's own ratchet.
 #
 # The name bound is 253, a DNS-1123 subdomain, the longest name a JobTemplate (which a flow
 # names) can have; the validation package refuses, with a message naming the value, names whose
@@ -601,39 +641,16 @@ def _probe() -> JSONDict:
     )
 
 
-def _flow_rules() -> list[JSONDict]:
-    return [
-        {"message": FLOW_NAMES_UNIQUE_MESSAGE, "rule": FLOW_NAMES_UNIQUE_RULE},
-        {"message": FLOW_TARGETS_DEFINED_MESSAGE, "rule": FLOW_TARGETS_DEFINED_RULE},
-    ]
-
-
-def _flows(with_rules: bool) -> JSONDict:
-    name_bound: JSONDict = {"maxLength": MAX_FLOW_NAME_LENGTH} if with_rules else {}
-    flow_extra: JSONDict = {}
-    if with_rules:
-        flow_extra["x-kubernetes-validations"] = [
-            {"message": FLOW_NO_SELF_DEPENDENCY_MESSAGE, "rule": FLOW_NO_SELF_DEPENDENCY_RULE}
-        ]
+def _flows() -> JSONDict:
     flow = _obj(
         {
-            "dependsOn": _obj(
-                {
-                    "probe": _probe(),
-                    "targets": _array(_str(**name_bound), **({"maxItems": MAX_TARGETS} if with_rules else {})),
-                }
-            ),
-            "name": _str(minLength=1, **name_bound),
+            "dependsOn": _obj({"probe": _probe(), "targets": _array(_str())}),
+            "name": _str(minLength=1),
             "patch": _obj({"jobSpec": job_spec_schema()}),
         },
         required=["name"],
-        **flow_extra,
     )
-    flows_extra: JSONDict = {}
-    if with_rules:
-        flows_extra["maxItems"] = MAX_FLOWS
-        flows_extra["x-kubernetes-validations"] = _flow_rules()
-    return _array(flow, **flows_extra)
+    return _array(flow)
 
 
 def _jobflow_status() -> JSONDict:
@@ -674,15 +691,19 @@ def _jobflow_status() -> JSONDict:
     )
 
 
-def jobflow_crd(with_rules: bool = True) -> JSONDict:
-    """``jobflows.flow.volcano.sh``; ``with_rules=False`` gives upstream's schema, without CEL rules or bounds."""
+def jobflow_crd(with_rules: bool = False) -> JSONDict:
+    """``jobflows.flow.volcano.sh`` as upstream ships it; ``with_rules=True`` adds the CEL rules and bounds.
+
+    With the rules it is what ``kubectl kustomize`` makes of ``manifests/crds`` with the Component
+    ``manifests/crd-validation`` (``validation_patch()`` applied).
+    """
     spec = _obj(
         {
-            "flows": _flows(with_rules),
+            "flows": _flows(),
             "jobRetainPolicy": _str(enum=["retain", "delete"]),
         }
     )
-    return _crd(
+    crd = _crd(
         "flow.volcano.sh",
         "JobFlow",
         "jobflows",
@@ -694,40 +715,123 @@ def jobflow_crd(with_rules: bool = True) -> JSONDict:
             {"jsonPath": ".metadata.creationTimestamp", "name": "Age", "type": "date"},
         ],
     )
+    return apply_patch(crd, validation_patch()) if with_rules else crd
+
+
+# --------------------------------------------------------------------------------------------
+# The CEL rules as a JSON patch (RFC 6902), the Component's
+# --------------------------------------------------------------------------------------------
+
+#: Where spec.flows' schema is in the JobFlow CRD, as a JSON pointer.
+_FLOWS_POINTER: Final = "/spec/versions/0/schema/openAPIV3Schema/properties/spec/properties/flows"
+
+
+def validation_patch() -> list[JSONDict]:
+    """The JSON patch ``manifests/crd-validation/`` applies to ``jobflows.flow.volcano.sh``: only ``add``s.
+
+    The rules on ``spec.flows`` (unique names, defined targets) and on each flow (no
+    self-dependency), and the bounds their cost estimate needs: ``maxItems`` of flows and of
+    targets, ``maxLength`` of flow names and targets.
+    """
+    flows = _FLOWS_POINTER
+    flow = f"{flows}/items"
+    targets = f"{flow}/properties/dependsOn/properties/targets"
+    return [
+        {"op": "add", "path": f"{flows}/maxItems", "value": MAX_FLOWS},
+        {
+            "op": "add",
+            "path": f"{flows}/x-kubernetes-validations",
+            "value": [
+                {"message": FLOW_NAMES_UNIQUE_MESSAGE, "rule": FLOW_NAMES_UNIQUE_RULE},
+                {"message": FLOW_TARGETS_DEFINED_MESSAGE, "rule": FLOW_TARGETS_DEFINED_RULE},
+            ],
+        },
+        {
+            "op": "add",
+            "path": f"{flow}/x-kubernetes-validations",
+            "value": [{"message": FLOW_NO_SELF_DEPENDENCY_MESSAGE, "rule": FLOW_NO_SELF_DEPENDENCY_RULE}],
+        },
+        {"op": "add", "path": f"{flow}/properties/name/maxLength", "value": MAX_FLOW_NAME_LENGTH},
+        {"op": "add", "path": f"{targets}/maxItems", "value": MAX_TARGETS},
+        {"op": "add", "path": f"{targets}/items/maxLength", "value": MAX_FLOW_NAME_LENGTH},
+    ]
+
+
+def apply_patch(document: Mapping[str, Any], patch: list[JSONDict]) -> JSONDict:
+    """``document`` (not modified) with the ``add`` operations of ``patch`` applied, as kustomize does.
+
+    Only what ``validation_patch`` uses: ``add`` of a new member to an object (array indexes are
+    followed, never inserted into). An ``add`` over an existing member raises, so a patch that no
+    longer fits the CRD fails loudly here rather than quietly replacing something upstream's.
+    """
+    result: JSONDict = copy.deepcopy(dict(document))
+    for operation in patch:
+        if operation["op"] != "add":
+            raise ValueError(f"unsupported operation {operation['op']!r}")
+        *parents, last = [_unescape(step) for step in operation["path"].split("/")[1:]]
+        node: Any = result
+        for step in parents:
+            node = node[int(step)] if isinstance(node, list) else node[step]
+        if not isinstance(node, dict) or last in node:
+            raise ValueError(f"cannot add {operation['path']}: no such object, or the member exists")
+        node[last] = copy.deepcopy(operation["value"])
+    return result
+
+
+def _unescape(step: str) -> str:
+    return step.replace("~1", "/").replace("~0", "~")
 
 
 # --------------------------------------------------------------------------------------------
 # Files
 # --------------------------------------------------------------------------------------------
 
-#: The file names under manifests/crds/, as upstream names them.
+#: The CRD files under manifests/crds/ (what `kubectl apply -k manifests/` installs), named as upstream.
 CRD_FILES: Final = (
-    "batch.volcano.sh_jobs.yaml",
     "flow.volcano.sh_jobflows.yaml",
     "flow.volcano.sh_jobtemplates.yaml",
 )
+#: Volcano's Job CRD, for the local control plane only (repository-relative).
+JOB_CRD_FILE: Final = "hack/local-crds/batch.volcano.sh_jobs.yaml"
+#: The Component's JSON patch (repository-relative).
+VALIDATION_PATCH_FILE: Final = "manifests/crd-validation/jobflow-validation.yaml"
 
 _HEADER: Final = (
-    "# Code generated by hack/gen_crds.py (jobflow_controller/local/crds.py) from the Kubernetes 1.37\n"
+    "# Code generated by hack/gen_crds.py (jobflow_controller/local/crds.py) from the Kubernetes 1.36\n"
     "# OpenAPI schemas in kubernetes-validate. DO NOT EDIT; run `.venv/bin/python hack/gen_crds.py`.\n"
 )
-_JOBFLOW_NOTE: Final = (
+_JOB_CRD_NOTE: Final = (
     "#\n"
-    "# Not upstream: the x-kubernetes-validations on spec.flows (unique names, defined targets, no\n"
-    f"# self-dependency) and the bounds they need, maxItems {MAX_FLOWS} (flows), maxItems {MAX_TARGETS} (targets)\n"
-    f"# and maxLength {MAX_FLOW_NAME_LENGTH} (names). The bounds keep every rule's estimated CEL cost under the API\n"
-    "# server's 1,000,000 per-call limit (estimates 507,027 and 830,575 once, 111 per flow); the rules\n"
-    "# need Kubernetes 1.35 or later. The reasoning is in jobflow_controller/local/crds.py.\n"
+    "# Volcano's own CRD, for the local control plane and the tests, where no Volcano runs. Never apply it\n"
+    "# to a cluster that runs Volcano: its chart installs this CRD at the version its job controller needs.\n"
+)
+_PATCH_HEADER: Final = (
+    "# Code generated by hack/gen_crds.py (jobflow_controller/local/crds.py). DO NOT EDIT; run\n"
+    "# `.venv/bin/python hack/gen_crds.py`.\n"
+    "#\n"
+    "# Not upstream: a JSON patch (RFC 6902) of jobflows.flow.volcano.sh adding x-kubernetes-validations on\n"
+    "# spec.flows (unique names, defined targets) and on each flow (no self-dependency), and the bounds\n"
+    f"# they need: maxItems {MAX_FLOWS} (flows), maxItems {MAX_TARGETS} (targets), maxLength {MAX_FLOW_NAME_LENGTH}"
+    " (names, targets).\n"
+    "# The bounds keep every rule's estimated CEL cost under the API server's 1,000,000 per-call limit\n"
+    "# (estimates 507,027 and 830,575 once, 111 per flow); the rules need Kubernetes 1.35 or later. The\n"
+    "# reasoning is in jobflow_controller/local/crds.py.\n"
 )
 
 
 def all_crds() -> dict[str, JSONDict]:
-    """File name under manifests/crds/ -> CRD, for every CRD the project ships."""
+    """Repository-relative path -> CRD, for the three CRD files the generator writes (upstream's schemas)."""
     return {
-        "batch.volcano.sh_jobs.yaml": job_crd(),
-        "flow.volcano.sh_jobflows.yaml": jobflow_crd(with_rules=True),
-        "flow.volcano.sh_jobtemplates.yaml": jobtemplate_crd(),
+        f"manifests/crds/{CRD_FILES[0]}": jobflow_crd(),
+        f"manifests/crds/{CRD_FILES[1]}": jobtemplate_crd(),
+        JOB_CRD_FILE: job_crd(),
     }
+
+
+def canonical_sha256(document: object) -> str:
+    """sha256 of ``document`` as JSON with sorted keys and no spaces: equal for equal parsed YAML."""
+    text = json.dumps(document, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return hashlib.sha256(text.encode()).hexdigest()
 
 
 class _Dumper(yaml.SafeDumper):
@@ -737,30 +841,43 @@ class _Dumper(yaml.SafeDumper):
         return True
 
 
-def render_crd(crd: Mapping[str, Any]) -> str:
-    """The YAML text of one CRD file, deterministic for a given CRD."""
-    body = yaml.dump(
-        dict(crd),
+def _represent_str(dumper: yaml.SafeDumper, value: str) -> yaml.ScalarNode:
+    # The empty string as controller-gen (sigs.k8s.io/yaml) writes it, "" rather than PyYAML's '':
+    # with it the CRD files are byte for byte upstream's below the header.
+    if value == "":
+        return dumper.represent_scalar("tag:yaml.org,2002:str", value, style='"')
+    return dumper.represent_str(value)
+
+
+_Dumper.add_representer(str, _represent_str)
+
+
+def _dump(document: object) -> str:
+    return yaml.dump(
+        document,
         Dumper=_Dumper,
         default_flow_style=False,
         sort_keys=False,
         width=1 << 16,
         allow_unicode=True,
     )
+
+
+def render_crd(crd: Mapping[str, Any]) -> str:
+    """The YAML text of one CRD file, deterministic for a given CRD."""
     header = _HEADER
-    if _has_validations(crd):
-        header += _JOBFLOW_NOTE
-    return f"{header}---\n{body}"
+    if crd["metadata"]["name"] == "jobs.batch.volcano.sh":
+        header += _JOB_CRD_NOTE
+    return f"{header}---\n{_dump(dict(crd))}"
 
 
-def crd_files() -> dict[str, str]:
-    """File name under manifests/crds/ -> its exact text: what hack/gen_crds.py writes."""
-    return {name: render_crd(crd) for name, crd in all_crds().items()}
+def render_validation_patch() -> str:
+    """The YAML text of the Component's JSON patch."""
+    return f"{_PATCH_HEADER}{_dump(validation_patch())}"
 
 
-def _has_validations(node: object) -> bool:
-    if isinstance(node, Mapping):
-        return "x-kubernetes-validations" in node or any(_has_validations(v) for v in node.values())
-    if isinstance(node, list):
-        return any(_has_validations(v) for v in node)
-    return False
+def generated_files() -> dict[str, str]:
+    """Repository-relative path -> exact text, for every file hack/gen_crds.py writes."""
+    files = {path: render_crd(crd) for path, crd in all_crds().items()}
+    files[VALIDATION_PATCH_FILE] = render_validation_patch()
+    return files

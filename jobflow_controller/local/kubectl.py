@@ -9,10 +9,13 @@ import sys
 import time
 from pathlib import Path
 
-import yaml
-
 REPO_ROOT = Path(__file__).resolve().parents[2]
+#: The CRDs `kubectl apply -k manifests/` installs: upstream's JobFlow and JobTemplate CRDs, no rules.
 CRDS_DIR = REPO_ROOT / "manifests" / "crds"
+#: The optional Component adding the CEL rules to the JobFlow CRD.
+CRD_VALIDATION_DIR = REPO_ROOT / "manifests" / "crd-validation"
+#: What the local control plane installs: CRDS_DIR with CRD_VALIDATION_DIR, and Volcano's Job CRD.
+LOCAL_CRDS_DIR = REPO_ROOT / "hack" / "local-crds"
 EXAMPLES_DIR = REPO_ROOT / "manifests" / "examples"
 
 
@@ -40,19 +43,18 @@ def kubectl(kubeconfig: str | os.PathLike[str], *args: str, check: bool = True, 
     return result.stdout
 
 
-def install_crds(kubeconfig: str | os.PathLike[str], crds_dir: Path = CRDS_DIR, timeout: float = 60.0) -> None:
-    """Apply the CRDs (server-side: they are large) and wait until every one is Established.
+def install_crds(kubeconfig: str | os.PathLike[str], crds_dir: Path = LOCAL_CRDS_DIR, timeout: float = 60.0) -> None:
+    """Apply the kustomization ``crds_dir`` (server-side: CRDs are large) and wait until its CRDs are Established.
 
-    Polled rather than `kubectl wait`: right after the apply a CRD may have no status yet, and
-    `kubectl wait` then fails at once (".status.conditions accessor error") instead of waiting.
+    The default is what the local control plane needs (``LOCAL_CRDS_DIR``: the CRDs with the CEL
+    rules, and Volcano's Job CRD); ``CRDS_DIR`` installs only what ``kubectl apply -k manifests/``
+    does. Polled rather than `kubectl wait`: right after the apply a CRD may have no status yet,
+    and `kubectl wait` then fails at once (".status.conditions accessor error") instead of waiting.
     """
-    kubectl(kubeconfig, "apply", "--server-side", "--force-conflicts", "-k", str(crds_dir))
-    names = [
-        f"crd/{doc['metadata']['name']}"
-        for path in sorted(crds_dir.glob("*.yaml"))
-        for doc in yaml.safe_load_all(path.read_text())
-        if doc and doc.get("kind") == "CustomResourceDefinition"
-    ]
+    applied = kubectl(kubeconfig, "apply", "--server-side", "--force-conflicts", "-k", str(crds_dir), "-o", "name")
+    names = sorted(line for line in applied.split() if line.startswith("customresourcedefinition."))
+    if not names:
+        raise ValueError(f"{crds_dir} holds no CustomResourceDefinition")
     query = '{range .items[*]}{.metadata.name}={.status.conditions[?(@.type=="Established")].status}{"\\n"}{end}'
     deadline = time.monotonic() + timeout
     while True:

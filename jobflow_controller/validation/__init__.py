@@ -1,8 +1,10 @@
 """DAG and name rules for JobFlows, shared by the admission webhook and the controller.
 
 ``validate_job_flow(job_flow) -> list[str]`` returns every problem (empty when valid);
-``validation_message(job_flow) -> str | None`` joins them into one admission message. Both read
-the JobFlow's JSON dict. This package imports nothing else of the project.
+``validate_job_flow_update(job_flow, old_job_flow)`` those that refuse an UPDATE (the stricter
+rules only when ``spec.flows`` changed); ``validation_message(job_flow, old_job_flow=None) -> str |
+None`` joins them into one admission message. All read the JobFlow's JSON dict. This package imports
+nothing else of the project.
 """
 
 from jobflow_controller.validation.dag import (
@@ -12,9 +14,16 @@ from jobflow_controller.validation.dag import (
     dag_problems,
     duplicate_name_message,
     find_cycle,
+    upstream_dag_problems,
     vertex_not_defined_message,
 )
-from jobflow_controller.validation.jobflow import flow_graph, validate_job_flow, validation_message
+from jobflow_controller.validation.jobflow import (
+    flow_graph,
+    flows_changed,
+    validate_job_flow,
+    validate_job_flow_update,
+    validation_message,
+)
 from jobflow_controller.validation.names import MAX_JOB_NAME_LENGTH, MAX_LABEL_VALUE_LENGTH
 
 __all__ = [
@@ -27,7 +36,10 @@ __all__ = [
     "duplicate_name_message",
     "find_cycle",
     "flow_graph",
+    "flows_changed",
+    "upstream_dag_problems",
     "validate_job_flow",
+    "validate_job_flow_update",
     "validation_message",
     "vertex_not_defined_message",
 ]

@@ -27,6 +27,8 @@ __all__ = [
     "duplicate_names",
     "find_cycle",
     "undefined_targets",
+    "upstream_dag_problems",
+    "upstream_graph",
     "vertex_not_defined_message",
 ]
 
@@ -138,5 +140,32 @@ def dag_problems(graph: Graph) -> list[str]:
     problems = [duplicate_name_message(name) for name in duplicate_names(graph)]
     problems.extend(vertex_not_defined_message(target) for target in undefined_targets(graph))
     if find_cycle(graph) is not None:
+        problems.append(FLOW_NOT_DAG)
+    return problems
+
+
+def upstream_graph(graph: Graph) -> Graph:
+    """``graph`` as upstream's ``graphMap`` holds it: one vertex per name, the last flow of a name winning.
+
+    Upstream assigns ``graphMap[flow.Name] = targets`` flow after flow, so a later flow of a repeated
+    name replaces the earlier one's targets. Each name keeps the place of its first flow (only the
+    order of the messages depends on it). Without repeated names this is ``graph`` itself.
+    """
+    merged: dict[str, Sequence[str]] = {}
+    for name, targets in graph:
+        merged[name] = targets
+    return list(merged.items())
+
+
+def upstream_dag_problems(graph: Graph) -> list[str]:
+    """Only the checks upstream's webhook makes, on the graph it makes: undefined targets, then a cycle.
+
+    What an UPDATE that leaves ``spec.flows`` alone is held to (the webhook's ratchet): a JobFlow
+    stored with a repeated name is judged as upstream judges it, the repeat itself not being an
+    error. Without repeated names the same messages as ``dag_problems``.
+    """
+    merged = upstream_graph(graph)
+    problems = [vertex_not_defined_message(target) for target in undefined_targets(merged)]
+    if find_cycle(merged) is not None:
         problems.append(FLOW_NOT_DAG)
     return problems

@@ -3,6 +3,12 @@
 Shared by the admission webhook (which denies the request) and the controller (which records a
 Warning event instead of letting the flow hang). It reads the JobFlow's JSON dict as the API server
 stores it and never mutates it.
+
+``validate_job_flow_update`` is the webhook's ratchet for an UPDATE: the rules upstream lacks
+(repeated names, the name and label rules) apply only when the update changes ``spec.flows``, so a
+JobFlow stored before they were enforced can still be labelled, annotated or given another
+``jobRetainPolicy``; upstream's own checks (undefined targets, cycles) apply to every UPDATE, as
+upstream's webhook, which validates an UPDATE exactly like a CREATE, applies them.
 """
 
 from __future__ import annotations
@@ -10,14 +16,20 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from jobflow_controller.validation.dag import Graph, dag_problems
+from jobflow_controller.validation.dag import Graph, dag_problems, upstream_dag_problems
 from jobflow_controller.validation.names import (
     flow_label_problems,
     job_flow_label_problems,
     job_name_problems,
 )
 
-__all__ = ["flow_graph", "validate_job_flow", "validation_message"]
+__all__ = [
+    "flow_graph",
+    "flows_changed",
+    "validate_job_flow",
+    "validate_job_flow_update",
+    "validation_message",
+]
 
 
 def flow_graph(job_flow: Mapping[str, Any]) -> Graph:
@@ -72,13 +84,39 @@ def validate_job_flow(job_flow: Mapping[str, Any]) -> list[str]:
     return problems
 
 
-def validation_message(job_flow: Mapping[str, Any]) -> str | None:
-    """All of ``validate_job_flow``'s messages joined with ``"; "``, or None when the JobFlow is valid.
+def flows_changed(job_flow: Mapping[str, Any], old_job_flow: Mapping[str, Any]) -> bool:
+    """Whether ``spec.flows`` differs between the two (absent, null and ``[]`` are all no flows)."""
+    return _flows(job_flow) != _flows(old_job_flow)
 
-    With a single problem this is exactly that problem's message (upstream's, for a DAG problem).
+
+def validate_job_flow_update(job_flow: Mapping[str, Any], old_job_flow: Mapping[str, Any]) -> list[str]:
+    """The problems that refuse an UPDATE from ``old_job_flow`` to ``job_flow``; empty when it may go on.
+
+    If ``spec.flows`` changed: everything ``validate_job_flow`` reports, as for a CREATE. If not
+    (metadata, ``jobRetainPolicy``): only upstream's checks on upstream's graph
+    (``upstream_dag_problems``), so what was stored while the stricter rules were not enforced is
+    never refused for them, while a cycle or an undefined target is refused as upstream refuses it.
+    (The name and label rules depend only on the flows and on the name and namespace, which an
+    UPDATE cannot change.)
     """
-    problems = validate_job_flow(job_flow)
+    if flows_changed(job_flow, old_job_flow):
+        return validate_job_flow(job_flow)
+    return upstream_dag_problems(flow_graph(job_flow))
+
+
+def validation_message(job_flow: Mapping[str, Any], old_job_flow: Mapping[str, Any] | None = None) -> str | None:
+    """The problems joined with ``"; "``, or None when the JobFlow is valid.
+
+    Without ``old_job_flow`` (a CREATE, the controller) those of ``validate_job_flow``; with it (an
+    UPDATE) those of ``validate_job_flow_update``. With a single problem this is exactly that
+    problem's message (upstream's, for a DAG problem).
+    """
+    problems = validate_job_flow(job_flow) if old_job_flow is None else validate_job_flow_update(job_flow, old_job_flow)
     return "; ".join(problems) if problems else None
+
+
+def _flows(job_flow: Mapping[str, Any]) -> list[Any]:
+    return list(_sequence(_mapping(job_flow.get("spec")).get("flows")))
 
 
 def _mapping(value: object) -> Mapping[str, Any]:

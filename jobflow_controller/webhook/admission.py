@@ -8,7 +8,8 @@ two, and so does this module:
   with an HTTP error (``ReviewError``), as upstream answers it, never with ``allowed``;
 * ``admit_job_flows`` is the admission half: a well-formed review always gets an AdmissionResponse,
   denying a wrong resource or operation with upstream's messages, and a JobFlow whose flows break a
-  rule of ``jobflow_controller.validation`` with that package's message.
+  rule of ``jobflow_controller.validation`` with that package's message (on an UPDATE, the rules
+  stricter than upstream's only if it changes ``spec.flows``).
 
 Everything here is a pure function of the request's JSON, so the tests can feed it real reviews.
 """
@@ -115,17 +116,28 @@ def admit_job_flows(request: Mapping[str, Any]) -> dict[str, Any]:
 
     Upstream's order: the resource first, then the operation, then the flows. (Upstream decodes the
     object before looking at the operation, so a DELETE, which has no object, would get a decode
-    error; here it gets the operation message. The registered rules never send one.) UPDATE is
-    validated exactly like CREATE; the old object is not consulted.
+    error; here it gets the operation message. The registered rules never send one.)
+
+    Upstream validates an UPDATE exactly like a CREATE and never reads the old object. Here an
+    UPDATE with an ``oldObject`` ratchets: the rules upstream lacks (repeated names, the name and
+    label rules) apply only if it changes ``spec.flows``, while upstream's own (undefined targets,
+    cycles) apply as upstream applies them (``validate_job_flow_update``). So a JobFlow stored
+    while the webhook was off can still be labelled or annotated, and one that upstream would
+    refuse is refused as upstream refuses it.
     """
     if _resource(request.get("resource")) != JOB_FLOW_RESOURCE:
         return denied(RESOURCE_NOT_JOB_FLOWS)
-    if request.get("operation") not in _VALIDATED_OPERATIONS:
+    operation = request.get("operation")
+    if operation not in _VALIDATED_OPERATIONS:
         return denied(OPERATION_NOT_CREATE_OR_UPDATE)
     job_flow = request.get("object")
     if not isinstance(job_flow, Mapping):
         return denied(OBJECT_NOT_JOB_FLOW)
-    message = validation_message(_with_request_identity(job_flow, request))
+    old_job_flow = request.get("oldObject") if operation == "UPDATE" else None
+    message = validation_message(
+        _with_request_identity(job_flow, request),
+        old_job_flow if isinstance(old_job_flow, Mapping) else None,
+    )
     if message is not None:
         return denied(message.strip())
     return {"allowed": True}

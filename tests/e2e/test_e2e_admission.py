@@ -5,14 +5,19 @@ CA made here) and is registered with a ``ValidatingWebhookConfiguration`` whose 
 URL and that CA. Every case goes through ``kubectl apply``, and a refusal is checked against
 kubectl's whole stderr, so the exact message and the way kubectl shows it are both pinned.
 
-Three set-ups:
+Four set-ups:
 
 * **The webhook alone**, as upstream deploys it (its CRD has no rules): a control plane of this
-  module's own (etcd and kube-apiserver) with ``jobflow_crd(with_rules=False)``. It replays
-  upstream's e2e cases (``test/e2e/admission/jobflow_validation_test.go``) and ours: duplicate
-  names (which upstream allows), a cycle, a self-dependency, a name too long for a Job.
-* **The CRD rules alone**, on the session's control plane (whose CRD has them): their messages, and
-  a cycle a -> b -> a, which they cannot see, admitted; the controller must report that one.
+  module's own (etcd and kube-apiserver) with the CRDs of ``manifests/crds``, what ``kubectl apply
+  -k manifests/`` installs. It replays upstream's e2e cases
+  (``test/e2e/admission/jobflow_validation_test.go``) and ours: duplicate names (which upstream
+  allows), a cycle, a self-dependency, a name too long for a Job; and the webhook's ratchet: a
+  JobFlow stored while the webhook was off can be annotated, not given other flows.
+* **The CRD rules alone**, on the session's control plane (which installs them with the Component
+  ``manifests/crd-validation``): their messages, and a cycle a -> b -> a, which they cannot see,
+  admitted; the controller must report that one.
+* **The CRD rules added later**, on a control plane of this module's own: JobFlows stored before the
+  Component was applied can be annotated (CRD validation ratcheting), not given other flows.
 * **Both**, on the session's control plane with the webhook registered for namespaces labelled for
   this module only (the control plane is shared by the whole session). The API server validates
   the schema, CEL rules included, before it calls validating webhooks, so what the rules catch
@@ -39,10 +44,9 @@ from jobflow_controller.kube.config import build_config
 from jobflow_controller.kube.errors import ApiStatusError, NotFoundError
 from jobflow_controller.kube.resources import NAMESPACES, Resource
 from jobflow_controller.kube.rest import RestClient
-from jobflow_controller.local import crds
 from jobflow_controller.local.certs import TinyCA, write
 from jobflow_controller.local.controlplane import ControlPlane
-from jobflow_controller.local.kubectl import kubectl, kubectl_path
+from jobflow_controller.local.kubectl import CRDS_DIR, LOCAL_CRDS_DIR, install_crds, kubectl_path
 from jobflow_controller.webhook import VALIDATE_PATH, WebhookServer
 
 WEBHOOK_NAME = "validatejobflow.volcano.sh"
@@ -231,31 +235,27 @@ def registered(cluster: Cluster, webhook: Webhook) -> Iterator[Registration]:
 # --- the webhook alone: a control plane with upstream's CRD -----------------------------------------------
 
 
-def established(clientset: Clientset) -> bool:
-    crd = clientset.resource(CUSTOM_RESOURCE_DEFINITIONS).get("jobflows.flow.volcano.sh")
-    conditions = crd.get("status", {}).get("conditions") or []
-    return any(c["type"] == "Established" and c["status"] == "True" for c in conditions)
-
-
-@pytest.fixture(scope="module")
-def upstream_crd_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
-    """etcd and kube-apiserver with the JobFlow CRD as upstream ships it, without CEL rules."""
+@contextlib.contextmanager
+def cluster_with_upstreams_crds() -> Iterator[Cluster]:
+    """etcd and kube-apiserver with the CRDs of manifests/crds (upstream's, without CEL rules)."""
     plane = ControlPlane(controller_manager=False)
     plane.start()
     try:
-        crd_file = Path(tmp_path_factory.mktemp("upstream-crd")) / "flow.volcano.sh_jobflows.yaml"
-        crd_file.write_text(crds.render_crd(crds.jobflow_crd(with_rules=False)))
-        kubectl(plane.kubeconfig_path, "apply", "--server-side", "-f", str(crd_file))
+        install_crds(plane.kubeconfig_path, CRDS_DIR)
         rest = RestClient(build_config(str(plane.kubeconfig_path)), qps=500, burst=1000, user_agent="jobflow-e2e")
-        cluster = Cluster(plane.kubeconfig_path, Clientset(rest))
         try:
-            # Not `kubectl wait`: it fails while the new CRD has no status.conditions yet.
-            wait_for(lambda: established(cluster.clientset), timeout=60, what="the JobFlow CRD to be Established")
-            yield cluster
+            yield Cluster(plane.kubeconfig_path, Clientset(rest))
         finally:
             rest.close()
     finally:
         plane.stop()
+
+
+@pytest.fixture(scope="module")
+def upstream_crd_cluster() -> Iterator[Cluster]:
+    """The webhook-alone control plane: upstream's CRDs, as `kubectl apply -k manifests/` installs them."""
+    with cluster_with_upstreams_crds() as cluster:
+        yield cluster
 
 
 @pytest.fixture(scope="module")
@@ -368,12 +368,71 @@ def test_webhook_refuses_update_to_a_cycle(
         job_flow("update-jobflow", webhook_namespace, [flow("a", "b"), flow("b", "a")]), tmp_path
     )
     assert applied.returncode == 1
-    # kubectl prints the patch it sent first; the refusal is the end of its last line.
     assert applied.stderr.endswith(
-        f'error when patching "{applied.path}": admission webhook "{WEBHOOK_NAME}" denied the request: {NOT_DAG}\n'
+        patch_refusal_ending(applied, f'admission webhook "{WEBHOOK_NAME}" denied the request: {NOT_DAG}')
     )
     stored = upstream_crd_cluster.clientset.job_flows(webhook_namespace).get("update-jobflow")
     assert "dependsOn" not in stored["spec"]["flows"][0]
+
+
+def test_the_default_crds_are_served_without_cel_rules(upstream_crd_cluster: Cluster) -> None:
+    # `kubectl apply -k manifests/` installs upstream's schema: nothing needing Kubernetes 1.35.
+    crd = upstream_crd_cluster.clientset.resource(CUSTOM_RESOURCE_DEFINITIONS).get("jobflows.flow.volcano.sh")
+    (version,) = crd["spec"]["versions"]
+    flows = version["schema"]["openAPIV3Schema"]["properties"]["spec"]["properties"]["flows"]
+    assert "x-kubernetes-validations" not in flows and "x-kubernetes-validations" not in flows["items"]
+    assert "maxLength" not in flows["items"]["properties"]["name"]
+
+
+def annotate(cluster: Cluster, namespace: str, name: str) -> subprocess.CompletedProcess[str]:
+    """``kubectl annotate jobflow/<name>``: an UPDATE that changes only the metadata."""
+    return subprocess.run(
+        [
+            kubectl_path(),
+            f"--kubeconfig={cluster.kubeconfig}",
+            "annotate",
+            "-n",
+            namespace,
+            f"jobflow/{name}",
+            "team=ml",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+
+
+def patch_refusal_ending(applied: Applied, refusal: str) -> str:
+    # kubectl prints the patch it sent first; the refusal is the end of its last line.
+    return f'error when patching "{applied.path}": {refusal}\n'
+
+
+def test_webhook_lets_a_jobflow_stored_while_it_was_off_be_annotated_but_not_given_other_flows(
+    upstream_crd_cluster: Cluster, upstream_crd_registration: Registration, tmp_path: Path
+) -> None:
+    # Stored while the webhook did not apply to the namespace: a duplicate name, which upstream allows.
+    namespace = upstream_crd_cluster.create_namespace({})
+    stored = job_flow("stored", namespace, [flow("a"), flow("a"), flow("b", "a")])
+    assert created(upstream_crd_cluster.apply(stored, tmp_path), "stored")
+    upstream_crd_registration.enable_in(namespace)
+
+    annotated = annotate(upstream_crd_cluster, namespace, "stored")
+    assert (annotated.returncode, annotated.stdout) == (0, "jobflow.flow.volcano.sh/stored annotated\n"), (
+        annotated.stderr
+    )
+
+    changed = job_flow("stored", namespace, [flow("a"), flow("a"), flow("b", "a"), flow("c", "b")])
+    applied = upstream_crd_cluster.apply(changed, tmp_path)
+    assert applied.returncode == 1
+    assert applied.stderr.endswith(
+        patch_refusal_ending(
+            applied, f'admission webhook "{WEBHOOK_NAME}" denied the request: jobflow Flow names must be unique: "a"'
+        )
+    ), applied.stderr
+    jobflow = upstream_crd_cluster.clientset.job_flows(namespace).get("stored")
+    assert [f["name"] for f in jobflow["spec"]["flows"]] == ["a", "a", "b"]
+    assert jobflow["metadata"]["annotations"]["team"] == "ml"
 
 
 def test_webhook_down_refuses_jobflows_as_failure_policy_fail(
@@ -441,6 +500,80 @@ def test_crd_rules_admit_a_cycle_they_cannot_see(
         job_flow("cyclic", namespace, [flow("a", "b"), flow("b", "a")]), tmp_path
     )
     assert created(applied, "cyclic"), applied.stderr
+
+
+# --- the CRD rules added later: a control plane of this module's own ---------------------------------------
+
+#: A flow name the rules' bound refuses (it is longer than 253), which upstream's CRD takes.
+OVERLONG = "x" * 300
+
+
+@dataclass(frozen=True)
+class Ratcheting:
+    """A cluster where JobFlows were stored before the Component's rules were installed."""
+
+    cluster: Cluster
+    namespace: str
+
+
+@pytest.fixture(scope="module")
+def ratcheting(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Ratcheting]:
+    """Upstream's CRDs, three JobFlows the rules would refuse, then the CRDs of the local plane.
+
+    ``LOCAL_CRDS_DIR`` is manifests/crds with the Component manifests/crd-validation (and Volcano's
+    Job CRD); the API server's handler for the new schema takes effect a moment after the CRD is
+    updated, which a dry-run create of a duplicate, refused only by the rules, tells.
+    """
+    directory = Path(tmp_path_factory.mktemp("ratcheting"))
+    with cluster_with_upstreams_crds() as cluster:
+        namespace = cluster.create_namespace({})
+        duplicate = [flow("a"), flow("a"), flow("b", "a")]
+        for name, flows in [("dup-annotate", duplicate), ("dup-update", duplicate), ("long", [flow(OVERLONG)])]:
+            assert created(cluster.apply(job_flow(name, namespace, flows), directory), name)
+        install_crds(cluster.kubeconfig, LOCAL_CRDS_DIR)
+        probe = job_flow("probe", namespace, duplicate)
+
+        def refused_by_the_rules() -> bool:
+            try:
+                cluster.clientset.job_flows(namespace).create(probe, dry_run=True)
+            except ApiStatusError as err:
+                return "jobflow Flow names must be unique" in err.message
+            return False
+
+        wait_for(refused_by_the_rules, timeout=30, interval=0.1, what="the CRD rules to apply")
+        yield Ratcheting(cluster, namespace)
+
+
+def test_crd_rules_let_a_jobflow_stored_before_them_with_a_duplicate_be_annotated(ratcheting: Ratcheting) -> None:
+    annotated = annotate(ratcheting.cluster, ratcheting.namespace, "dup-annotate")
+    assert (annotated.returncode, annotated.stdout) == (0, "jobflow.flow.volcano.sh/dup-annotate annotated\n"), (
+        annotated.stderr
+    )
+
+
+def test_crd_rules_let_a_jobflow_stored_before_them_with_an_overlong_name_be_annotated(
+    ratcheting: Ratcheting,
+) -> None:
+    # maxLength 253 is on an item of spec.flows, an atomic list: ratcheted as part of the unchanged list.
+    # The bound is in force: a new JobFlow with that name is refused.
+    new = job_flow("long-new", ratcheting.namespace, [flow(OVERLONG)])
+    with pytest.raises(ApiStatusError) as refused:
+        ratcheting.cluster.clientset.job_flows(ratcheting.namespace).create(new, dry_run=True)
+    assert "spec.flows[0].name: Too long: may not be more than 253" in refused.value.message
+    annotated = annotate(ratcheting.cluster, ratcheting.namespace, "long")
+    assert (annotated.returncode, annotated.stdout) == (0, "jobflow.flow.volcano.sh/long annotated\n"), annotated.stderr
+
+
+def test_crd_rules_refuse_giving_other_flows_to_a_jobflow_stored_before_them(
+    ratcheting: Ratcheting, tmp_path: Path
+) -> None:
+    changed = job_flow("dup-update", ratcheting.namespace, [flow("a"), flow("a"), flow("b", "a"), flow("c", "b")])
+    applied = ratcheting.cluster.apply(changed, tmp_path)
+    assert applied.returncode == 1
+    # The whole of kubectl's stderr, as for a create: the rules refuse before any patch is echoed.
+    assert applied.stderr == crd_rule_refusal("dup-update", "spec.flows", "jobflow Flow names must be unique")
+    stored = ratcheting.cluster.clientset.job_flows(ratcheting.namespace).get("dup-update")
+    assert [f["name"] for f in stored["spec"]["flows"]] == ["a", "a", "b"]
 
 
 # --- both: the session's control plane with the webhook for labelled namespaces ---------------------------

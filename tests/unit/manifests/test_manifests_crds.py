@@ -1,10 +1,12 @@
 """The CRDs and the examples: names, printer columns and schema as upstream (§5.3 of the reference),
-structural-schema rules the API server enforces, kubernetes-validate in strict mode, and the examples
-validated against the CRD schemas and by the validation package."""
+upstream's committed CRDs exactly, structural-schema rules the API server enforces,
+kubernetes-validate in strict mode, and the examples validated against the CRD schemas and by the
+validation package. (The optional CEL rules are test_manifests_crd_validation.py's.)"""
 
 from __future__ import annotations
 
 import copy
+import hashlib
 import json
 import re
 from collections.abc import Iterator
@@ -20,7 +22,6 @@ from jobflow_controller.local import crds
 from jobflow_controller.validation import validate_job_flow
 
 ROOT = Path(__file__).resolve().parents[3]
-CRD_DIR = ROOT / "manifests" / "crds"
 EXAMPLES_DIR = ROOT / "manifests" / "examples"
 PHASES_ANNOTATION = "sim.jobflow.volcano.sh/phases"
 JOB_PHASES = [
@@ -45,12 +46,13 @@ def load_documents(path: Path) -> list[dict[str, Any]]:
     return [d for d in yaml.load_all(path.read_text(encoding="utf-8"), Loader=LOADER) if d]
 
 
-def load_crd(file_name: str) -> dict[str, Any]:
-    (crd,) = load_documents(CRD_DIR / file_name)
+def load_crd(path: str) -> dict[str, Any]:
+    (crd,) = load_documents(ROOT / path)
     return crd
 
 
-CRD_BY_FILE = {file_name: load_crd(file_name) for file_name in crds.CRD_FILES}
+#: Repository-relative path -> CRD: manifests/crds/ and Volcano's Job CRD under hack/local-crds/.
+CRD_BY_FILE = {path: load_crd(path) for path in crds.all_crds()}
 CRDS = {crd["metadata"]["name"]: crd for crd in CRD_BY_FILE.values()}
 JOBFLOW = CRDS["jobflows.flow.volcano.sh"]
 JOBTEMPLATE = CRDS["jobtemplates.flow.volcano.sh"]
@@ -141,14 +143,64 @@ def test_crds_pass_kubernetes_validate_strict_for_1_37(name: str) -> None:
     assert kubernetes_validate.validate(CRDS[name], "1.37", strict=True) == "1.37"
 
 
-@pytest.mark.parametrize("file_name", crds.CRD_FILES)
-def test_crd_sizes_fit_the_api_server_and_client_side_apply(file_name: str) -> None:
-    text = (CRD_DIR / file_name).read_text(encoding="utf-8")
+@pytest.mark.parametrize("path", sorted(CRD_BY_FILE))
+def test_crd_sizes_fit_the_api_server_and_client_side_apply(path: str) -> None:
+    text = (ROOT / path).read_text(encoding="utf-8")
     assert len(text.encode()) < 1_000_000  # well under etcd's 1.5 MiB object limit
-    crd = CRD_BY_FILE[file_name]
+    crd = CRD_BY_FILE[path]
     # kubectl's client-side apply stores the object as JSON in an annotation; all annotations together
     # may hold 256 KiB.
     assert len(json.dumps(crd, separators=(",", ":"))) < 200_000
+
+
+# --- upstream's CRDs, exactly ---------------------------------------------------------------------
+
+#: sha256 of upstream's committed files (volcano-sh/volcano ed72c7c81, config/crd/jobflow/bases/ and
+#: config/crd/volcano/bases/), byte for byte.
+UPSTREAM_FILE_SHA256 = {
+    "flow.volcano.sh_jobflows.yaml": "27245758883204c336c490781c391546c4a58b1bcba697600d42fbb6d59996af",
+    "flow.volcano.sh_jobtemplates.yaml": "cceedf7da384a7515efd9308ad4004f7643c070e10c83e427fbe01579a09a3b9",
+    "batch.volcano.sh_jobs.yaml": "91b22fe5901f54f1b58750608e5fc4bc5c8cb8f41d42d0847e608cadbd4eb5e6",
+}
+
+
+@pytest.mark.parametrize("path", sorted(CRD_BY_FILE))
+def test_crd_is_upstreams_committed_crd(path: str) -> None:
+    crd = CRD_BY_FILE[path]
+    assert crds.canonical_sha256(crd) == crds.UPSTREAM_CRD_SHA256[crd["metadata"]["name"]]
+
+
+@pytest.mark.parametrize("path", sorted(CRD_BY_FILE))
+def test_crd_file_below_its_header_is_upstreams_file_byte_for_byte(path: str) -> None:
+    text = (ROOT / path).read_text(encoding="utf-8")
+    header, separator, body = text.partition("\n---\n")
+    assert separator and all(line.startswith("#") for line in header.splitlines())
+    assert hashlib.sha256(f"---\n{body}".encode()).hexdigest() == UPSTREAM_FILE_SHA256[Path(path).name]
+
+
+def test_jobflow_crd_has_no_cel_rules_and_no_bounds_upstream_lacks() -> None:
+    # Issue 14: maxLength 253 on flow names and the CEL rules (Kubernetes >= 1.35) are the Component's.
+    schema = root_schema(JOBFLOW)
+    assert [path for path, node in schema_nodes(schema) if "x-kubernetes-validations" in node] == []
+    flows = at(schema, "spec.flows")
+    assert "maxItems" not in flows
+    assert at(flows, "[].name") == {"minLength": 1, "type": "string"}
+    assert at(flows, "[].dependsOn.targets") == {"items": {"type": "string"}, "type": "array"}
+
+
+@pytest.mark.parametrize("path", sorted(CRD_BY_FILE))
+def test_pod_template_has_no_field_newer_than_upstreams_kubernetes_1_36(path: str) -> None:
+    # Kubernetes 1.37 added these to the pod spec; upstream's CRDs, built on k8s.io/api v0.36, lack them.
+    templates = [
+        node for node_path, node in schema_nodes(root_schema(CRD_BY_FILE[path])) if node_path.endswith(".template")
+    ]
+    assert len(templates) == 1
+    for template in templates:
+        pod = at(template, "spec")
+        assert "evictionResponders" not in pod["properties"]
+        assert "bindMountOptions" not in at(pod, "containers.[].volumeMounts.[]")["properties"]
+        assert "mode" not in at(pod, "containers.[].livenessProbe.grpc")["properties"]
+        assert "mode" not in at(pod, "volumes.[].emptyDir")["properties"]
 
 
 # --- structural schema --------------------------------------------------------------------------------
@@ -390,43 +442,6 @@ def test_jobtemplate_status_schema() -> None:
         "properties": {"jobDependsOnList": {"items": {"type": "string"}, "type": "array"}},
         "type": "object",
     }
-
-
-def test_jobflow_cel_rules_and_their_bounds() -> None:
-    flows = at(root_schema(JOBFLOW), "spec.flows")
-    assert flows["maxItems"] == crds.MAX_FLOWS
-    assert [r["message"] for r in flows["x-kubernetes-validations"]] == [
-        "jobflow Flow names must be unique",
-        "jobflow Flow is not DAG: vertex is not defined",
-    ]
-    flow = flows["items"]
-    assert flow["x-kubernetes-validations"] == [
-        {"message": "jobflow Flow is not DAG", "rule": crds.FLOW_NO_SELF_DEPENDENCY_RULE}
-    ]
-    assert at(flow, "name")["maxLength"] == crds.MAX_FLOW_NAME_LENGTH
-    assert at(flow, "dependsOn.targets")["maxItems"] == crds.MAX_TARGETS
-    assert at(flow, "dependsOn.targets.[]")["maxLength"] == crds.MAX_FLOW_NAME_LENGTH
-    # Every CEL rule is on spec.flows or its items; no other schema carries one.
-    with_rules = [path for path, node in schema_nodes(root_schema(JOBFLOW)) if "x-kubernetes-validations" in node]
-    assert with_rules == [".spec.flows", ".spec.flows[]"]
-
-
-def test_jobflow_crd_without_rules_is_upstreams_schema() -> None:
-    plain = crds.jobflow_crd(with_rules=False)
-    schema = root_schema(plain)
-    assert not [p for p, n in schema_nodes(schema) if "x-kubernetes-validations" in n]
-    flows = at(schema, "spec.flows")
-    assert "maxItems" not in flows
-    assert "maxLength" not in at(flows, "[].name")
-    assert "maxItems" not in at(flows, "[].dependsOn.targets")
-    assert structural_problems(schema) == []
-    # Apart from the rules and bounds it is the same CRD.
-    stripped = copy.deepcopy(JOBFLOW)
-    flows_with = at(root_schema(stripped), "spec.flows")
-    del flows_with["maxItems"], flows_with["x-kubernetes-validations"], flows_with["items"]["x-kubernetes-validations"]
-    del at(flows_with, "[].name")["maxLength"], at(flows_with, "[].dependsOn.targets")["maxItems"]
-    del at(flows_with, "[].dependsOn.targets.[]")["maxLength"]
-    assert stripped == plain
 
 
 # --- examples -----------------------------------------------------------------------------------------

@@ -1,4 +1,5 @@
-"""The committed CRDs are exactly what hack/gen_crds.py generates, and generating is deterministic."""
+"""The committed CRDs and the CEL-rules patch are exactly what hack/gen_crds.py generates, and generating is
+deterministic."""
 
 from __future__ import annotations
 
@@ -15,17 +16,25 @@ ROOT = Path(__file__).resolve().parents[3]
 CRD_DIR = ROOT / "manifests" / "crds"
 
 
-def test_committed_crds_equal_the_generator_output() -> None:
-    for name, text in crds.crd_files().items():
-        path = CRD_DIR / name
+def test_committed_files_equal_the_generator_output() -> None:
+    for name, text in crds.generated_files().items():
+        path = ROOT / name
         assert path.is_file(), f"{path} is missing: run hack/gen_crds.py"
         assert path.read_text(encoding="utf-8") == text, f"{path} is stale: run hack/gen_crds.py"
+
+
+def test_generator_writes_the_crds_the_patch_and_volcanos_job_crd_apart() -> None:
+    assert set(crds.generated_files()) == {
+        "manifests/crds/flow.volcano.sh_jobflows.yaml",
+        "manifests/crds/flow.volcano.sh_jobtemplates.yaml",
+        "manifests/crd-validation/jobflow-validation.yaml",
+        "hack/local-crds/batch.volcano.sh_jobs.yaml",
+    }
 
 
 def test_crd_directory_holds_only_generated_files_and_the_kustomization() -> None:
     present = {p.name for p in CRD_DIR.iterdir() if p.is_file()}
     assert present == {*crds.CRD_FILES, "kustomization.yaml"}
-    assert set(crds.crd_files()) == set(crds.CRD_FILES)
 
 
 def test_kustomization_lists_every_crd() -> None:
@@ -34,7 +43,7 @@ def test_kustomization_lists_every_crd() -> None:
 
 
 def test_generation_is_deterministic_within_a_process() -> None:
-    assert crds.crd_files() == crds.crd_files()
+    assert crds.generated_files() == crds.generated_files()
 
 
 def test_generator_check_passes_under_another_hash_seed() -> None:
@@ -50,20 +59,22 @@ def test_generator_check_passes_under_another_hash_seed() -> None:
     assert result.returncode == 0, result.stderr
 
 
-def test_generator_emits_the_jobflow_crd_without_rules_on_demand() -> None:
-    result = subprocess.run(
-        [sys.executable, str(ROOT / "hack" / "gen_crds.py"), "--without-rules", "-"],
+def test_generator_writes_every_file_into_another_root(tmp_path: Path) -> None:
+    subprocess.run(
+        [sys.executable, str(ROOT / "hack" / "gen_crds.py"), "--root", str(tmp_path)],
         capture_output=True,
         text=True,
         check=True,
     )
-    assert result.stdout == crds.render_crd(crds.jobflow_crd(with_rules=False))
-    assert "x-kubernetes-validations" not in result.stdout
+    for name, text in crds.generated_files().items():
+        assert (tmp_path / name).read_text(encoding="utf-8") == text
 
 
-def test_committed_yaml_parses_back_to_the_built_crds() -> None:
+def test_committed_yaml_parses_back_to_the_built_crds_and_patch() -> None:
     loader: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
     for name, crd in crds.all_crds().items():
-        text = (CRD_DIR / name).read_text(encoding="utf-8")
+        text = (ROOT / name).read_text(encoding="utf-8")
         documents = [d for d in yaml.load_all(text, Loader=loader) if d]
         assert documents == [crd]
+    patch = yaml.load((ROOT / crds.VALIDATION_PATCH_FILE).read_text(encoding="utf-8"), Loader=loader)
+    assert patch == crds.validation_patch()

@@ -1,0 +1,197 @@
+"""What `kubectl apply -k manifests/` installs, and what the optional Component manifests/crd-validation adds.
+
+Issue 14: the default is upstream's CRDs and nothing else of theirs (no Volcano Job CRD, no CEL rules,
+no bounds on flow names), so it applies to any cluster Volcano supports; the CEL rules, which need
+Kubernetes 1.35, come only with the Component. The local control plane installs hack/local-crds:
+the Component's CRDs and Volcano's Job CRD.
+"""
+
+from __future__ import annotations
+
+import copy
+import os
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import kubernetes_validate
+import pytest
+import yaml
+
+from jobflow_controller.local import crds
+from jobflow_controller.local.kubectl import CRD_VALIDATION_DIR, CRDS_DIR, LOCAL_CRDS_DIR, REPO_ROOT, kubectl_path
+
+MANIFESTS = REPO_ROOT / "manifests"
+JOBFLOWS = "jobflows.flow.volcano.sh"
+JOBTEMPLATES = "jobtemplates.flow.volcano.sh"
+VOLCANO_JOBS = "jobs.batch.volcano.sh"
+LOADER: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+Documents = list[dict[str, Any]]
+
+
+def kustomize(directory: Path) -> Documents:
+    out = subprocess.run(
+        [kubectl_path(), "kustomize", str(directory)], capture_output=True, text=True, check=True, timeout=60
+    ).stdout
+    return [d for d in yaml.load_all(out, Loader=LOADER) if d]
+
+
+def overlay(tmp_path: Path, base: Path, *components: Path) -> Documents:
+    """kustomize of an overlay in ``tmp_path`` with ``base`` as its resource and ``components``."""
+
+    def rel(path: Path) -> str:
+        return os.path.relpath(path, tmp_path)
+
+    (tmp_path / "kustomization.yaml").write_text(
+        yaml.safe_dump({"resources": [rel(base)], "components": [rel(c) for c in components]})
+    )
+    return kustomize(tmp_path)
+
+
+def custom_resource_definitions(documents: Documents) -> dict[str, dict[str, Any]]:
+    return {d["metadata"]["name"]: d for d in documents if d["kind"] == "CustomResourceDefinition"}
+
+
+def flows_schema(crd: dict[str, Any]) -> dict[str, Any]:
+    (version,) = crd["spec"]["versions"]
+    schema: dict[str, Any] = version["schema"]["openAPIV3Schema"]["properties"]["spec"]["properties"]["flows"]
+    return schema
+
+
+def validations(node: object) -> list[Any]:
+    """Every x-kubernetes-validations list anywhere in ``node``."""
+    if isinstance(node, dict):
+        found = [node["x-kubernetes-validations"]] if "x-kubernetes-validations" in node else []
+        return found + [v for child in node.values() for v in validations(child)]
+    if isinstance(node, list):
+        return [v for child in node for v in validations(child)]
+    return []
+
+
+@pytest.fixture(scope="module")
+def default() -> Documents:
+    return kustomize(MANIFESTS)
+
+
+# --- the default: `kubectl apply -k manifests/` --------------------------------------------------
+
+
+def test_the_default_kustomization_does_not_ship_volcanos_job_crd(default: Documents) -> None:
+    assert sorted(custom_resource_definitions(default)) == [JOBFLOWS, JOBTEMPLATES]
+    assert sorted(custom_resource_definitions(kustomize(CRDS_DIR))) == [JOBFLOWS, JOBTEMPLATES]
+
+
+def test_the_default_kustomization_has_no_cel_rules(default: Documents) -> None:
+    assert validations(default) == []
+
+
+def test_the_default_kustomization_bounds_neither_flow_names_nor_targets(default: Documents) -> None:
+    flows = flows_schema(custom_resource_definitions(default)[JOBFLOWS])
+    assert "maxItems" not in flows
+    flow = flows["items"]["properties"]
+    assert "maxLength" not in flow["name"]
+    assert "maxItems" not in flow["dependsOn"]["properties"]["targets"]
+    assert "maxLength" not in flow["dependsOn"]["properties"]["targets"]["items"]
+
+
+def test_the_default_kustomization_includes_no_component() -> None:
+    kustomization = yaml.safe_load((MANIFESTS / "kustomization.yaml").read_text(encoding="utf-8"))
+    assert "components" not in kustomization
+    assert "crd-validation" not in kustomization["resources"]
+
+
+def test_the_default_kustomization_installs_upstreams_crds(default: Documents) -> None:
+    for crd in custom_resource_definitions(default).values():
+        assert crds.canonical_sha256(crd) == crds.UPSTREAM_CRD_SHA256[crd["metadata"]["name"]]
+
+
+@pytest.mark.parametrize("minor", range(25, 38))
+def test_the_default_crds_are_valid_for_every_kubernetes_from_1_25(default: Documents, minor: int) -> None:
+    # kubernetes-validate's oldest schema set is 1.25. (What needs 1.35 is the CEL in the rules, which
+    # only an API server checks; the default has none, test_the_default_kustomization_has_no_cel_rules.)
+    for crd in custom_resource_definitions(default).values():
+        assert kubernetes_validate.validate(crd, f"1.{minor}", strict=True) == f"1.{minor}"
+
+
+# --- the Component --------------------------------------------------------------------------------
+
+
+def test_crd_validation_is_a_component_patching_only_the_jobflow_crd() -> None:
+    kustomization = yaml.safe_load((CRD_VALIDATION_DIR / "kustomization.yaml").read_text(encoding="utf-8"))
+    assert kustomization["kind"] == "Component"
+    assert kustomization["apiVersion"] == "kustomize.config.k8s.io/v1alpha1"
+    assert "resources" not in kustomization
+    (patch,) = kustomization["patches"]
+    assert patch["target"] == {
+        "group": "apiextensions.k8s.io",
+        "version": "v1",
+        "kind": "CustomResourceDefinition",
+        "name": JOBFLOWS,
+    }
+    assert CRD_VALIDATION_DIR / patch["path"] == REPO_ROOT / crds.VALIDATION_PATCH_FILE
+
+
+def test_the_component_adds_the_rules_and_bounds_to_the_jobflow_crd(tmp_path: Path, default: Documents) -> None:
+    documents = overlay(tmp_path, MANIFESTS, CRD_VALIDATION_DIR)
+    jobflows = custom_resource_definitions(documents)[JOBFLOWS]
+    assert jobflows == crds.jobflow_crd(with_rules=True)
+    flows = flows_schema(jobflows)
+    assert flows["maxItems"] == crds.MAX_FLOWS
+    assert flows["x-kubernetes-validations"] == [
+        {"message": "jobflow Flow names must be unique", "rule": crds.FLOW_NAMES_UNIQUE_RULE},
+        {"message": "jobflow Flow is not DAG: vertex is not defined", "rule": crds.FLOW_TARGETS_DEFINED_RULE},
+    ]
+    flow = flows["items"]
+    assert flow["x-kubernetes-validations"] == [
+        {"message": "jobflow Flow is not DAG", "rule": crds.FLOW_NO_SELF_DEPENDENCY_RULE}
+    ]
+    assert flow["properties"]["name"]["maxLength"] == crds.MAX_FLOW_NAME_LENGTH
+    targets = flow["properties"]["dependsOn"]["properties"]["targets"]
+    assert (targets["maxItems"], targets["items"]["maxLength"]) == (crds.MAX_TARGETS, crds.MAX_FLOW_NAME_LENGTH)
+    # Every rule is on spec.flows or its items, and nothing else of the deployment changes.
+    assert validations(documents) == [flows["x-kubernetes-validations"], flow["x-kubernetes-validations"]]
+    others = [d for d in documents if d["metadata"]["name"] != JOBFLOWS]
+    assert others == [d for d in default if d["metadata"]["name"] != JOBFLOWS]
+
+
+def test_the_component_applies_to_the_crds_alone(tmp_path: Path) -> None:
+    documents = custom_resource_definitions(overlay(tmp_path, CRDS_DIR, CRD_VALIDATION_DIR))
+    assert documents == {JOBFLOWS: crds.jobflow_crd(with_rules=True), JOBTEMPLATES: crds.jobtemplate_crd()}
+
+
+def test_without_the_rules_and_bounds_the_component_leaves_upstreams_crd(tmp_path: Path) -> None:
+    patched = copy.deepcopy(custom_resource_definitions(overlay(tmp_path, CRDS_DIR, CRD_VALIDATION_DIR))[JOBFLOWS])
+    flows = flows_schema(patched)
+    del flows["maxItems"], flows["x-kubernetes-validations"], flows["items"]["x-kubernetes-validations"]
+    flow = flows["items"]["properties"]
+    del flow["name"]["maxLength"], flow["dependsOn"]["properties"]["targets"]["maxItems"]
+    del flow["dependsOn"]["properties"]["targets"]["items"]["maxLength"]
+    assert patched == crds.jobflow_crd()
+
+
+def test_the_rules_never_read_old_self_so_updates_ratchet() -> None:
+    # CRD validation ratcheting (GA in 1.33, so on every server that takes the rules) skips a rule
+    # that reads no oldSelf when the value it guards is unchanged: a metadata-only edit of a JobFlow
+    # stored before the Component was applied is never refused by it (tests/e2e/test_e2e_admission.py).
+    rules = [rule["rule"] for listed in validations(crds.jobflow_crd(with_rules=True)) for rule in listed]
+    assert len(rules) == 3
+    assert not [rule for rule in rules if "oldSelf" in rule]
+
+
+def test_the_patch_refuses_to_overwrite_what_upstreams_crd_has() -> None:
+    # An `add` over an existing member would silently replace upstream's schema; apply_patch refuses it.
+    with_rules = crds.jobflow_crd(with_rules=True)
+    with pytest.raises(ValueError, match="member exists"):
+        crds.apply_patch(with_rules, crds.validation_patch())
+
+
+# --- what the local control plane installs --------------------------------------------------------
+
+
+def test_the_local_control_plane_installs_the_component_and_volcanos_job_crd() -> None:
+    assert custom_resource_definitions(kustomize(LOCAL_CRDS_DIR)) == {
+        JOBFLOWS: crds.jobflow_crd(with_rules=True),
+        JOBTEMPLATES: crds.jobtemplate_crd(),
+        VOLCANO_JOBS: crds.job_crd(),
+    }
