@@ -98,6 +98,7 @@ prepare_kube_module
 build_kube
 
 "$OUT/kube-apiserver" --version >&2
-"$OUT/etcd" --version | head -1 >&2
+# awk reads all of it: with pipefail, `head -1` closing the pipe early would kill etcd with SIGPIPE (exit 141).
+"$OUT/etcd" --version | awk 'NR == 1' >&2
 log "done in $(( $(date +%s) - start ))s into $OUT"
 echo "$OUT"
