@@ -9,6 +9,7 @@ originally requested resourceVersion, so a large list still completes.
 from __future__ import annotations
 
 import dataclasses
+import threading
 from collections.abc import Callable
 from typing import Any
 
@@ -18,6 +19,10 @@ from informers.listwatch import ListOptions, ListResult
 DEFAULT_PAGE_SIZE = 500
 
 PageFunc = Callable[[ListOptions], ListResult]
+
+
+class ListCancelled(Exception):
+    """The pager was asked to stop between two pages; the partial list is thrown away."""
 
 
 class ListPager:
@@ -30,11 +35,13 @@ class ListPager:
         self.page_size = page_size
         self.full_list_if_expired = full_list_if_expired
 
-    def list(self, options: ListOptions) -> tuple[ListResult, bool]:
+    def list(self, options: ListOptions, stop: threading.Event | None = None) -> tuple[ListResult, bool]:
         """The whole list, and whether it actually took more than one page.
 
         ``options.limit`` wins over the pager's page size; a page size of 0 means one request with
-        no limit.
+        no limit. When ``stop`` is set the pager sends no further page and raises ``ListCancelled``
+        (client-go checks its context between pages): a stopping process must not spend minutes
+        on the rest of a 10,000-object list it will never use.
         """
         if not options.limit:
             options = dataclasses.replace(options, limit=self.page_size or None)
@@ -44,6 +51,8 @@ class ListPager:
         list_rv = ""
         paginated = False
         while True:
+            if stop is not None and stop.is_set() and options.continue_token:
+                raise ListCancelled("list stopped between pages")
             try:
                 page = self.page_fn(options)
             except Exception as err:

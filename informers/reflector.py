@@ -41,7 +41,7 @@ from informers.errors import (
 )
 from informers.index import IndexFuncError
 from informers.listwatch import EventType, ListerWatcher, ListOptions, Watch
-from informers.pager import DEFAULT_PAGE_SIZE, ListPager
+from informers.pager import DEFAULT_PAGE_SIZE, ListCancelled, ListPager
 from informers.store import Store
 
 logger = logging.getLogger(__name__)
@@ -240,13 +240,18 @@ class Reflector:
             # would go to etcd. Relists after an outage must not stampede etcd.
             pager.page_size = 0
         try:
-            result, paginated = pager.list(options)
-        except Exception as err:
-            if not (is_expired(err) or is_too_large_resource_version(err)):
+            try:
+                result, paginated = pager.list(options, stop)
+            except ListCancelled:
                 raise
-            # The RV we asked for is gone (or not there yet): relist the newest state right away.
-            self._set_resource_version_unavailable(True)
-            result, paginated = pager.list(ListOptions(resource_version=self._relist_resource_version()))
+            except Exception as err:
+                if not (is_expired(err) or is_too_large_resource_version(err)):
+                    raise
+                # The RV we asked for is gone (or not there yet): relist the newest state right away.
+                self._set_resource_version_unavailable(True)
+                result, paginated = pager.list(ListOptions(resource_version=self._relist_resource_version()), stop)
+        except ListCancelled:
+            return
         if stop.is_set():
             return
         self._set_resource_version_unavailable(False)

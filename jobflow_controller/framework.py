@@ -4,11 +4,21 @@ A controller subclasses `QueueController`, gives its sync handler and its drop e
 client-go worker loop in three layers: `_run_worker` loops until the queue shuts down,
 `_process_next_work_item` does the queue bookkeeping, `sync_handler` holds the business logic and
 knows nothing of retries. `handle_err` is upstream's `handleJobFlowErr`/`handleJobTemplateErr`.
+
+Stopping comes in two strengths, because a controller that writes after losing its lease races
+the new leader. A *drain* (SIGTERM: `stop` with a `drain_timeout`) lets the workers sync what is
+already queued until the queue is empty or the deadline passes. A *hard stop* (the lease is lost:
+`hard_stop`; the drain's deadline passed; or no drain was asked for) starts no sync at all: a worker
+that still gets an item from the queue marks it done untouched and exits. client-go's queue keeps
+handing out queued items after `ShutDown` until it is empty, so the queue alone cannot give this;
+the check sits in `_process_next_work_item`. A sync already running cannot be interrupted (Python
+has no context cancellation): `shut_down` waits `IN_FLIGHT_SYNC_GRACE` for those.
 """
 
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Callable, Hashable
 
 import structlog
@@ -21,6 +31,15 @@ log = structlog.get_logger(__name__)
 
 #: Upstream's default for --max-requeue-num: 5 ms doubling to ~82 s, about 164 s of retries in all.
 DEFAULT_MAX_REQUEUE_NUM = 15
+
+#: How long `shut_down` waits for syncs that were already running when the stop became hard (the
+#: drain deadline passed, or the lease was lost). They cannot be interrupted, and the manager must
+#: not release the lease under them; the manager budgets for this past --graceful-shutdown-timeout.
+IN_FLIGHT_SYNC_GRACE = 5.0
+
+#: How often the controller's own thread looks at `hard_stop` while waiting for `stop`. Workers
+#: look at it directly before every sync, so this only bounds how soon idle workers are woken.
+HARD_STOP_POLL = 0.05
 
 #: How long a request whose write still conflicted after `retry.DEFAULT_RETRY` waits before its
 #: next try. It is not a failure, so it neither uses up --max-requeue-num nor grows the backoff.
@@ -50,6 +69,12 @@ class QueueController:
             metrics_provider=queue_metrics_provider,  # type: ignore[arg-type]
         )
         self._workers: list[threading.Thread] = []
+        # Set once the stop is hard (drain deadline passed, or no drain): no new sync starts.
+        self._stopped_hard = threading.Event()
+        # The caller's "stop now" event (lease lost), read directly so no sync starts after it.
+        self._hard_stop: threading.Event | None = None
+        # `stop` when it was given without a drain: setting it is already a hard stop.
+        self._no_drain_stop: threading.Event | None = None
 
     # -- what a controller provides ------------------------------------------------------------
     def sync_handler(self, req: Hashable) -> None:  # pragma: no cover - abstract
@@ -71,8 +96,19 @@ class QueueController:
         start_informers: Callable[[threading.Event], None],
         *has_synced: Callable[[], bool],
         drain_timeout: float | None = None,
+        hard_stop: threading.Event | None = None,
     ) -> None:
-        """Start the informers, wait for their caches, run the workers until `stop` is set."""
+        """Start the informers, wait for their caches, run the workers until `stop` is set.
+
+        `stop` alone asks for a drain of at most `drain_timeout` seconds (none when it is None).
+        `hard_stop` means "stop now, drain nothing": the manager sets it when the lease is lost, as
+        another replica may already be writing. Workers read it before every sync, so from the
+        moment it is set no new sync starts, even before `stop` follows.
+        """
+        self._hard_stop = hard_stop
+        if drain_timeout is None or drain_timeout <= 0:
+            # No drain: `stop` itself is the hard stop, read by the workers as soon as it is set.
+            self._no_drain_stop = stop
         try:
             start_informers(stop)
             if not wait_for_cache_sync(stop, *has_synced):
@@ -84,23 +120,55 @@ class QueueController:
                 thread.start()
                 self._workers.append(thread)
             log.info("controller is running", controller=self.name, workers=count)
-            stop.wait()
+            if hard_stop is None:
+                stop.wait()
+            else:
+                while not stop.wait(HARD_STOP_POLL) and not hard_stop.is_set():
+                    pass
         finally:
             self.shut_down(drain_timeout)
 
+    def must_stop_now(self) -> bool:
+        """True once the stop is hard: the lease is lost, the drain's deadline passed, or no drain."""
+        if self._stopped_hard.is_set():
+            return True
+        return any(event is not None and event.is_set() for event in (self._hard_stop, self._no_drain_stop))
+
     def shut_down(self, drain_timeout: float | None = None) -> None:
-        """Stop taking work; with `drain_timeout`, let the workers finish what is queued first."""
-        if drain_timeout is not None:
-            drainer = threading.Thread(target=self.queue.shut_down_with_drain, daemon=True)
-            drainer.start()
-            drainer.join(drain_timeout)
+        """Stop taking work: drain for at most `drain_timeout` seconds, then start nothing new.
+
+        The queue is shut down at once (no new adds; a retry asked for now is dropped, and the next
+        leader's initial list brings the object back). While draining, workers keep syncing what is
+        queued; they exit when it is empty. The drain ends early when every worker has exited or the
+        stop turns hard. After that no sync starts, and the workers still inside one get one shared
+        `IN_FLIGHT_SYNC_GRACE` between them, not one each, so N workers cannot take N times as long.
+        """
+        if drain_timeout is None or drain_timeout <= 0:
+            self._stopped_hard.set()
         self.queue.shut_down()
+        if not self.must_stop_now():
+            assert drain_timeout is not None
+            drained = self._join_workers(time.monotonic() + drain_timeout, interrupted=self.must_stop_now)
+            if not drained:
+                log.info("drain ended before the queue was empty", controller=self.name, hard=self.must_stop_now())
+        self._stopped_hard.set()
+        if not self._join_workers(time.monotonic() + IN_FLIGHT_SYNC_GRACE):
+            log.warning("workers still syncing after the grace period", controller=self.name)
+
+    def _join_workers(self, deadline: float, interrupted: Callable[[], bool] | None = None) -> bool:
+        """Join every worker by one shared `deadline`; False if one is still alive when it passes
+        (or as soon as `interrupted()` turns true)."""
         for thread in self._workers:
-            thread.join(timeout=drain_timeout if drain_timeout is not None else 5.0)
+            while thread.is_alive():
+                remaining = deadline - time.monotonic()
+                if remaining <= 0 or (interrupted is not None and interrupted()):
+                    return False
+                thread.join(min(remaining, HARD_STOP_POLL) if interrupted is not None else remaining)
+        return True
 
     def _until(self, stop: threading.Event) -> None:
         """`wait.Until(worker, 1s, stopCh)`: restart the worker a second after it returns."""
-        while not stop.is_set() and not self.queue.shutting_down():
+        while not stop.is_set() and not self.queue.shutting_down() and not self.must_stop_now():
             self._run_worker()
             if self.clock.sleep(1.0, stop):
                 return
@@ -110,8 +178,18 @@ class QueueController:
             pass
 
     def _process_next_work_item(self) -> bool:
+        """Take one request and sync it; False when the worker should exit.
+
+        Once the stop is hard, a request still handed out is marked done without a sync and the
+        worker exits. It is not forgotten or requeued: its retry count is left as it was, and the
+        object comes back through the next leader's initial list.
+        """
         req, shutdown = self.queue.get()
         if shutdown:
+            return False
+        if self.must_stop_now():
+            log.debug("not syncing: the controller is stopping", controller=self.name, **self.log_keys(req))
+            self.queue.done(req)
             return False
         try:
             err: BaseException | None = None
@@ -119,6 +197,11 @@ class QueueController:
                 self.sync_handler(req)
             except Exception as e:  # noqa: BLE001 - a failed sync is retried, never fatal
                 err = e
+            if err is not None and self.must_stop_now():
+                # The stop turned hard during the sync (its requests may have been cancelled):
+                # neither a retry nor a drop, since the next leader lists the object afresh.
+                log.info("sync cut short by the stop", controller=self.name, **self.log_keys(req), error=str(err))
+                return False
             self.handle_err(err, req)
         finally:
             self.queue.done(req)

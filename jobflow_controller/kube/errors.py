@@ -29,6 +29,14 @@ class InvalidError(ApiStatusError):
     """422: the object failed validation (schema, CEL rules, or a webhook)."""
 
 
+class RequestCancelled(Exception):
+    """The process stopped before this request was sent (Go's `context.Canceled`).
+
+    Raised by a `RestClient` whose cancel event is set, from the token bucket's wait or before
+    a request goes out, so that nothing is written after the lease is lost.
+    """
+
+
 def from_response(status: int, body: bytes | str | None) -> ApiStatusError:
     """Build the right error from a non-2xx response and its Status body."""
     reason, message = "", ""

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import json
 import math
+import platform
+import threading
 import time
 from collections.abc import Mapping, Sequence
 from typing import Any, Protocol
@@ -25,6 +27,32 @@ from workqueue import BucketRateLimiter
 
 Query = Mapping[str, str | int | bool | None] | Sequence[tuple[str, str]]
 DEFAULT_TIMEOUT = (10.0, 60.0)
+
+#: Upstream's binary name. client-go builds the default user agent from `os.Args[0]`, and the
+#: API server names the field manager of every write after the user agent's first segment, so
+#: upstream's objects show `manager: vc-controller-manager` in managedFields; so do ours.
+COMPONENT_COMMAND = "vc-controller-manager"
+
+_GO_ARCH = {"x86_64": "amd64", "aarch64": "arm64", "armv7l": "arm", "i686": "386"}
+
+
+def default_user_agent(command: str = COMPONENT_COMMAND, version: str | None = None) -> str:
+    """client-go's `rest.DefaultKubernetesUserAgent`: `<command>/<version> (<os>/<arch>) <client>`.
+
+    The last part is `kubernetes/<commit>` in Go; here it names this implementation instead, so
+    audit logs still tell the port from the original.
+    """
+    if version is None:
+        from jobflow_controller import __version__ as version
+    machine = platform.machine().lower()
+    arch = _GO_ARCH.get(machine, machine or "unknown")
+    os_name = platform.system().lower() or "unknown"
+    return f"{command}/v{version} ({os_name}/{arch}) jobflow-controller"
+
+
+def add_user_agent(user_agent: str, suffix: str) -> str:
+    """client-go's `rest.AddUserAgent`: the same agent with `/<suffix>` appended."""
+    return f"{user_agent}/{suffix}"
 
 
 class RequestMetrics(Protocol):
@@ -48,10 +76,16 @@ class TokenBucket:
         """Take a token and return how long to wait before using it."""
         return self._bucket.when(None)
 
-    def accept(self) -> None:
+    def accept(self, stop: threading.Event | None = None) -> None:
+        """Wait for a token; raise `RequestCancelled` if `stop` is set first (rate.Limiter.Wait
+        with a context): a client throttled to a trickle must not hold a stopping process."""
         delay = self.reserve()
-        if delay > 0:
-            time.sleep(delay)
+        if stop is None:
+            if delay > 0:
+                time.sleep(delay)
+            return
+        if stop.is_set() or (delay > 0 and stop.wait(delay)):
+            raise errors.RequestCancelled("client rate limiter Wait returned an error: context canceled")
 
 
 class RestClient:
@@ -65,8 +99,12 @@ class RestClient:
         burst: int = 100,
         user_agent: str | None = None,
         metrics: RequestMetrics | None = None,
+        cancel: threading.Event | None = None,
     ) -> None:
+        """`cancel`, once set, fails every request not yet sent with `RequestCancelled`, including
+        one waiting for a token; a request already on the wire runs to its timeout."""
         self.configuration = configuration
+        self.cancel = cancel
         self.api_client = k8s_client.ApiClient(configuration)
         if user_agent:
             self.api_client.user_agent = user_agent
@@ -111,7 +149,7 @@ class RestClient:
         content_type: str,
         timeout: float | tuple[float, float],
     ) -> Any:
-        self.limiter.accept()
+        self.limiter.accept(self.cancel)
         params = _query_tuples(query)
         headers = {"Accept": "application/json"}
         if body is not None:

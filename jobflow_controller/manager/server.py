@@ -2,10 +2,16 @@
 
 Start-up: client, event broadcaster, informer factory, controllers, HTTP endpoints. The informer
 caches warm up at once on every replica; the controllers' workers start only on the leader (or at
-once with --leader-elect=false). Shutdown on the first SIGTERM/SIGINT: the workers finish what
-they hold within --graceful-shutdown-timeout, then the lease is released so another replica takes
+once with --leader-elect=false). Shutdown on the first SIGTERM/SIGINT: the workers drain what is
+queued within --graceful-shutdown-timeout, then the lease is released so another replica takes
 over at once, queued events are flushed, and the process exits 0. A second signal exits 1 at once;
 a lost lease exits 1, as upstream's `klog.Fatalf("leaderelection lost")` does.
+
+Two events tell the parts how hard to stop. `stop` (the signal) asks for a drain. `hard_stop`
+(the lease is lost, or the drain's deadline passed) means another replica may be writing already:
+no worker starts another sync, and the controllers' client sends no further request, not even one
+that was waiting for a token. Events go through a client of their own, so the last ones recorded
+before a graceful exit are still flushed.
 """
 
 from __future__ import annotations
@@ -18,9 +24,11 @@ from collections.abc import Callable
 from typing import Any
 
 import structlog
+from kubernetes import client as k8s_client
 from prometheus_client import CollectorRegistry, disable_created_metrics
 
 from jobflow_controller import __version__
+from jobflow_controller.framework import IN_FLIGHT_SYNC_GRACE
 from jobflow_controller.jobflow import JobFlowController
 from jobflow_controller.jobflow.constants import COMPONENT
 from jobflow_controller.jobflow.state.metrics import JobFlowMetrics
@@ -30,8 +38,8 @@ from jobflow_controller.kube.clientset import Clientset
 from jobflow_controller.kube.config import build_config
 from jobflow_controller.kube.event_sink import KubeEventSink
 from jobflow_controller.kube.informers import VolcanoInformerFactory
-from jobflow_controller.kube.lease_lock import LeaseLock
-from jobflow_controller.kube.rest import RestClient
+from jobflow_controller.kube.lease_lock import LeaseLock, lease_request_timeout
+from jobflow_controller.kube.rest import RestClient, add_user_agent, default_user_agent
 from jobflow_controller.leaderelection import (
     LeaderCallbacks,
     LeaderElectionConfig,
@@ -66,18 +74,34 @@ class Manager:
         disable_created_metrics()  # type: ignore[no-untyped-call]
         self.registry = CollectorRegistry()
         self.stop = threading.Event()
+        # Set when the lease is lost or the drain deadline passed: start nothing, send nothing.
+        self.hard_stop = threading.Event()
         self.exit_code = 0
+        config = build_config(options.kubeconfig, options.master)
+        user_agent = default_user_agent()
+        request_metrics = RestClientMetrics(self.registry)
         self.rest = RestClient(
-            build_config(options.kubeconfig, options.master),
+            config,
             qps=options.kube_api_qps,
             burst=options.kube_api_burst,
-            user_agent=f"jobflow-controller/{__version__}",
-            metrics=RestClientMetrics(self.registry),
+            user_agent=user_agent,
+            metrics=request_metrics,
+            cancel=self.hard_stop,
+        )
+        # Events are recorded by the controllers but sent by the broadcaster's own thread; they
+        # must still go out after the hard stop (the graceful exit flushes them), so they use a
+        # client the hard stop does not cancel, under the same QPS budget.
+        self.event_rest = RestClient(
+            config,
+            qps=options.kube_api_qps,
+            burst=options.kube_api_burst,
+            user_agent=user_agent,
+            metrics=request_metrics,
         )
         self.clientset = Clientset(self.rest)
         self.broadcaster = EventBroadcaster()
         self.broadcaster.start_structured_logging()
-        self.broadcaster.start_recording_to_sink(KubeEventSink.from_rest_client(self.rest))
+        self.broadcaster.start_recording_to_sink(KubeEventSink.from_rest_client(self.event_rest))
         self.recorder = self.broadcaster.new_recorder(COMPONENT)
         # Upstream's factories have resync 0; ours replays JobFlows every --resync-period so that an
         # unfinished JobFlow is synced again even when no event comes (docs/operations.md).
@@ -164,13 +188,18 @@ class Manager:
 
     # -- run --------------------------------------------------------------------------------------
     def run_controllers(self, stop: threading.Event) -> None:
-        """Run every enabled controller until `stop`, each with its workers; return when all ended."""
+        """Run every enabled controller until `stop`, each with its workers; return when all ended.
+
+        Once `stop` is set the workers drain for --graceful-shutdown-timeout; when that passes
+        (or the lease is lost) `hard_stop` is set and nothing more is synced or sent.
+        """
         o = self.options
+        _set_after(self.hard_stop, stop, o.graceful_shutdown_timeout)
         threads = [
             threading.Thread(
                 target=ctrl.run,
                 args=(stop, o.worker_threads),
-                kwargs={"drain_timeout": o.graceful_shutdown_timeout},
+                kwargs={"drain_timeout": o.graceful_shutdown_timeout, "hard_stop": self.hard_stop},
                 name=ctrl.name,
                 daemon=True,
             )
@@ -206,12 +235,17 @@ class Manager:
     def _run_with_leader_election(self) -> None:
         o = self.options
         identity = default_identity()
+        # Like upstream's "leader-election" client: its own connections and user agent, so a
+        # renewal never waits behind the controllers' requests and is told apart in audit logs.
+        lease_api = k8s_client.ApiClient(self.rest.configuration)
+        lease_api.user_agent = add_user_agent(self.rest.api_client.user_agent, "leader-election")
         lock = LeaseLock(
-            self.rest.api_client,
+            lease_api,
             o.leader_elect_resource_namespace,
             o.leader_elect_resource_name,
             identity,
             event_recorder=self.recorder,
+            request_timeout=lease_request_timeout(o.leader_elect_renew_deadline),
         )
         elector_stop = threading.Event()
 
@@ -220,6 +254,8 @@ class Manager:
             log.info("started leading", identity=identity)
             ctrl_stop = threading.Event()
             _set_when_any(ctrl_stop, self.stop, leading)
+            # A lost lease is a hard stop: the new leader may be writing already.
+            _set_when_any(self.hard_stop, leading)
             self.run_controllers(ctrl_stop)
 
         def on_stopped_leading() -> None:
@@ -253,9 +289,10 @@ class Manager:
         self.stop.wait()
         # Release the lease only once our workers are done, so no two leaders ever write at once.
         if self._leading_started.is_set():
-            self._controllers_done.wait(o.graceful_shutdown_timeout + 5.0)
+            self._controllers_done.wait(o.graceful_shutdown_timeout + IN_FLIGHT_SYNC_GRACE + 1.0)
         elector_stop.set()
         elector.join(timeout=o.leader_elect_renew_deadline + 5.0)
+        lease_api.close()  # type: ignore[no-untyped-call]
 
     def _shutdown(self) -> None:
         self.stop.set()
@@ -266,6 +303,7 @@ class Manager:
             self.webhook.stop()
         self.factory.shutdown()
         self.rest.close()
+        self.event_rest.close()
         log.info("stopped", exit_code=self.exit_code)
 
 
@@ -280,6 +318,17 @@ def _set_when_any(target: threading.Event, *sources: threading.Event) -> None:
                     return
 
     threading.Thread(target=watch, name="stop-fanin", daemon=True).start()
+
+
+def _set_after(target: threading.Event, source: threading.Event, delay: float) -> None:
+    """Set `target` `delay` seconds after `source` is set (a context.WithTimeout started by it)."""
+
+    def watch() -> None:
+        source.wait()
+        if not target.wait(delay):
+            target.set()
+
+    threading.Thread(target=watch, name="stop-deadline", daemon=True).start()
 
 
 def install_signal_handlers(stop: threading.Event, on_second: Callable[[], None] | None = None) -> None:

@@ -432,6 +432,21 @@ def test_controller_log_has_no_forbidden_line(
     assert controller.forbidden_lines() == []
 
 
+def test_service_account_can_get_what_a_conflict_retry_reads_again(
+    as_service_account: Clientset, clientset: Clientset, pipeline: Pipeline, controller: ControllerProcess
+) -> None:
+    """RetryOnConflict re-reads the JobFlow or JobTemplate by GET, and a create answered
+    AlreadyExists GETs the Job: without `get` a conflict would turn into a Forbidden failure."""
+    wait_for_succeed(clientset, pipeline, controller)
+    as_service_account.resource(JOB_FLOWS, pipeline.namespace).get(pipeline.name)
+    for template in clientset.resource(JOB_TEMPLATES, pipeline.namespace).list():
+        as_service_account.resource(JOB_TEMPLATES, pipeline.namespace).get(template["metadata"]["name"])
+    # The flow's Jobs may be deleted already (jobRetainPolicy: delete); RBAC answers before the
+    # lookup, so NotFound rather than Forbidden shows the grant.
+    with pytest.raises(NotFoundError):
+        as_service_account.resource(JOBS, pipeline.namespace).get(f"absent-{suffix()}")
+
+
 def test_service_account_cannot_delete_a_jobflow(as_service_account: Clientset, pipeline: Pipeline) -> None:
     with pytest.raises(ForbiddenError):
         as_service_account.resource(JOB_FLOWS, pipeline.namespace).delete(pipeline.name)

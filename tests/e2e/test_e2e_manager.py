@@ -148,6 +148,9 @@ def test_only_the_leader_writes_and_a_killed_leader_hands_over_without_duplicate
     assert took <= 4 + 0.5 + 2, f"failover took {took:.1f}s"
     wait_for(lambda: phase_of(clientset, namespace, "handover") == "Succeed", 60)
     assert job_names(clientset, namespace) == ["handover-a", "handover-b", "handover-c"]
+    # The API server names the field manager after the user agent, upstream's binary name.
+    written = clientset.job_flows(namespace).get("handover")["metadata"].get("managedFields") or []
+    assert {m.get("manager") for m in written if m.get("subresource") == "status"} == {"vc-controller-manager"}
     created = [e for e in clientset.events(namespace).list() if e["reason"] == "Created"]
     assert sorted(e["message"] for e in created) == [f"create a job named handover-{n}!" for n in "abc"]
 

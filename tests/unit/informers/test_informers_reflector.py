@@ -19,6 +19,7 @@ from informers import (
     TooManyRequestsError,
     new_store,
 )
+from informers.pager import ListCancelled, ListPager
 from informers.store import Cache
 from informers.testing import FakeClock, FakeListerWatcher, FakeWatch, eventually, new_object, status_object
 
@@ -708,3 +709,37 @@ def test_list_failures_reach_the_watch_error_handler() -> None:
     assert eventually(lambda: seen == ["test: Access Denied"])
     stop.set()
     runner.join()
+
+
+def test_a_stop_between_pages_sends_no_further_page_and_leaves_the_store_untouched() -> None:
+    stop = threading.Event()
+    store = new_store()
+
+    def first_page(options: ListOptions) -> ListResult:
+        # The process is asked to stop while the first page is on the wire.
+        stop.set()
+        return ListResult([pod("p0", "10")], "10", "c1")
+
+    lw = ScriptedLW(lists=[first_page, *_paged("10")[1:]])
+    new_reflector(lw, store).list_and_watch(stop)
+    assert [c.continue_token for c in lw.list_calls] == [None]
+    assert store.list() == []
+    assert lw.opened == []
+
+
+def test_the_pager_raises_list_cancelled_when_stopped_between_pages() -> None:
+    stop = threading.Event()
+    calls: list[ListOptions] = []
+
+    def page(options: ListOptions) -> ListResult:
+        calls.append(options)
+        stop.set()
+        return ListResult([pod(f"p{len(calls)}", "10")], "10", f"c{len(calls)}")
+
+    with pytest.raises(ListCancelled):
+        ListPager(page, 1).list(ListOptions(resource_version="0"), stop)
+    assert len(calls) == 1
+    # Without a stop event the same pager goes on to the end.
+    pages = iter(_paged("10", pages=3))
+    result, paginated = ListPager(lambda o: next(pages)(o), 1).list(ListOptions(resource_version="0"))
+    assert (len(result.items), paginated) == (3, True)

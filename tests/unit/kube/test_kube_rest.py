@@ -3,14 +3,17 @@
 from __future__ import annotations
 
 import json
+import threading
+import time
 from collections.abc import Iterator
 
 import pytest
+from kubernetes import client as k8s_client
 
 from informers import is_expired
 from jobflow_controller.kube import errors, resources
 from jobflow_controller.kube.listwatch import StreamWatch
-from jobflow_controller.kube.rest import TokenBucket
+from jobflow_controller.kube.rest import RestClient, TokenBucket, add_user_agent, default_user_agent
 
 
 def _status(code: int, reason: str, message: str) -> bytes:
@@ -103,3 +106,39 @@ def test_the_client_side_bucket_smooths_bursts_to_qps() -> None:
 def test_a_qps_of_zero_is_unlimited() -> None:
     bucket = TokenBucket(qps=0, burst=1)
     assert [bucket.reserve() for _ in range(3)] == [0.0, 0.0, 0.0]
+
+
+def test_a_stop_interrupts_the_wait_for_a_token() -> None:
+    bucket = TokenBucket(qps=0.1, burst=1)
+    bucket.accept()  # the burst; the next token is 10 s away
+    stop = threading.Event()
+    threading.Timer(0.1, stop.set).start()
+    started = time.monotonic()
+    with pytest.raises(errors.RequestCancelled):
+        bucket.accept(stop)
+    assert time.monotonic() - started < 2.0
+
+
+def test_a_set_stop_refuses_even_a_free_token() -> None:
+    stop = threading.Event()
+    stop.set()
+    with pytest.raises(errors.RequestCancelled):
+        TokenBucket(qps=0, burst=1).accept(stop)
+
+
+def test_a_cancelled_client_sends_nothing() -> None:
+    cancel = threading.Event()
+    # Nothing listens on port 9 of localhost: had the request been sent, it would fail otherwise.
+    rest = RestClient(k8s_client.Configuration(host="http://127.0.0.1:9"), qps=0, cancel=cancel)
+    cancel.set()
+    with pytest.raises(errors.RequestCancelled):
+        rest.get("/api/v1/namespaces")
+    rest.close()
+
+
+def test_the_user_agent_is_upstreams_binary_so_the_field_manager_is_too() -> None:
+    agent = default_user_agent(version="1.2.3")
+    assert agent.startswith("vc-controller-manager/v1.2.3 (")
+    # The API server names the field manager after the part before the first "/".
+    assert agent.split("/", 1)[0] == "vc-controller-manager"
+    assert add_user_agent(agent, "leader-election") == agent + "/leader-election"

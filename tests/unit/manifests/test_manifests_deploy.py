@@ -59,9 +59,13 @@ LOADER: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 Grant = tuple[str, str, str, str | None]  # (apiGroup, resource, verb, resourceName or None)
 
 #: What the controllers call, cluster-wide: informers list and watch, status updates, Job create and
-#: delete (jobRetainPolicy: delete), the owner's finalizers for blockOwnerDeletion, events.
+#: delete (jobRetainPolicy: delete), the owner's finalizers for blockOwnerDeletion, events; and get,
+#: for the fresh read after a status conflict and for telling who owns a Job whose name is taken.
 EXPECTED_CLUSTER_GRANTS: frozenset[Grant] = frozenset(
     {
+        ("flow.volcano.sh", "jobflows", "get", None),
+        ("flow.volcano.sh", "jobtemplates", "get", None),
+        ("batch.volcano.sh", "jobs", "get", None),
         ("flow.volcano.sh", "jobflows", "list", None),
         ("flow.volcano.sh", "jobflows", "watch", None),
         ("flow.volcano.sh", "jobtemplates", "list", None),
