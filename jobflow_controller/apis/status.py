@@ -104,6 +104,14 @@ class JobFlowStatus:
     job_status_list: list[JobStatus] = field(default_factory=list)
     conditions: dict[str, Condition] = field(default_factory=dict)
     phase: str = ""
+    #: Not serialised. Jobs of the spec's flows that the status records as Completed but that no
+    #: longer exist (deleted by hand or by `ttlSecondsAfterFinished`): the lists above name only
+    #: Jobs that exist, as upstream's do, while the phase rules still count these as Completed.
+    deleted_completed_jobs: list[str] = field(default_factory=list)
+
+    def all_completed_jobs(self) -> list[str]:
+        """What the phase rules count as Completed: `completedJobs` and the Completed Jobs since deleted."""
+        return self.completed_jobs + [n for n in self.deleted_completed_jobs if n not in self.completed_jobs]
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {}

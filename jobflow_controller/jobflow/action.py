@@ -8,6 +8,9 @@ status is computed from the Jobs the JobFlow's label selects; (4) the phase's ru
 Nothing read from an informer is ever modified: the status is built afresh and the PUT body is a
 new dict (upstream writes into its cache; docs/deviations.md). Metrics count a transition only once
 the status carrying it has been written.
+
+A Job that already ran to completion is never created again, and a finished JobFlow (Succeed or
+Failed) creates nothing (finished.py; docs/deviations.md row 8).
 """
 
 from __future__ import annotations
@@ -26,6 +29,7 @@ from jobflow_controller.apis.status import Condition, JobFlowStatus, JobRunningH
 from jobflow_controller.apis.timeutil import add_duration, format_time, parse_time
 from jobflow_controller.jobflow import constants as c
 from jobflow_controller.jobflow.base import JobFlowControllerBase
+from jobflow_controller.jobflow.finished import recorded_completed
 from jobflow_controller.jobflow.state import UpdateJobFlowStatusFn, new_state
 from jobflow_controller.kube.errors import AlreadyExistsError
 from jobflow_controller.kube.informers import BY_CREATED_BY_JOB_FLOW
@@ -51,6 +55,10 @@ _BUCKETS = (
     JobPhase.FAILED,
 )
 
+#: Phases in which deploy creates nothing. Upstream never syncs Failed (or Terminating) at all, and
+#: syncs Succeed with a no-op phase function, so a Job created then could never change the phase.
+_FINISHED = frozenset({Phase.SUCCEED, Phase.FAILED})
+
 
 class ActionMixin(JobFlowControllerBase):
     """The sync handler and what it calls."""
@@ -62,6 +70,7 @@ class ActionMixin(JobFlowControllerBase):
             cached = self.job_flow_lister.job_flows(req.namespace).get(name)
         except NotFoundError:
             log.info(f"JobFlow {name} has been deleted.", jobflow=f"{req.namespace}/{name}")
+            self.deleted_jobs.forget(req.namespace, name)
             return
         except Exception as err:
             raise RuntimeError(f"get jobflow {name} failed for {err}") from err
@@ -87,6 +96,7 @@ class ActionMixin(JobFlowControllerBase):
             return self.clientset.job_flows(namespace).get(name)
         except NotFoundError:
             log.info(f"JobFlow {name} has been deleted.", jobflow=f"{namespace}/{name}")
+            self.deleted_jobs.forget(namespace, name)
             return None
 
     def _handle_job_flow_once(self, req: FlowRequest, job_flow: Obj) -> None:
@@ -156,11 +166,21 @@ class ActionMixin(JobFlowControllerBase):
 
         Existing Jobs are never touched, whatever their phase. The first error is raised once every
         flow has been tried (upstream stops at it).
+
+        Upstream re-creates any missing Job, in Succeed too, so a Job deleted after it finished (by
+        hand, or by `ttlSecondsAfterFinished`) runs again. Ours: a finished JobFlow creates nothing,
+        and a Job the status records as Completed (or seen deleted while Completed) is done for good.
+        A Job deleted before it completed is re-created, as upstream.
         """
+        if jf.phase(job_flow) in _FINISHED:
+            return
         ns = meta.namespace(job_flow)
+        done = self.completed_job_names(job_flow)
         first_err: Exception | None = None
         for flow in jf.flows(job_flow):
             job_name = jf.job_name(meta.name(job_flow), flow.name)
+            if job_name in done:
+                continue  # it ran to completion, whether it still exists or not
             try:
                 existing = self.job_lister.jobs(ns).get(job_name)
             except NotFoundError:
@@ -170,30 +190,42 @@ class ActionMixin(JobFlowControllerBase):
                     self.warn_resource_exists(job_flow, job_name)
                 continue
             try:
-                if flow.targets is None or self.judge(job_flow, flow.targets):
+                if flow.targets is None or self.judge(job_flow, flow.targets, done):
                     self.create_job(job_flow, flow.name)
             except Exception as err:  # noqa: BLE001 - the other flows still get their turn
                 first_err = first_err or err
         if first_err is not None:
             raise first_err
 
-    def judge(self, job_flow: Obj, targets: tuple[str, ...]) -> bool:
-        """True only if every target's Job exists, is ours, and is Completed (Completing is not enough).
+    def judge(self, job_flow: Obj, targets: tuple[str, ...], completed: set[str] | None = None) -> bool:
+        """True only if every target's Job is ours and Completed (Completing is not enough).
 
         A Job of the target's name that this JobFlow does not control (someone else's, or an earlier
         JobFlow's of the same name) never satisfies a dependency: its phase says nothing of our flow.
+        A target whose Job is gone (or only a squatter holds its name) satisfies it if the Job ran to
+        completion (`completed`, from `completed_job_names`): upstream would run it again first.
         """
         ns = meta.namespace(job_flow)
+        done = self.completed_job_names(job_flow) if completed is None else completed
         for target in targets:
             target_job_name = jf.job_name(meta.name(job_flow), target)
             try:
                 job = self.job_lister.jobs(ns).get(target_job_name)
             except NotFoundError:
+                if target_job_name in done:
+                    continue
                 log.info(f"No {target_job_name} Job found！", jobflow=f"{ns}/{meta.name(job_flow)}")  # noqa: RUF001 - upstream's
                 return False
-            if not meta.is_controlled_by(job, job_flow) or vcjob.phase(job) != JobPhase.COMPLETED:
+            if meta.is_controlled_by(job, job_flow):
+                if vcjob.phase(job) != JobPhase.COMPLETED:
+                    return False
+            elif target_job_name not in done:
                 return False
         return True
+
+    def completed_job_names(self, job_flow: Obj) -> set[str]:
+        """The Jobs of this JobFlow object that ran to completion: recorded so, or seen deleted so."""
+        return recorded_completed(job_flow) | set(self.deleted_jobs.recall(job_flow))
 
     def create_job(self, job_flow: Obj, flow_name: str) -> None:
         job_name = jf.job_name(meta.name(job_flow), flow_name)
@@ -256,6 +288,14 @@ class ActionMixin(JobFlowControllerBase):
         return bool(self.get_all_jobs_created_by_job_flow(job_flow))
 
     def get_all_job_status(self, job_flow: Obj) -> JobFlowStatus:
+        """Upstream's status from the Jobs that exist, plus what tells a deleted Completed Job apart.
+
+        The six lists and `conditions` name the Jobs that exist, as upstream's. `jobStatusList` keeps
+        an entry for a Job that is gone (upstream never prunes it); an entry whose state is Completed
+        is the record that the Job ran, so it is never created again. A Job seen deleted while
+        Completed before any status recorded it gets that entry now, from its last state.
+        `deleted_completed_jobs` (not written) lets the phase rules count those Jobs as Completed.
+        """
         jobs = self.get_all_jobs_created_by_job_flow(job_flow)
         buckets: dict[str, list[str]] = {phase: [] for phase in _BUCKETS}
         status = JobFlowStatus(phase=jf.phase(job_flow))
@@ -267,31 +307,24 @@ class ActionMixin(JobFlowControllerBase):
                 buckets[phase].append(name)
             else:
                 status.un_know_jobs.append(name)
-            created = meta.creation_timestamp(job)
-            duration = vcjob.running_duration(job)
             status.conditions[name] = Condition(
                 phase=phase,
-                create_timestamp=created,
-                running_duration=duration,
+                create_timestamp=meta.creation_timestamp(job),
+                running_duration=vcjob.running_duration(job),
                 task_status_count=dict(vcjob.task_status_count(job) or {}) or None,
             )
-            end = None
-            if duration and created:
-                end = format_time(add_duration(parse_time(created), duration))
-            entry = JobStatus(
-                name=name,
-                state=phase,
-                start_timestamp=created,
-                end_timestamp=end,
-                restart_count=vcjob.retry_count(job),
-                running_histories=get_running_histories(job_status_list, name, phase, now),
-            )
-            for i, existing in enumerate(job_status_list):
-                if existing.name == name:
-                    job_status_list[i] = entry
-                    break
-            else:
-                job_status_list.append(entry)
+            _merge_job_status(job_status_list, _job_status_entry(job, job_status_list, now))
+        existing = {meta.name(j) for j in jobs}
+        recorded = recorded_completed(job_flow)
+        deleted = self.deleted_jobs.recall(job_flow)
+        for name, last in deleted.items():
+            if name not in existing and name not in recorded:
+                _merge_job_status(job_status_list, _job_status_entry(last, job_status_list, now))
+        done = recorded | set(deleted)
+        for flow in jf.flows(job_flow):
+            name = jf.job_name(meta.name(job_flow), flow.name)
+            if name in done and name not in existing and name not in status.deleted_completed_jobs:
+                status.deleted_completed_jobs.append(name)
         status.pending_jobs = buckets[JobPhase.PENDING]
         status.running_jobs = buckets[JobPhase.RUNNING]
         status.failed_jobs = buckets[JobPhase.FAILED]
@@ -314,6 +347,33 @@ class ActionMixin(JobFlowControllerBase):
                     jobflow=f"{ns}/{meta.name(job_flow)}",
                 )
                 raise
+
+
+def _job_status_entry(job: Obj, job_status_list: list[JobStatus], now: str) -> JobStatus:
+    """A Job's `jobStatusList` entry: start = creation, end = creation + runningDuration."""
+    name, phase = meta.name(job), vcjob.phase(job)
+    created = meta.creation_timestamp(job)
+    duration = vcjob.running_duration(job)
+    end = None
+    if duration and created:
+        end = format_time(add_duration(parse_time(created), duration))
+    return JobStatus(
+        name=name,
+        state=phase,
+        start_timestamp=created,
+        end_timestamp=end,
+        restart_count=vcjob.retry_count(job),
+        running_histories=get_running_histories(job_status_list, name, phase, now),
+    )
+
+
+def _merge_job_status(job_status_list: list[JobStatus], entry: JobStatus) -> None:
+    """Replace the entry of the same name in place, or append it (upstream's merge; never pruned)."""
+    for i, existing in enumerate(job_status_list):
+        if existing.name == entry.name:
+            job_status_list[i] = entry
+            return
+    job_status_list.append(entry)
 
 
 def get_running_histories(

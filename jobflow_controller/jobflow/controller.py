@@ -16,6 +16,7 @@ from jobflow_controller.apis import Action, Event, FlowRequest
 from jobflow_controller.framework import DEFAULT_MAX_REQUEUE_NUM, QueueController
 from jobflow_controller.jobflow import constants as c
 from jobflow_controller.jobflow.action import ActionMixin
+from jobflow_controller.jobflow.finished import DeletedJobs
 from jobflow_controller.jobflow.handler import HandlerMixin
 from jobflow_controller.jobflow.state.metrics import JobFlowMetrics
 from jobflow_controller.kube.clientset import Clientset
@@ -50,6 +51,7 @@ class JobFlowController(HandlerMixin, ActionMixin, QueueController):
         self.informer_factory = informer_factory
         self.recorder = recorder
         self.metrics = metrics or JobFlowMetrics()
+        self.deleted_jobs = DeletedJobs()
 
         job_flows = informer_factory.job_flows()
         job_templates = informer_factory.job_templates()
@@ -61,7 +63,11 @@ class JobFlowController(HandlerMixin, ActionMixin, QueueController):
         self.job_informer = jobs.informer()
         self.job_lister = jobs.lister()
 
-        self.job_flow_informer.add_event_handler(self.handler_funcs(add=self.add_job_flow, update=self.update_job_flow))
+        # Upstream registers no JobFlow delete handler; ours only forgets the deleted JobFlow's
+        # Completed Jobs seen deleted (finished.py) and enqueues nothing.
+        self.job_flow_informer.add_event_handler(
+            self.handler_funcs(add=self.add_job_flow, update=self.update_job_flow, delete=self.delete_job_flow)
+        )
         # Upstream registers no JobTemplate handler; ours resumes flows waiting for a template.
         self.job_template_informer.add_event_handler(self.handler_funcs(add=self.add_job_template))
         # Upstream watches Job updates only; ours also sees deletions (a Job deleted by hand).

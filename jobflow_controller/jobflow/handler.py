@@ -4,7 +4,8 @@ Upstream's filters are kept exactly: a JobFlow add; a JobFlow update only when i
 `jobRetainPolicy: delete` (so the Jobs get deleted); a Job update only for a Job a JobFlow controls.
 The triggers that are ours are rows of docs/deviations.md: a JobFlow whose spec changed
 (`metadata.generation`) or whose uid changed (re-created under the same name), a Job deleted, a
-JobTemplate created (it resumes flows waiting for it), and the resync of unfinished JobFlows.
+JobTemplate created (it resumes flows waiting for it), and the resync of unfinished JobFlows. The
+JobFlow delete handler enqueues nothing: it forgets what finished.py remembered for that JobFlow.
 """
 
 from __future__ import annotations
@@ -15,7 +16,9 @@ from typing import Any
 import structlog
 
 from informers import DeletedFinalStateUnknown, ResourceEventHandlerFuncs
-from jobflow_controller.apis import FLOW_GROUP_VERSION, JOB_FLOW_KIND, VOLCANO, Phase, RetainPolicy, meta
+from informers.errors import NotFoundError
+from jobflow_controller.apis import FLOW_GROUP_VERSION, JOB_FLOW_KIND, VOLCANO, JobPhase, Phase, RetainPolicy, meta
+from jobflow_controller.apis import job as vcjob
 from jobflow_controller.apis import jobflow as jf
 from jobflow_controller.jobflow.base import JobFlowControllerBase
 
@@ -74,6 +77,8 @@ class HandlerMixin(JobFlowControllerBase):
         # A delete and re-create under the same name that the watch missed (a relist after a
         # compaction, say) arrives as an update whose uid differs: it is a new JobFlow to sync.
         recreated = meta.uid(new) != meta.uid(old)
+        if recreated:
+            self.deleted_jobs.forget(meta.namespace(old), meta.name(old), meta.uid(old))
         if succeeded_for_deletion or spec_changed or recreated:
             self.enqueue_job_flow(self.request_for(meta.namespace(new), meta.name(new)))
 
@@ -92,6 +97,7 @@ class HandlerMixin(JobFlowControllerBase):
         if not isinstance(obj, Mapping):
             return
         if is_controlled_by(obj, FLOW_GROUP_VERSION, JOB_FLOW_KIND):
+            self._remember_if_completed(obj)
             self._enqueue_owner(obj)
             return
         # A Job no JobFlow controls may have been squatting a flow's name (ErrResourceExists):
@@ -103,6 +109,31 @@ class HandlerMixin(JobFlowControllerBase):
                 continue
             if any(jf.job_name(meta.name(job_flow), flow.name) == job_name for flow in jf.flows(job_flow)):
                 self.enqueue_job_flow(self.request_for(namespace, meta.name(job_flow)))
+
+    def _remember_if_completed(self, job: Mapping[str, Any]) -> None:
+        """A Job deleted while Completed ran to completion: its JobFlow must never run it again.
+
+        The informer hands over the Job's last state (a tombstone's may be stale, and then says
+        less). Remembered only while the controlling JobFlow, by uid, is in the cache: the Jobs of
+        a deleted JobFlow have nothing left to protect.
+        """
+        if vcjob.phase(job) != JobPhase.COMPLETED:
+            return
+        ref = meta.get_controller_of(job) or {}
+        namespace, name, uid = meta.namespace(job), str(ref.get("name") or ""), str(ref.get("uid") or "")
+        try:
+            owner = self.job_flow_lister.job_flows(namespace).get(name)
+        except NotFoundError:
+            return
+        if uid and meta.uid(owner) == uid:
+            self.deleted_jobs.remember(namespace, name, uid, job)
+
+    def delete_job_flow(self, obj: Any) -> None:
+        """Not a trigger (upstream has no JobFlow delete handler): forget its deleted Completed Jobs."""
+        if isinstance(obj, DeletedFinalStateUnknown):
+            obj = obj.obj
+        if isinstance(obj, Mapping):
+            self.deleted_jobs.forget(meta.namespace(obj), meta.name(obj), meta.uid(obj))
 
     def _enqueue_owner(self, job: Mapping[str, Any]) -> None:
         name = get_job_flow_name_by_job(job)

@@ -58,9 +58,15 @@ class ResourceClient:
         result: Obj = self.rest.request("PATCH", self._path(name, "status"), body=patch, content_type=content_type)
         return result
 
-    def delete(self, name: str, *, propagation_policy: str | None = None) -> None:
-        body = {"propagationPolicy": propagation_policy} if propagation_policy else None
-        self.rest.request("DELETE", self._path(name), body=body)
+    def delete(self, name: str, *, propagation_policy: str | None = None, uid: str | None = None) -> None:
+        """DELETE with optional DeleteOptions: a propagation policy, and a uid precondition (the
+        server refuses with 409 Conflict if the object of that name has another uid)."""
+        body: dict[str, Any] = {}
+        if propagation_policy:
+            body["propagationPolicy"] = propagation_policy
+        if uid:
+            body["preconditions"] = {"uid": uid}
+        self.rest.request("DELETE", self._path(name), body=body or None)
 
     def lister_watcher(self, label_selector: str | None = None) -> ResourceListerWatcher:
         return ResourceListerWatcher(self.rest, self.resource, self.namespace, label_selector=label_selector)

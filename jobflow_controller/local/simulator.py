@@ -7,6 +7,11 @@ first task's pod-template annotation `sim.jobflow.volcano.sh/phases`, for exampl
 time, the task pod counts, `retryCount` (bumped on `Restarting`) and `runningDuration` once the Job
 finishes. A malformed script is reported as a Warning event on the Job, which is then left alone.
 
+It also does what Volcano's garbage collector (`gc-controller`, in the same controller manager) does
+with `spec.ttlSecondsAfterFinished`: a Job Completed, Failed or Terminated is deleted that many
+seconds after its `state.lastTransitionTime`, with Foreground propagation and a uid precondition,
+once a fresh read confirms that the TTL has expired.
+
 It replaces Volcano's job controller and nothing else: every write goes to the real API server.
 """
 
@@ -42,6 +47,10 @@ TERMINAL = frozenset({"Completed", "Failed", "Terminated", "Aborted"})
 TRANSIENT = frozenset({"Pending", "Running", "Restarting", "Completing", "Aborting", "Terminating"})
 #: Phases at which Volcano's killJob has run and recorded how long the Job ran.
 FINISHING = frozenset({"Completing", "Aborting", "Terminating"}) | TERMINAL
+#: What Volcano's garbage collector counts as finished (`isJobFinished`): Aborted is not.
+GC_FINISHED = frozenset({"Completed", "Failed", "Terminated"})
+#: The heap index of a TTL check rather than of a script step.
+_EXPIRE = -1
 
 
 class ScriptError(ValueError):
@@ -131,6 +140,21 @@ def job_status(job: Mapping[str, Any], phase: str, now: datetime.datetime, retry
     return status
 
 
+def expires_in(job: Mapping[str, Any], now: datetime.datetime) -> float | None:
+    """Seconds until Volcano's garbage collector deletes `job` (<= 0: due now), None if it never will.
+
+    `needsCleanup`: `spec.ttlSecondsAfterFinished` is set and the Job is finished; the clock starts
+    at `status.state.lastTransitionTime`. A Job already being deleted is left alone.
+    """
+    ttl = (job.get("spec") or {}).get("ttlSecondsAfterFinished")
+    if ttl is None or meta.metadata(job).get("deletionTimestamp") or vcjob.phase(job) not in GC_FINISHED:
+        return None
+    finished = ((job.get("status") or {}).get("state") or {}).get("lastTransitionTime")
+    if not finished:
+        return None  # Volcano: "unable to find the time when the Job finished"
+    return (parse_time(str(finished)) - now).total_seconds() + int(ttl)
+
+
 class JobSimulator:
     """Watches every Volcano Job and plays its phase script, one timer heap for all Jobs."""
 
@@ -144,6 +168,7 @@ class JobSimulator:
         self._cond = threading.Condition()
         self._scheduled: dict[str, int] = {}  # job uid -> index of the step already scheduled
         self._plans: dict[str, tuple[str, str, list[Step]]] = {}  # uid -> (namespace, name, steps)
+        self._expiring: dict[str, tuple[str, str]] = {}  # uid -> (namespace, name): a TTL check is due
 
     # -- event handlers: decide the next step, never block -------------------------------------
     def _on_add(self, job: Any, is_in_initial_list: bool = False) -> None:
@@ -154,6 +179,8 @@ class JobSimulator:
 
     def _observe(self, job: Mapping[str, Any]) -> None:
         uid = meta.uid(job)
+        if uid:
+            self._observe_ttl(uid, job)
         if not uid or uid in self._scheduled:
             return
         try:
@@ -174,9 +201,22 @@ class JobSimulator:
         self._plans[uid] = (meta.namespace(job), meta.name(job), steps)
         self._schedule(uid, index, delay)
 
+    def _observe_ttl(self, uid: str, job: Mapping[str, Any]) -> None:
+        """The garbage collector's add and update handlers: a finished Job with a TTL gets its check."""
+        left = expires_in(job, datetime.datetime.now(datetime.UTC))
+        with self._cond:
+            if left is None or uid in self._expiring:
+                return
+            self._expiring[uid] = (meta.namespace(job), meta.name(job))
+        self._push(uid, _EXPIRE, max(0.0, left))
+
     def _schedule(self, uid: str, index: int, delay: float) -> None:
         with self._cond:
             self._scheduled[uid] = index
+        self._push(uid, index, delay)
+
+    def _push(self, uid: str, index: int, delay: float) -> None:
+        with self._cond:
             self._seq += 1
             heapq.heappush(self._heap, (time.monotonic() + delay, self._seq, uid, index))
             self._cond.notify()
@@ -209,7 +249,35 @@ class JobSimulator:
                 heapq.heappop(self._heap)
             self._step(uid, index)
 
+    def _expire(self, uid: str) -> None:
+        """`processJob`: re-read the Job; delete it if its TTL has truly expired, else look again later."""
+        with self._cond:
+            target = self._expiring.get(uid)
+        if target is None:
+            return
+        namespace, name = target
+        jobs = self.clientset.jobs(namespace)
+        try:
+            fresh = jobs.get(name)
+            left = expires_in(fresh, datetime.datetime.now(datetime.UTC)) if meta.uid(fresh) == uid else None
+            if left is not None and left > 0:
+                self._push(uid, _EXPIRE, left)
+                return
+            if left is not None:
+                jobs.delete(name, propagation_policy="Foreground", uid=uid)
+        except (NotFoundError, ConflictError):
+            pass  # gone already, or the name now holds another Job: nothing of this one left to delete
+        except Exception as err:  # noqa: BLE001 - retried, as the garbage collector's queue does
+            log.warning("TTL delete failed, retrying", job=f"{namespace}/{name}", error=str(err))
+            self._push(uid, _EXPIRE, 0.5)
+            return
+        with self._cond:
+            self._expiring.pop(uid, None)
+
     def _step(self, uid: str, index: int) -> None:
+        if index == _EXPIRE:
+            self._expire(uid)
+            return
         plan = self._plans.get(uid)
         if plan is None:
             return

@@ -14,10 +14,13 @@ def pending_update_status(status: JobFlowStatus, all_job_list: int) -> None:
     consumed while it is still Pending moves to Running and then waits for an event that never
     comes (volcano-jobflow.md §2.18 #3). Checking completion first closes that stall; an empty
     `flows` list (0 == 0) keeps upstream's Pending, hence `all_job_list > 0`.
+
+    A Job recorded Completed and since deleted counts as Completed (`all_completed_jobs`).
     """
-    if all_job_list > 0 and len(status.completed_jobs) == all_job_list:
+    completed = status.all_completed_jobs()
+    if all_job_list > 0 and len(completed) == all_job_list:
         status.phase = Phase.SUCCEED
-    elif (status.running_jobs or status.completed_jobs) and not status.failed_jobs:
+    elif (status.running_jobs or completed) and not status.failed_jobs:
         status.phase = Phase.RUNNING
     elif status.failed_jobs or status.terminated_jobs:
         status.phase = Phase.FAILED

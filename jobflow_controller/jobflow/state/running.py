@@ -8,8 +8,12 @@ from jobflow_controller.jobflow.state.factory import _Base
 
 
 def running_update_status(status: JobFlowStatus, all_job_list: int) -> None:
-    """Succeed once every flow's Job is Completed; Failed on any Failed or Terminated Job."""
-    if len(status.completed_jobs) == all_job_list:
+    """Succeed once every flow's Job is Completed; Failed on any Failed or Terminated Job.
+
+    A Job recorded Completed and since deleted (a TTL) still counts as Completed; upstream counts
+    only `completedJobs`, which names the Jobs that exist, and re-runs the deleted one instead.
+    """
+    if len(status.all_completed_jobs()) == all_job_list:
         status.phase = Phase.SUCCEED
     elif status.failed_jobs or status.terminated_jobs:
         status.phase = Phase.FAILED

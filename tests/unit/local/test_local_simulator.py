@@ -6,7 +6,15 @@ import datetime
 
 import pytest
 
-from jobflow_controller.local.simulator import DEFAULT_SCRIPT, ScriptError, Step, job_status, parse_script, script_of
+from jobflow_controller.local.simulator import (
+    DEFAULT_SCRIPT,
+    ScriptError,
+    Step,
+    expires_in,
+    job_status,
+    parse_script,
+    script_of,
+)
 
 NOW = datetime.datetime(2026, 1, 1, 0, 1, 30, tzinfo=datetime.UTC)
 
@@ -69,3 +77,36 @@ def test_a_terminated_job_has_no_pods_left() -> None:
     status = job_status(_job(), "Terminated", NOW, 0)
     assert "taskStatusCount" not in status
     assert status["running"] == status["succeeded"] == 0
+
+
+def _finished(phase: str, ttl: int | None, **metadata: str) -> dict:  # type: ignore[type-arg]
+    job = _job()
+    job["metadata"].update(metadata)
+    if ttl is not None:
+        job["spec"]["ttlSecondsAfterFinished"] = ttl
+    job["status"] = job_status(job, phase, NOW, 0)
+    return job
+
+
+@pytest.mark.parametrize("phase", ["Completed", "Failed", "Terminated"])
+def test_a_finished_job_with_a_ttl_expires_that_long_after_its_last_transition(phase: str) -> None:
+    job = _finished(phase, 5)
+    assert expires_in(job, NOW) == 5.0
+    assert expires_in(job, NOW + datetime.timedelta(seconds=7)) == -2.0
+
+
+def test_a_ttl_of_zero_expires_at_once() -> None:
+    assert expires_in(_finished("Completed", 0), NOW) == 0.0
+
+
+@pytest.mark.parametrize(
+    "job",
+    [
+        _finished("Completed", None),  # no TTL: kept for ever
+        _finished("Running", 5),  # not finished
+        _finished("Aborted", 5),  # Volcano's garbage collector does not count Aborted as finished
+        _finished("Completed", 5, deletionTimestamp="2026-01-01T00:02:00Z"),  # being deleted already
+    ],
+)
+def test_volcanos_garbage_collector_leaves_these_jobs_alone(job: dict) -> None:  # type: ignore[type-arg]
+    assert expires_in(job, NOW) is None

@@ -1,0 +1,83 @@
+"""Which of a JobFlow's Jobs already ran to completion, so that none of them is ever run again.
+
+A Job a JobFlow created may be deleted once it finished: by hand, or by Volcano's garbage collector
+when its template sets `ttlSecondsAfterFinished`. Upstream's deploy re-creates any missing Job whose
+targets are Completed (volcano-jobflow.md §2.18 #7), and with our Job delete handler (deviation 8)
+that happened at once, so a TTL'd flow re-ran for ever. A Job that the JobFlow's status records as
+Completed is done: it is never created again and it keeps satisfying its dependents.
+
+The record is the status itself: a `jobStatusList` entry whose state is Completed (upstream never
+prunes that list, so the entry outlives the Job), or the name in `completedJobs`. Both belong to
+the JobFlow object they were read from; a JobFlow deleted and re-created under the same name starts
+with an empty status, so nothing of the old one counts.
+
+`DeletedJobs` bridges the moment before the status records it: the informer hands the Job delete
+handler the Job's last state, and a Job seen deleted while Completed is remembered (per JobFlow
+uid) for as long as that JobFlow lives. The next status write records it in `jobStatusList`, which
+is what survives a restart; the memory covers a Job deleted right after it completed (TTL 0, or a
+busy queue) before any sync saw it Completed, and a JobFlow cache that does not show yet the status
+write that recorded it.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Mapping
+from typing import Any
+
+from jobflow_controller.apis import JobPhase, meta
+from jobflow_controller.apis import jobflow as jf
+
+Obj = Mapping[str, Any]
+
+
+def recorded_completed(job_flow: Obj) -> set[str]:
+    """The Job names that this JobFlow object's status records as Completed."""
+    status = jf.status(job_flow)
+    names = {str(e.get("name") or "") for e in jf.job_status_list(job_flow) if e.get("state") == JobPhase.COMPLETED}
+    completed = status.get("completedJobs")
+    if isinstance(completed, list):
+        names.update(str(n) for n in completed)
+    names.discard("")
+    return names
+
+
+class DeletedJobs:
+    """The last state of each Job seen deleted while Completed, by (namespace, JobFlow name, uid).
+
+    Bounded by the live JobFlows' flows: only a Job whose controlling JobFlow is still in the cache
+    under the same uid is remembered, and a JobFlow's entries go when it is deleted or re-created.
+    Shared by the informer's handler thread and the workers, hence the lock.
+    """
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._jobs: dict[tuple[str, str], dict[str, dict[str, Obj]]] = {}
+
+    def remember(self, namespace: str, job_flow_name: str, job_flow_uid: str, job: Obj) -> None:
+        with self._lock:
+            by_uid = self._jobs.setdefault((namespace, job_flow_name), {})
+            by_uid.setdefault(job_flow_uid, {})[meta.name(job)] = job
+
+    def recall(self, job_flow: Obj) -> dict[str, Obj]:
+        """This JobFlow object's (by uid) Completed Jobs seen deleted, by name."""
+        key = (meta.namespace(job_flow), meta.name(job_flow))
+        with self._lock:
+            return dict(self._jobs.get(key, {}).get(meta.uid(job_flow), {}))
+
+    def forget(self, namespace: str, job_flow_name: str, job_flow_uid: str | None = None) -> None:
+        """Drop what is remembered for one JobFlow object (by uid), or for every object of the name."""
+        key = (namespace, job_flow_name)
+        with self._lock:
+            if job_flow_uid is None:
+                self._jobs.pop(key, None)
+                return
+            by_uid = self._jobs.get(key)
+            if by_uid is not None:
+                by_uid.pop(job_flow_uid, None)
+                if not by_uid:
+                    del self._jobs[key]
+
+    def __len__(self) -> int:
+        with self._lock:
+            return sum(len(jobs) for by_uid in self._jobs.values() for jobs in by_uid.values())
