@@ -78,7 +78,14 @@ class JobFlowController(HandlerMixin, ActionMixin, QueueController):
         """Every JobFlow trigger builds the same key, so triggers for one JobFlow collapse."""
         return FlowRequest(namespace, name, action=Action.SYNC_JOB_FLOW, event=Event.OUT_OF_SYNC)
 
-    def run(self, stop: threading.Event, workers: int = 1, *, drain_timeout: float | None = None) -> None:
+    def run(
+        self,
+        stop: threading.Event,
+        workers: int = 1,
+        *,
+        drain_timeout: float | None = None,
+        hard_stop: threading.Event | None = None,
+    ) -> None:
         """Run until `stop`. Upstream runs one worker whatever --worker-threads says; we honour it."""
         self.run_workers(
             stop,
@@ -88,6 +95,7 @@ class JobFlowController(HandlerMixin, ActionMixin, QueueController):
             self.job_template_informer.has_synced,
             self.job_informer.has_synced,
             drain_timeout=drain_timeout,
+            hard_stop=hard_stop,
         )
 
     def sync_handler(self, req: Hashable) -> None:

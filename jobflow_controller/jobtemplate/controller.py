@@ -92,7 +92,14 @@ class JobTemplateController(QueueController):
         self.enqueue_job_template(FlowRequest(parts[0], job_template_name=parts[1]))
 
     # -- run and sync ---------------------------------------------------------------------------
-    def run(self, stop: threading.Event, workers: int = 1, *, drain_timeout: float | None = None) -> None:
+    def run(
+        self,
+        stop: threading.Event,
+        workers: int = 1,
+        *,
+        drain_timeout: float | None = None,
+        hard_stop: threading.Event | None = None,
+    ) -> None:
         self.run_workers(
             stop,
             workers,
@@ -100,6 +107,7 @@ class JobTemplateController(QueueController):
             self.job_template_informer.has_synced,
             self.job_informer.has_synced,
             drain_timeout=drain_timeout,
+            hard_stop=hard_stop,
         )
 
     def sync_handler(self, req: Hashable) -> None:

@@ -65,11 +65,14 @@ class Options:
     verbosity: int = 0
     enable_webhook: bool = False
     webhook_address: str = ":8443"
+    webhook_tls_cert_file: str | None = None
+    webhook_tls_private_key_file: str | None = None
+    #: Upstream's meaning: the healthz endpoint's TLS certificate, key and CA (HTTPS when set).
     tls_cert_file: str | None = None
     tls_private_key_file: str | None = None
+    ca_cert_file: str | None = None
     # Upstream's flags that configure Volcano's other controllers or its klog set-up: accepted with
     # upstream's defaults so that vc-controller-manager's command lines work unchanged; unused here.
-    ca_cert_file: str | None = None
     lock_object_namespace: str | None = None
     scheduler_name: list[str] = field(default_factory=lambda: ["volcano"])
     worker_threads_for_podgroup: int = 5
@@ -250,8 +253,8 @@ def build_parser() -> argparse.ArgumentParser:
         help="serve the JobFlow validating webhook at /jobflows/validate",
     )
     g.add_argument("--webhook-address", default=d.webhook_address, help="address of the webhook (TLS)")
-    g.add_argument("--tls-cert-file", default=None, help="webhook serving certificate (PEM)")
-    g.add_argument("--tls-private-key-file", default=None, help="webhook serving key (PEM)")
+    g.add_argument("--webhook-tls-cert-file", default=None, help="webhook serving certificate (PEM)")
+    g.add_argument("--webhook-tls-private-key-file", default=None, help="webhook serving key (PEM)")
     g = p.add_argument_group("logging")
     g.add_argument(
         "--log-format",
@@ -277,8 +280,17 @@ def build_parser() -> argparse.ArgumentParser:
         "--logtostderr", type=b, nargs="?", const=True, default=d.logtostderr, help="klog's flag (accepted; always)"
     )
     g.add_argument("--version", action="store_true", help="print the version and exit")
+    g = p.add_argument_group("health endpoint TLS (upstream's flags)")
+    g.add_argument(
+        "--tls-cert-file",
+        default=None,
+        help="x509 certificate (PEM) for HTTPS on --healthz-address; needs --tls-private-key-file",
+    )
+    g.add_argument("--tls-private-key-file", default=None, help="x509 private key (PEM) matching --tls-cert-file")
+    g.add_argument(
+        "--ca-cert-file", default=None, help="x509 CA certificate (PEM) of the health endpoint's certificate chain"
+    )
     g = p.add_argument_group("accepted for vc-controller-manager compatibility; they configure nothing here")
-    g.add_argument("--ca-cert-file", default=None, help="upstream: x509 CA certificate for HTTPS")
     g.add_argument(
         "--lock-object-namespace",
         default=None,
@@ -375,8 +387,10 @@ def validate(o: Options) -> None:
             raise FlagError("--leader-elect-renew-deadline must be greater than 1.2 * --leader-elect-retry-period")
         if o.leader_elect_retry_period <= 0:
             raise FlagError("--leader-elect-retry-period must be greater than zero")
-    if o.enable_webhook and not (o.tls_cert_file and o.tls_private_key_file):
-        raise FlagError("--enable-webhook needs --tls-cert-file and --tls-private-key-file")
+    if o.enable_webhook and not (o.webhook_tls_cert_file and o.webhook_tls_private_key_file):
+        raise FlagError("--enable-webhook needs --webhook-tls-cert-file and --webhook-tls-private-key-file")
+    if bool(o.tls_cert_file) != bool(o.tls_private_key_file):
+        raise FlagError("--tls-cert-file and --tls-private-key-file must be given together")
 
 
 def parse(argv: list[str] | None = None) -> tuple[Options, bool]:

@@ -21,7 +21,6 @@ import signal
 import sys
 import threading
 from collections.abc import Callable
-from typing import Any
 
 import structlog
 from kubernetes import client as k8s_client
@@ -49,7 +48,7 @@ from jobflow_controller.leaderelection import (
     run_or_die,
 )
 from jobflow_controller.manager import options as opts
-from jobflow_controller.manager.healthz import Check, EndpointServer, split_address
+from jobflow_controller.manager.healthz import Check, EndpointServer, health_tls_context, split_address
 from jobflow_controller.manager.metrics import RestClientMetrics
 from jobflow_controller.record import EventBroadcaster
 from jobflow_controller.webhook import WebhookServer
@@ -109,7 +108,7 @@ class Manager:
             self.clientset, custom_resync={resources.JOB_FLOWS: options.resync_period}
         )
         queue_metrics = PrometheusMetricsProvider(self.registry)
-        self.controllers: list[Any] = []
+        self.controllers: list[JobFlowController | JobTemplateController] = []
         if opts.is_controller_enabled(opts.JOBFLOW_CONTROLLER, options.controllers):
             self.controllers.append(
                 JobFlowController(
@@ -161,7 +160,9 @@ class Manager:
             if o.enable_healthz:
                 same = o.enable_metrics and o.listen_address == o.healthz_address
                 registry = self.registry if same else None
-                self.servers.append(EndpointServer(o.healthz_address, checks=checks, registry=registry).start())
+                tls = health_tls_context(o.tls_cert_file, o.tls_private_key_file, o.ca_cert_file)
+                server = EndpointServer(o.healthz_address, checks=checks, registry=registry, tls=tls)
+                self.servers.append(server.start())
             if o.enable_metrics and not (o.enable_healthz and o.listen_address == o.healthz_address):
                 self.servers.append(EndpointServer(o.listen_address, registry=self.registry).start())
         except OSError as err:
@@ -177,13 +178,12 @@ class Manager:
         o = self.options
         if not o.enable_webhook:
             return
-        assert o.tls_cert_file and o.tls_private_key_file  # options.validate requires both
+        cert, key = o.webhook_tls_cert_file, o.webhook_tls_private_key_file
+        assert cert and key  # options.validate requires both
         try:
-            self.webhook = WebhookServer(split_address(o.webhook_address), o.tls_cert_file, o.tls_private_key_file)
+            self.webhook = WebhookServer(split_address(o.webhook_address), cert, key)
         except OSError as err:  # ssl.SSLError included: a certificate and key that do not load
-            raise StartupError(
-                f"cannot serve the webhook on {o.webhook_address} with {o.tls_cert_file}: {err}"
-            ) from err
+            raise StartupError(f"cannot serve the webhook on {o.webhook_address} with {cert}: {err}") from err
         self.webhook.start()
 
     # -- run --------------------------------------------------------------------------------------
@@ -195,16 +195,11 @@ class Manager:
         """
         o = self.options
         _set_after(self.hard_stop, stop, o.graceful_shutdown_timeout)
-        threads = [
-            threading.Thread(
-                target=ctrl.run,
-                args=(stop, o.worker_threads),
-                kwargs={"drain_timeout": o.graceful_shutdown_timeout, "hard_stop": self.hard_stop},
-                name=ctrl.name,
-                daemon=True,
-            )
-            for ctrl in self.controllers
-        ]
+
+        def run(ctrl: JobFlowController | JobTemplateController) -> None:
+            ctrl.run(stop, o.worker_threads, drain_timeout=o.graceful_shutdown_timeout, hard_stop=self.hard_stop)
+
+        threads = [threading.Thread(target=run, args=(ctrl,), name=ctrl.name, daemon=True) for ctrl in self.controllers]
         for thread in threads:
             thread.start()
         for thread in threads:
@@ -214,6 +209,9 @@ class Manager:
     def run(self) -> int:
         o = self.options
         log.info("starting", version=__version__, controllers=[c.name for c in self.controllers])
+        if o.ca_cert_file and not o.tls_cert_file:
+            # Upstream accepts it alone and serves plain HTTP too; say so rather than stay silent.
+            log.warning("--ca-cert-file has no effect without --tls-cert-file and --tls-private-key-file")
         self.factory.start(self.stop)
         try:
             try:

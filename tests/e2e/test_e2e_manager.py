@@ -225,3 +225,77 @@ def test_a_leader_that_loses_its_lease_exits_1(
     wait_for(steal, 10, what="the lease to be taken over")
     assert leader.popen.wait(timeout=3 + 10) == 1
     assert "leaderelection lost" in leader.log()
+
+
+def test_upstreams_tls_flags_serve_healthz_over_https_and_the_webhook_has_its_own(
+    kubeconfig: Path, tmp_path: Path, processes: list[ControllerProcess]
+) -> None:
+    """Issue 14: `--tls-cert-file`/`--tls-private-key-file`/`--ca-cert-file` mean what upstream means
+    (HTTPS on the health endpoint); the webhook takes `--webhook-tls-*`, and the two can differ."""
+    import ssl
+    import urllib.request
+
+    from jobflow_controller.local.certs import TinyCA, write
+    from jobflow_controller.local.controlplane import free_port
+
+    def serving(ca: TinyCA, name: str) -> tuple[Path, Path]:
+        pair = ca.issue(name, server=True, dns_names=("localhost",), ips=("127.0.0.1",))
+        cert = write(tmp_path / f"{name}.crt", pair.cert_pem)
+        return cert, write(tmp_path / f"{name}.key", pair.key_pem, private=True)
+
+    health_ca, webhook_ca = TinyCA("health-ca"), TinyCA("webhook-ca")
+    health_cert, health_key = serving(health_ca, "health")
+    webhook_cert, webhook_key = serving(webhook_ca, "webhook")
+    ca_file = write(tmp_path / "health-ca.crt", health_ca.cert_pem)
+    webhook_port = free_port()
+    proc = ControllerProcess(
+        str(kubeconfig),
+        tmp_path,
+        "--leader-elect=false",
+        f"--tls-cert-file={health_cert}",
+        f"--tls-private-key-file={health_key}",
+        f"--ca-cert-file={ca_file}",
+        "--enable-webhook",
+        f"--webhook-address=127.0.0.1:{webhook_port}",
+        f"--webhook-tls-cert-file={webhook_cert}",
+        f"--webhook-tls-private-key-file={webhook_key}",
+    )
+    processes.append(proc)
+
+    def https(port: int, path: str, ca: TinyCA) -> tuple[int, str]:
+        context = ssl.create_default_context(cadata=ca.cert_pem.decode())
+        try:
+            with urllib.request.urlopen(f"https://127.0.0.1:{port}{path}", timeout=5, context=context) as resp:
+                return resp.status, resp.read().decode()
+        except OSError:
+            return 0, ""
+
+    wait_for(lambda: https(proc.healthz_port, "/readyz", health_ca) == (200, "ok"), 30, what="HTTPS /readyz")
+    assert proc.get("/healthz")[0] == 0  # plain HTTP gets no answer on the TLS port
+    assert https(webhook_port, "/healthz", webhook_ca) == (200, "ok")
+    assert https(webhook_port, "/healthz", health_ca) == (0, "")  # the webhook's certificate is its own
+    # Metrics stay plain HTTP on their own address, as upstream's.
+    assert "rest_client_requests_total" in proc.metrics()
+
+
+def test_a_health_certificate_that_does_not_load_exits_1_with_one_readable_line(
+    kubeconfig: Path, tmp_path: Path
+) -> None:
+    binary = str(Path(sys.executable).parent / "jobflow-controller")
+    result = subprocess.run(
+        [
+            binary,
+            f"--kubeconfig={kubeconfig}",
+            "--leader-elect=false",
+            "--enable-healthz",
+            "--healthz-address=127.0.0.1:0",
+            f"--tls-cert-file={tmp_path / 'missing.crt'}",
+            f"--tls-private-key-file={tmp_path / 'missing.key'}",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert result.returncode == 1
+    lines = [ln for ln in result.stderr.splitlines() if ln.startswith("jobflow-controller: error:")]
+    assert lines == ["jobflow-controller: error: cannot serve health or metrics: [Errno 2] No such file or directory"]

@@ -150,3 +150,39 @@ def test_the_deprecated_lock_object_namespace_sets_the_lease_namespace_with_pfla
     )
     both, _ = opts.parse(["--lock-object-namespace=kube-system", "--leader-elect-resource-namespace=mine"])
     assert both.leader_elect_resource_namespace == "mine"
+
+
+def test_upstreams_tls_flags_are_the_health_endpoints_and_the_webhook_has_its_own() -> None:
+    o, _ = opts.parse(
+        [
+            "--tls-cert-file=/h.crt",
+            "--tls-private-key-file=/h.key",
+            "--ca-cert-file=/ca.crt",
+            "--enable-webhook",
+            "--webhook-tls-cert-file=/w.crt",
+            "--webhook-tls-private-key-file=/w.key",
+        ]
+    )
+    assert (o.tls_cert_file, o.tls_private_key_file, o.ca_cert_file) == ("/h.crt", "/h.key", "/ca.crt")
+    assert (o.webhook_tls_cert_file, o.webhook_tls_private_key_file) == ("/w.crt", "/w.key")
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["--enable-webhook"], "--enable-webhook needs --webhook-tls-cert-file and --webhook-tls-private-key-file"),
+        (
+            ["--enable-webhook", "--tls-cert-file=/a", "--tls-private-key-file=/b"],
+            "--enable-webhook needs --webhook-tls-cert-file and --webhook-tls-private-key-file",
+        ),
+        (["--tls-cert-file=/a"], "--tls-cert-file and --tls-private-key-file must be given together"),
+        (["--tls-private-key-file=/b"], "--tls-cert-file and --tls-private-key-file must be given together"),
+    ],
+)
+def test_tls_flags_that_cannot_work_exit_2_naming_them(
+    argv: list[str], message: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with pytest.raises(SystemExit) as exit_info:
+        opts.parse(argv)
+    assert exit_info.value.code == 2
+    assert message in capsys.readouterr().err

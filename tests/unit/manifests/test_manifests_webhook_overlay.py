@@ -33,8 +33,8 @@ def test_the_webhook_component_adds_flags_port_and_certificate_to_the_deployment
     assert container["args"][-4:] == [
         "--enable-webhook=true",
         "--webhook-address=:8443",
-        "--tls-cert-file=/etc/jobflow-controller/webhook/tls.crt",
-        "--tls-private-key-file=/etc/jobflow-controller/webhook/tls.key",
+        "--webhook-tls-cert-file=/etc/jobflow-controller/webhook/tls.crt",
+        "--webhook-tls-private-key-file=/etc/jobflow-controller/webhook/tls.key",
     ]
     assert {"name": "webhook", "containerPort": 8443, "protocol": "TCP"} in container["ports"]
     mount = next(m for m in container["volumeMounts"] if m["name"] == "webhook-tls")
