@@ -1,7 +1,8 @@
 """`make demo`: a real control plane, the CRDs, the controller, the simulator, both example pipelines.
 
 Shows each JobFlow's phase and its Jobs by state, redrawn whenever an informer sees a change,
-until both pipelines Succeed; then prints the kubectl lines to look at what happened and keeps the
+until both pipelines Succeed; then draws the diamond with `kubectl jobflow tree` (the project's
+kubectl plugin, run through kubectl), prints the kubectl lines to look at what happened and keeps the
 control plane up until Ctrl-C (or exits at once with `--exit-when-done`, as the e2e test runs it).
 """
 
@@ -28,10 +29,20 @@ from jobflow_controller.kube.clientset import Clientset
 from jobflow_controller.kube.config import build_config
 from jobflow_controller.kube.rest import RestClient
 from jobflow_controller.local.controlplane import ControlPlane
-from jobflow_controller.local.kubectl import EXAMPLES_DIR, install_crds, kubectl, kubectl_path
+from jobflow_controller.local.kubectl import EXAMPLES_DIR, install_crds, kubectl, kubectl_path, plugin_env
 from jobflow_controller.local.simulator import JobSimulator
 
 FLOWS = ("ml-pipeline", "parallel-pipeline")
+#: The pipeline the demo draws at the end, with `kubectl jobflow tree`.
+TREE_FLOW = "parallel-pipeline"
+LOOK_AROUND = (
+    "kubectl get jf",
+    "kubectl describe jf ml-pipeline",
+    "kubectl get vcjob",
+    "kubectl get jt",
+    "kubectl jobflow tree ml-pipeline",
+    "kubectl jobflow dot parallel-pipeline   # Graphviz: | dot -Tsvg > parallel.svg",
+)
 PHASE_ORDER = ("Pending", "Running", "Completing", "Completed", "Failed", "Terminated", "Aborted", "")
 
 
@@ -85,6 +96,14 @@ class Progress:
             total = len(jf.flows(flow))
             lines.append(f"{name:<20} {jf.phase(flow) or '-':<10} [{total} flows] " + ("; ".join(parts) or "-"))
         return "\n".join(lines)
+
+
+def show_tree(kubeconfig: str, name: str, namespace: str = "default", *, color: bool = False) -> str:
+    """`kubectl jobflow tree NAME` run through kubectl itself, as a user would; its output, or the
+    error it printed (the demo has succeeded by then, so a plugin failure is shown, not fatal)."""
+    args = [kubectl_path(), "jobflow", "tree", name, "-n", namespace, f"--color={'always' if color else 'never'}"]
+    result = subprocess.run(args, capture_output=True, text=True, timeout=60, env=plugin_env(kubeconfig), check=False)
+    return result.stdout if result.returncode == 0 else f"(kubectl jobflow failed: {result.stderr.strip()})"
 
 
 def _order(item: tuple[str, list[str]]) -> int:
@@ -154,9 +173,12 @@ def main(argv: list[str] | None = None) -> int:
         if not done:
             say("the pipelines did not finish in time" if not stop.is_set() else "interrupted")
             return 1
-        say(f"\nboth pipelines Succeeded in {time.monotonic() - t0:.1f}s. Look around:\n")
+        say(f"\nboth pipelines Succeeded in {time.monotonic() - t0:.1f}s. The diamond, drawn by the kubectl plugin:\n")
+        say(f"$ kubectl jobflow tree {TREE_FLOW}")
+        say(show_tree(kubeconfig, TREE_FLOW, color=tty).rstrip())
+        say("\nLook around:\n")
         say(f"  export KUBECONFIG={kubeconfig} PATH={Path(kubectl_path()).parent}:$PATH")
-        for line in ("kubectl get jf", "kubectl describe jf ml-pipeline", "kubectl get vcjob", "kubectl get jt"):
+        for line in LOOK_AROUND:
             say(f"  {line}")
         if args.exit_when_done:
             return 0

@@ -43,6 +43,16 @@ def kubectl(kubeconfig: str | os.PathLike[str], *args: str, check: bool = True, 
     return result.stdout
 
 
+def plugin_env(kubeconfig: str | os.PathLike[str] | None = None) -> dict[str, str]:
+    """The environment in which `kubectl jobflow` finds this project's plugin: the interpreter's
+    bin directory (where the `kubectl-jobflow` console script is installed) first on PATH, and
+    KUBECONFIG set when given (a plugin reads the kubeconfig itself; kubectl passes it nothing)."""
+    env = {**os.environ, "PATH": os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")])}
+    if kubeconfig is not None:
+        env["KUBECONFIG"] = str(kubeconfig)
+    return env
+
+
 def install_crds(kubeconfig: str | os.PathLike[str], crds_dir: Path = LOCAL_CRDS_DIR, timeout: float = 60.0) -> None:
     """Apply the kustomization ``crds_dir`` (server-side: CRDs are large) and wait until its CRDs are Established.
 

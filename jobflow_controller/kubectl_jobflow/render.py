@@ -1,0 +1,281 @@
+"""The two pictures of a `FlowView`: an indented tree for a terminal, and Graphviz DOT.
+
+The tree's convention: roots are the flows without `dependsOn` targets, in spec order; under each
+flow come the flows that depend on it, in spec order. A flow with several targets sits under each
+of them, but only its first appearance (depth first, top down) carries its columns and its own
+subtree; every later one is a single dimmed line "<name> (see above)", so no subtree is drawn twice
+and a cycle cannot recurse. Flows no root reaches (a target that names no flow, or a cycle, both of
+which admission refuses) follow under their own heading, each with the targets it waits for.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import TextIO
+
+from jobflow_controller.kubectl_jobflow.view import NOT_CREATED, WAITING, FlowRow, FlowView
+
+RESET = "\x1b[0m"
+BOLD = "\x1b[1m"
+DIM = "\x1b[2m"
+RED = "\x1b[31m"
+GREEN = "\x1b[32m"
+YELLOW = "\x1b[33m"
+MAGENTA = "\x1b[35m"
+CYAN = "\x1b[36m"
+
+#: Volcano Job phases (and the two the view adds) and JobFlow phases, by colour.
+PHASE_COLORS: Mapping[str, str] = {
+    "Completed": GREEN,
+    "Succeed": GREEN,
+    "Running": CYAN,
+    "Completing": CYAN,
+    "Pending": YELLOW,
+    "Restarting": YELLOW,
+    "Failed": RED,
+    "Aborted": RED,
+    "Terminated": RED,
+    "Aborting": MAGENTA,
+    "Terminating": MAGENTA,
+    WAITING: DIM,
+    NOT_CREATED: DIM,
+    "Unknown": DIM,
+}
+
+#: Fill colours of the DOT nodes, by phase (light tints of the terminal colours).
+DOT_FILLS: Mapping[str, str] = {
+    "Completed": "#c8e6c9",
+    "Running": "#b3e5fc",
+    "Completing": "#b3e5fc",
+    "Pending": "#fff9c4",
+    "Restarting": "#fff9c4",
+    "Failed": "#ffcdd2",
+    "Aborted": "#ffcdd2",
+    "Terminated": "#ffcdd2",
+    "Aborting": "#e1bee7",
+    "Terminating": "#e1bee7",
+}
+DOT_FILL_DEFAULT = "#eeeeee"
+
+HEADERS = ("FLOW", "PHASE", "DURATION", "RESTARTS")
+#: Spaces between columns, as kubectl's table printer pads them.
+GAP = "   "
+SEE_ABOVE = "(see above)"
+UNREACHABLE_HEADING = "not reachable from a root (a target names no flow, or the flows form a cycle):"
+
+
+@dataclass(frozen=True)
+class Branches:
+    """The connectors drawn left of a flow's name."""
+
+    tee: str
+    elbow: str
+    pipe: str
+    space: str
+
+
+UNICODE = Branches("├── ", "└── ", "│   ", "    ")
+ASCII = Branches("|-- ", "`-- ", "|   ", "    ")
+
+
+def use_color(stream: TextIO, mode: str = "auto", environ: Mapping[str, str] | None = None) -> bool:
+    """`always` and `never` are what they say; `auto` colours a terminal unless `NO_COLOR` is set
+    to anything non-empty (no-color.org) or `TERM=dumb`."""
+    if mode == "always":
+        return True
+    if mode == "never":
+        return False
+    env = os.environ if environ is None else environ
+    if env.get("NO_COLOR") or env.get("TERM") == "dumb":
+        return False
+    isatty = getattr(stream, "isatty", None)
+    return bool(isatty and isatty())
+
+
+def branches_for(stream: TextIO) -> Branches:
+    """Box-drawing connectors when the stream can encode them, ASCII otherwise."""
+    encoding = getattr(stream, "encoding", None) or "ascii"
+    try:
+        "├└│─".encode(encoding)
+    except (UnicodeEncodeError, LookupError):
+        return ASCII
+    return UNICODE
+
+
+def human_duration(seconds: float | None) -> str:
+    """apimachinery's `duration.HumanDuration`, the AGE column of `kubectl get`: "45s", "3m20s",
+    "25m", "5h10m", "3d4h", "400d"."""
+    if seconds is None:
+        return "-"
+    s = int(seconds)
+    if s < 120:
+        return f"{s}s"
+    minutes = s // 60
+    if minutes < 10:
+        rem = s % 60
+        return f"{minutes}m{rem}s" if rem else f"{minutes}m"
+    if minutes < 180:
+        return f"{minutes}m"
+    hours = s // 3600
+    if hours < 8:
+        rem = minutes % 60
+        return f"{hours}h{rem}m" if rem else f"{hours}h"
+    if hours < 48:
+        return f"{hours}h"
+    if hours < 24 * 8:
+        rem = hours % 24
+        return f"{hours // 24}d{rem}h" if rem else f"{hours // 24}d"
+    if hours < 24 * 365 * 2:
+        return f"{hours // 24}d"
+    years, days = hours // (24 * 365), (hours // 24) % 365
+    if hours < 24 * 365 * 8:
+        return f"{years}y{days}d" if days else f"{years}y"
+    return f"{years}y"
+
+
+# -- the tree ----------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class TreeLine:
+    prefix: str
+    name: str
+    row: FlowRow | None
+    #: A flow already drawn above (a second target of it, or a cycle closing).
+    repeat: bool = False
+    #: For the roots of the unreachable section: the targets the flow waits for.
+    needs: tuple[str, ...] = ()
+
+
+def tree_lines(view: FlowView, branches: Branches = UNICODE) -> tuple[list[TreeLine], list[TreeLine]]:
+    """The reachable tree and the unreachable rest, as lines in drawing order."""
+    children: dict[str, list[str]] = {f.name: [] for f in view.flows}
+    for flow in view.flows:
+        for target in flow.targets:
+            if target in children and flow.name not in children[target]:
+                children[target].append(flow.name)
+    shown: set[str] = set()
+
+    def visit(out: list[TreeLine], name: str, prefix: str, connector: str, below: str, needs: tuple[str, ...]) -> None:
+        if name in shown:
+            out.append(TreeLine(prefix + connector, name, view.row(name), repeat=True))
+            return
+        shown.add(name)
+        out.append(TreeLine(prefix + connector, name, view.row(name), needs=needs))
+        kids = children[name]
+        for i, kid in enumerate(kids):
+            last = i == len(kids) - 1
+            visit(
+                out,
+                kid,
+                prefix + below,
+                branches.elbow if last else branches.tee,
+                branches.space if last else branches.pipe,
+                (),
+            )
+
+    reachable: list[TreeLine] = []
+    for flow in view.flows:
+        if not flow.targets:
+            visit(reachable, flow.name, "", "", "", ())
+    rest: list[TreeLine] = []
+    for flow in view.flows:
+        if flow.name not in shown:
+            visit(rest, flow.name, "", "", "", flow.targets)
+    return reachable, rest
+
+
+def render_tree(view: FlowView, *, color: bool = False, branches: Branches = UNICODE) -> str:
+    """The heading line, then FLOW/PHASE/DURATION/RESTARTS with the flows drawn as a tree."""
+
+    def paint(text: str, code: str | None) -> str:
+        return f"{code}{text}{RESET}" if color and code and text else text
+
+    reachable, rest = tree_lines(view, branches)
+    known = {f.name for f in view.flows}
+
+    def first_cell(line: TreeLine) -> str:
+        if line.repeat:
+            return f"{line.prefix}{line.name} {SEE_ABOVE}"
+        if line.needs:
+            needs = ", ".join(t if t in known else f"{t}?" for t in line.needs)
+            return f"{line.prefix}{line.name} (needs {needs})"
+        return line.prefix + line.name
+
+    lines = reachable + rest
+    cells = [
+        [first_cell(ln)]
+        + (
+            ["", "", ""]
+            if ln.repeat or ln.row is None
+            else [
+                ln.row.phase,
+                human_duration(ln.row.duration),
+                "-" if ln.row.restarts is None else str(ln.row.restarts),
+            ]
+        )
+        for ln in lines
+    ]
+    # A "(see above)" line has no other columns, so it may run past the first one.
+    measured = [c for c, ln in zip(cells, lines, strict=True) if not ln.repeat]
+    widths = [max([len(h)] + [len(c[i]) for c in measured]) for i, h in enumerate(HEADERS)]
+
+    def row_text(values: list[str], codes: list[str | None]) -> str:
+        # Padding goes outside the colour codes, so columns line up whatever the terminal does.
+        last = len(values) - 1
+        parts = [paint(v, codes[i]) + ("" if i == last else " " * (widths[i] - len(v))) for i, v in enumerate(values)]
+        return GAP.join(parts).rstrip()
+
+    title = f"JobFlow {view.namespace}/{view.name}" if view.namespace else f"JobFlow {view.name}"
+    phase = view.phase or "Unknown"
+    flows = f"{len(view.flows)} flow" + ("" if len(view.flows) == 1 else "s")
+    out = [f"{paint(title, BOLD)}   {paint(phase, PHASE_COLORS.get(phase))}   {flows}   age {human_duration(view.age)}"]
+    out.append(row_text(list(HEADERS), [BOLD] * 4))
+    for index, (line, values) in enumerate(zip(lines, cells, strict=True)):
+        if index == len(reachable) and rest:
+            out.append(paint(UNREACHABLE_HEADING, YELLOW))
+        if line.repeat or line.row is None:
+            out.append(line.prefix + paint(values[0][len(line.prefix) :], DIM))
+            continue
+        restarts_code = YELLOW if line.row.restarts else None
+        out.append(row_text(values, [None, PHASE_COLORS.get(line.row.phase), None, restarts_code]))
+    if not view.flows:
+        out.append(paint("(no flows)", DIM))
+    return "\n".join(out) + "\n"
+
+
+# -- Graphviz ----------------------------------------------------------------------------------
+def _quote(text: str) -> str:
+    """A DOT double-quoted string: backslashes and quotes escaped, newlines as DOT's \\n."""
+    return '"' + text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n") + '"'
+
+
+def render_dot(view: FlowView) -> str:
+    """A `digraph` with one node per flow (filled by phase) and an edge target -> dependent, so
+    `kubectl jobflow dot NAME | dot -Tsvg > flow.svg` draws the pipeline left to right."""
+    title = f"{view.namespace}/{view.name}" if view.namespace else view.name
+    title += f": {view.phase or 'Unknown'}"
+    out = [
+        f"digraph {_quote(view.name)} {{",
+        f"  graph [rankdir=LR, labelloc=t, fontname=Helvetica, label={_quote(title)}];",
+        '  node [shape=box, style="rounded,filled", fontname=Helvetica];',
+        '  edge [color="#555555"];',
+    ]
+    known = {f.name for f in view.flows}
+    for flow in view.flows:
+        label = f"{flow.name}\n{flow.phase}"
+        if flow.duration is not None:
+            label += f", {human_duration(flow.duration)}"
+        if flow.restarts:
+            label += f"\nrestarts: {flow.restarts}"
+        fill = DOT_FILLS.get(flow.phase, DOT_FILL_DEFAULT)
+        out.append(f"  {_quote(flow.name)} [label={_quote(label)}, fillcolor={_quote(fill)}];")
+    unknown = sorted({t for f in view.flows for t in f.targets if t not in known})
+    for name in unknown:
+        label = _quote(f"{name}\n(no such flow)")
+        out.append(f"  {_quote(name)} [label={label}, style=dashed];")
+    for flow in view.flows:
+        for target in flow.targets:
+            out.append(f"  {_quote(target)} -> {_quote(flow.name)};")
+    out.append("}")
+    return "\n".join(out) + "\n"

@@ -1,0 +1,145 @@
+"""What `kubectl jobflow` shows of a JobFlow: its flows as a DAG, each with a phase, a duration and restarts.
+
+Built from the JobFlow (spec and status) and the Jobs it controls, read once; the renderers in
+`render` only format it. Where the two sources disagree the Job wins, because it is fresher: the
+status is what the controller wrote at its last sync, the Job what Volcano's job controller says
+now. The status is what remains once the Jobs are gone (`jobRetainPolicy: delete`, or a Job
+deleted by hand), so a finished pipeline still shows every flow's outcome.
+"""
+
+from __future__ import annotations
+
+import datetime
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from jobflow_controller.apis import job as vcjob
+from jobflow_controller.apis import jobflow as jf
+from jobflow_controller.apis import meta
+from jobflow_controller.apis.constants import JobPhase, Phase
+from jobflow_controller.apis.timeutil import add_duration, parse_time
+
+#: A flow whose Job does not exist yet and never did, while the JobFlow can still create it.
+WAITING = "Waiting"
+#: A flow whose Job was never created and never will be: the JobFlow is Succeed or Failed.
+NOT_CREATED = "NotCreated"
+
+#: Job phases after which a Job's duration stops growing.
+FINISHED_JOB_PHASES = frozenset({JobPhase.COMPLETED, JobPhase.FAILED, JobPhase.TERMINATED, JobPhase.ABORTED})
+FINISHED_FLOW_PHASES = frozenset({Phase.SUCCEED, Phase.FAILED})
+
+
+@dataclass(frozen=True)
+class FlowRow:
+    """One flow of `spec.flows` and the state of its Job `<jobflow>-<flow>`."""
+
+    name: str
+    job: str
+    #: The flows it depends on, in spec order, without duplicates (empty for a root).
+    targets: tuple[str, ...]
+    phase: str
+    #: Seconds from the Job's creation to its end (or to now while it runs); None if never created.
+    duration: float | None
+    #: `jobStatusList[].restartCount`, else the Job's `status.retryCount`; None if never created.
+    restarts: int | None
+
+
+@dataclass(frozen=True)
+class FlowView:
+    namespace: str
+    name: str
+    phase: str
+    #: Seconds since the JobFlow was created.
+    age: float | None
+    flows: tuple[FlowRow, ...]
+
+    def row(self, name: str) -> FlowRow | None:
+        return next((f for f in self.flows if f.name == name), None)
+
+
+def build_view(job_flow: Mapping[str, Any], jobs: Iterable[Mapping[str, Any]], now: datetime.datetime) -> FlowView:
+    """The view of `job_flow` at `now`; `jobs` may hold any Jobs, only those it controls count."""
+    flow_name = meta.name(job_flow)
+    owned = {meta.name(j): j for j in jobs if meta.is_controlled_by(j, job_flow)}
+    entries = {str(e.get("name") or ""): e for e in jf.job_status_list(job_flow)}
+    conditions = jf.status(job_flow).get("conditions")
+    conditions = conditions if isinstance(conditions, Mapping) else {}
+    flow_phase = jf.phase(job_flow)
+    rows: list[FlowRow] = []
+    seen: set[str] = set()
+    for flow in jf.flows(job_flow):
+        if flow.name in seen:  # a duplicate name (admission refuses it): the first one is the flow shown
+            continue
+        seen.add(flow.name)
+        job_name = jf.job_name(flow_name, flow.name)
+        condition = conditions.get(job_name)
+        rows.append(
+            _row(
+                flow.name,
+                job_name,
+                tuple(dict.fromkeys(flow.targets or ())),
+                owned.get(job_name),
+                entries.get(job_name),
+                condition if isinstance(condition, Mapping) else None,
+                flow_phase,
+                now,
+            )
+        )
+    created = meta.creation_timestamp(job_flow)
+    age = _seconds(parse_time(created), now) if created else None
+    return FlowView(meta.namespace(job_flow), flow_name, flow_phase, age, tuple(rows))
+
+
+def _row(
+    name: str,
+    job_name: str,
+    targets: tuple[str, ...],
+    job: Mapping[str, Any] | None,
+    entry: Mapping[str, Any] | None,
+    condition: Mapping[str, Any] | None,
+    flow_phase: str,
+    now: datetime.datetime,
+) -> FlowRow:
+    phase = (vcjob.phase(job) if job is not None else "") or str((entry or {}).get("state") or "")
+    phase = phase or str((condition or {}).get("phase") or "")
+    start_text = (meta.creation_timestamp(job) if job is not None else None) or (entry or {}).get("startTimestamp")
+    start_text = start_text or (condition or {}).get("createTime")
+    if job is None and entry is None and condition is None:
+        never = flow_phase in FINISHED_FLOW_PHASES
+        return FlowRow(name, job_name, targets, NOT_CREATED if never else WAITING, None, None)
+    duration: float | None = None
+    if start_text:
+        start = parse_time(str(start_text))
+        if phase in FINISHED_JOB_PHASES:
+            end = _end(start, job, entry, condition)
+            duration = _seconds(start, end) if end is not None else None
+        else:
+            duration = _seconds(start, now)
+    if entry is not None:
+        restarts = int(entry.get("restartCount") or 0)
+    else:
+        restarts = vcjob.retry_count(job) if job is not None else 0
+    return FlowRow(name, job_name, targets, phase or "Unknown", duration, restarts)
+
+
+def _end(
+    start: datetime.datetime,
+    job: Mapping[str, Any] | None,
+    entry: Mapping[str, Any] | None,
+    condition: Mapping[str, Any] | None,
+) -> datetime.datetime | None:
+    """When a finished Job ended: creation plus the Job's `runningDuration` (what the controller
+    writes as `endTimestamp`, but fresher), else the status' `endTimestamp` or condition."""
+    running = (vcjob.running_duration(job) if job is not None else None) or (condition or {}).get("runningDuration")
+    if running:
+        try:
+            return add_duration(start, str(running))
+        except ValueError:
+            pass
+    end_text = (entry or {}).get("endTimestamp")
+    return parse_time(str(end_text)) if end_text else None
+
+
+def _seconds(start: datetime.datetime, end: datetime.datetime) -> float:
+    return max(0.0, (end - start).total_seconds())
