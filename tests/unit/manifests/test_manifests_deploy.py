@@ -43,12 +43,15 @@ CUSTOM_RESOURCE_KINDS = frozenset(
     }
 )
 
-#: Kinds of other projects' CRDs the manifests use (the webhook's optional cert-manager component);
-#: kubernetes-validate has no schema for them either, and this repository does not ship theirs.
+#: Kinds of other projects' CRDs the manifests use (the webhook's optional cert-manager component,
+#: the Prometheus Operator's in monitoring/); kubernetes-validate has no schema for them either, and
+#: this repository does not ship theirs.
 THIRD_PARTY_KINDS = frozenset(
     {
         ("cert-manager.io/v1", "Issuer"),
         ("cert-manager.io/v1", "Certificate"),
+        ("monitoring.coreos.com/v1", "PrometheusRule"),
+        ("monitoring.coreos.com/v1", "ServiceMonitor"),
     }
 )
 UNVALIDATED_KINDS = CUSTOM_RESOURCE_KINDS | THIRD_PARTY_KINDS
