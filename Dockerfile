@@ -25,7 +25,8 @@ COPY pyproject.toml README.md ./
 COPY jobflow_controller ./jobflow_controller
 COPY informers ./informers
 COPY workqueue ./workqueue
-# Every dependency publishes manylinux wheels; pip fetches those rather than building anything.
+# Wheels of the project and its runtime dependencies (no extras). Every dependency publishes
+# manylinux wheels; pip fetches those rather than building anything.
 RUN python -m pip wheel --wheel-dir /wheels .
 
 FROM ${PYTHON_IMAGE}
@@ -39,9 +40,12 @@ ENV PYTHONUNBUFFERED=1 \
     PYTHONDONTWRITEBYTECODE=1 \
     PIP_NO_CACHE_DIR=1 \
     PIP_DISABLE_PIP_VERSION_CHECK=1
+# The runtime set only: no extras, so neither cryptography nor kubernetes-validate (test and local
+# tooling) is in the image; the last command fails the build should a dependency bring either in.
 RUN --mount=type=bind,from=build,source=/wheels,target=/wheels \
     python -m pip install --no-index --find-links=/wheels jobflow-controller \
-    && jobflow-controller --version
+    && jobflow-controller --version \
+    && python -c "import importlib.util as u, sys; bad = [m for m in ('cryptography', 'kubernetes_validate') if u.find_spec(m)]; sys.exit(f'not runtime dependencies, yet installed: {bad}' if bad else 0)"
 # The uid/gid manifests/deployment.yaml runs as (runAsUser/runAsGroup 65532), without a home or a
 # login shell.
 RUN groupadd --system --gid 65532 jobflow \
