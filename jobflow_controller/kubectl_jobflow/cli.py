@@ -40,6 +40,13 @@ TRANSPORT_ERRORS = (ConnectionError, OSError, urllib3.exceptions.HTTPError)
 CLEAR = "\x1b[H\x1b[2J"
 
 
+EXAMPLES = """examples:
+  kubectl jobflow tree ml-pipeline -n default      the flows as a tree: phase, duration, restarts
+  kubectl jobflow tree ml-pipeline --watch         redrawn as it changes, until Ctrl-C
+  kubectl jobflow dot ml-pipeline | dot -Tsvg > ml-pipeline.svg
+"""
+
+
 class PluginError(Exception):
     """Ends the command with exit status 1 and this one line on stderr."""
 
@@ -53,7 +60,13 @@ def _parser() -> argparse.ArgumentParser:
     common.add_argument(
         "-n", "--namespace", default=argparse.SUPPRESS, help="the JobFlow's namespace (default: the context's)"
     )
-    parser = argparse.ArgumentParser(prog=PROG, description="Show a JobFlow's DAG of Jobs.", parents=[common])
+    parser = argparse.ArgumentParser(
+        prog=PROG,
+        description="Show a JobFlow's DAG of Jobs.",
+        parents=[common],
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog=EXAMPLES,
+    )
     parser.add_argument("--version", action="version", version=f"kubectl-jobflow {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     tree = sub.add_parser(
