@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import copy
 from typing import Any
 
 from jobflow_controller.apis import jobflow as jf
@@ -16,6 +15,7 @@ from jobflow_controller.apis.constants import (
     JOB_KIND,
 )
 from jobflow_controller.apis.meta import Obj
+from jobflow_controller.apis.patch import apply_patch
 
 
 def controller_reference(job_flow: Obj) -> dict[str, Any]:
@@ -31,10 +31,13 @@ def controller_reference(job_flow: Obj) -> dict[str, Any]:
 
 
 def new_job(job_flow: Obj, flow_name: str, job_name: str, job_template: Obj) -> dict[str, Any]:
-    """`loadJobTemplateAndSetJob`: the template's spec verbatim, the createdBy keys, the owner.
+    """`loadJobTemplateAndSetJob`: the template's spec, the createdBy keys, the owner.
 
-    The spec is deep-copied because the template comes from the informer cache and the Job body
-    is handed to the HTTP layer; nothing else of the template's metadata is carried over.
+    The spec is the template's with the flow's `patch.jobSpec` merged in (`apis.patch`, ours:
+    upstream ignores the patch); without a patch it is the template's verbatim, as upstream's.
+    Raises `PatchError` when the patch cannot apply. The spec is a new object because the template
+    comes from the informer cache and the Job body is handed to the HTTP layer; nothing else of the
+    template's metadata is carried over, and the patch changes nothing but the spec.
     """
     ns = meta.namespace(job_flow)
     keys = {
@@ -51,5 +54,5 @@ def new_job(job_flow: Obj, flow_name: str, job_name: str, job_template: Obj) -> 
             "annotations": dict(keys),
             "ownerReferences": [controller_reference(job_flow)],
         },
-        "spec": copy.deepcopy(dict(jf.spec(job_template))),
+        "spec": apply_patch(jf.spec(job_template), jf.flow_patch(job_flow, flow_name)),
     }

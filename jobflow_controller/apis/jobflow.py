@@ -45,6 +45,17 @@ def flows(job_flow: Obj) -> list[Flow]:
     return out
 
 
+def flow_patch(job_flow: Obj, flow_name: str) -> Any:
+    """The raw `patch` value of the first flow named `flow_name` (None when absent or null).
+
+    Not checked here: `apis.patch` says what is wrong with it, if anything.
+    """
+    for raw in spec(job_flow).get("flows") or []:
+        if isinstance(raw, Mapping) and str(raw.get("name") or "") == flow_name:
+            return raw.get("patch")
+    return None
+
+
 def job_retain_policy(job_flow: Obj) -> str:
     return str(spec(job_flow).get("jobRetainPolicy") or "")
 

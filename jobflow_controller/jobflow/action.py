@@ -25,6 +25,7 @@ from jobflow_controller.apis import JobPhase, Phase, RetainPolicy, meta
 from jobflow_controller.apis import job as vcjob
 from jobflow_controller.apis import jobflow as jf
 from jobflow_controller.apis.builders import new_job
+from jobflow_controller.apis.patch import PatchError, apply_patch
 from jobflow_controller.apis.status import Condition, JobFlowStatus, JobRunningHistory, JobStatus
 from jobflow_controller.apis.timeutil import add_duration, format_time, parse_time
 from jobflow_controller.jobflow import constants as c
@@ -101,7 +102,8 @@ class ActionMixin(JobFlowControllerBase):
 
     def _handle_job_flow_once(self, req: FlowRequest, job_flow: Obj) -> None:
         name = req.job_flow_name
-        problem = validation_message(job_flow)
+        # Patch problems are not the whole JobFlow's: they stop only their flow (InvalidPatch, below).
+        problem = validation_message(job_flow, patches=False)
         if problem is not None:
             # A JobFlow that can never finish: say so once (the correlator dedups repeats) and wait
             # for its spec to change, which the update handler turns into a new request.
@@ -192,6 +194,8 @@ class ActionMixin(JobFlowControllerBase):
             try:
                 if flow.targets is None or self.judge(job_flow, flow.targets, done):
                     self.create_job(job_flow, flow.name)
+                else:
+                    self.check_patch(job_flow, flow.name)
             except Exception as err:  # noqa: BLE001 - the other flows still get their turn
                 first_err = first_err or err
         if first_err is not None:
@@ -229,7 +233,13 @@ class ActionMixin(JobFlowControllerBase):
 
     def create_job(self, job_flow: Obj, flow_name: str) -> None:
         job_name = jf.job_name(meta.name(job_flow), flow_name)
-        job = self.load_job_template_and_set_job(job_flow, flow_name, job_name)
+        try:
+            job = self.load_job_template_and_set_job(job_flow, flow_name, job_name)
+        except PatchError as err:
+            # Not an error of the sync: retrying cannot help until the JobFlow or the template
+            # changes, and each of those enqueues the JobFlow (so does the resync).
+            self.warn_invalid_patch(job_flow, flow_name, job_name, err)
+            return
         ns = meta.namespace(job_flow)
         try:
             self.clientset.jobs(ns).create(job)
@@ -261,6 +271,41 @@ class ActionMixin(JobFlowControllerBase):
             jobflow=f"{meta.namespace(job_flow)}/{meta.name(job_flow)}",
         )
         self.recorder.eventf(job_flow, c.EVENT_WARNING, c.REASON_RESOURCE_EXISTS, c.MESSAGE_RESOURCE_EXISTS, job_name)
+
+    def check_patch(self, job_flow: Obj, flow_name: str) -> None:
+        """Say now, not once its targets completed, that a waiting flow's patch cannot apply.
+
+        Only for a flow that has a patch and whose template exists (a missing one is reported when
+        the flow is due, as upstream reports it).
+        """
+        patch = jf.flow_patch(job_flow, flow_name)
+        if patch is None:
+            return
+        try:
+            template = self.job_template_lister.job_templates(meta.namespace(job_flow)).get(flow_name)
+        except NotFoundError:
+            return
+        try:
+            apply_patch(jf.spec(template), patch)
+        except PatchError as err:
+            self.warn_invalid_patch(job_flow, flow_name, jf.job_name(meta.name(job_flow), flow_name), err)
+
+    def warn_invalid_patch(self, job_flow: Obj, flow_name: str, job_name: str, err: PatchError) -> None:
+        """One Warning naming the Job, the flow, the template and the problem; the correlator dedups repeats."""
+        log.warning(
+            f"The patch of flow {flow_name} does not apply to its JobTemplate: {err}",
+            jobflow=f"{meta.namespace(job_flow)}/{meta.name(job_flow)}",
+        )
+        self.recorder.eventf(
+            job_flow,
+            c.EVENT_WARNING,
+            c.REASON_INVALID_PATCH,
+            c.MESSAGE_INVALID_PATCH,
+            job_name,
+            flow_name,
+            flow_name,
+            err,
+        )
 
     def load_job_template_and_set_job(self, job_flow: Obj, flow_name: str, job_name: str) -> dict[str, Any]:
         template = self.job_template_lister.job_templates(meta.namespace(job_flow)).get(flow_name)

@@ -19,6 +19,13 @@ MESSAGE_SYNC_FAILED = "%s JobFlow failed for %s"
 #: Our addition (no upstream counterpart): a JobFlow whose spec can never finish.
 REASON_INVALID = "InvalidJobFlow"
 
+#: Ours (upstream ignores `patch.jobSpec`, docs/patch.md): a flow whose patch cannot apply to its
+#: JobTemplate (a patch task the template lacks; or, with the webhook off, a malformed patch). That
+#: flow's Job is not created, the other flows go on, nothing is retried: a spec edit of the JobFlow
+#: or of the template, or the resync, syncs it again. Arguments: Job, flow, template, the problem.
+REASON_INVALID_PATCH = "InvalidPatch"
+MESSAGE_INVALID_PATCH = 'Job %s is not created: the patch of flow "%s" does not apply to JobTemplate "%s": %s'
+
 #: Ours, sample-controller's rule: a Job of the right name that this JobFlow does not control is
 #: never adopted, counted or modified; the JobFlow says so and the flow waits.
 REASON_RESOURCE_EXISTS = "ErrResourceExists"

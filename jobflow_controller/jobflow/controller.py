@@ -68,8 +68,11 @@ class JobFlowController(HandlerMixin, ActionMixin, QueueController):
         self.job_flow_informer.add_event_handler(
             self.handler_funcs(add=self.add_job_flow, update=self.update_job_flow, delete=self.delete_job_flow)
         )
-        # Upstream registers no JobTemplate handler; ours resumes flows waiting for a template.
-        self.job_template_informer.add_event_handler(self.handler_funcs(add=self.add_job_template))
+        # Upstream registers no JobTemplate handler; ours resumes flows waiting for a template, and
+        # flows whose patch a template edit may have made applicable (docs/patch.md).
+        self.job_template_informer.add_event_handler(
+            self.handler_funcs(add=self.add_job_template, update=self.update_job_template)
+        )
         # Upstream watches Job updates only; ours also sees deletions (a Job deleted by hand).
         self.job_informer.add_event_handler(self.handler_funcs(update=self.update_job, delete=self.delete_job))
 

@@ -4,8 +4,10 @@ Upstream's filters are kept exactly: a JobFlow add; a JobFlow update only when i
 `jobRetainPolicy: delete` (so the Jobs get deleted); a Job update only for a Job a JobFlow controls.
 The triggers that are ours are rows of docs/deviations.md: a JobFlow whose spec changed
 (`metadata.generation`) or whose uid changed (re-created under the same name), a Job deleted, a
-JobTemplate created (it resumes flows waiting for it), and the resync of unfinished JobFlows. The
-JobFlow delete handler enqueues nothing: it forgets what finished.py remembered for that JobFlow.
+JobTemplate created (it resumes flows waiting for it), a JobTemplate's spec changed (it may fix a
+flow's `patch.jobSpec`, which upstream ignores; only flows with a patch are resumed), and the
+resync of unfinished JobFlows. The JobFlow delete handler enqueues nothing: it forgets what
+finished.py remembered for that JobFlow.
 """
 
 from __future__ import annotations
@@ -152,4 +154,23 @@ class HandlerMixin(JobFlowControllerBase):
             if jf.phase(job_flow) in (Phase.SUCCEED, Phase.FAILED):
                 continue
             if any(flow.name == name for flow in jf.flows(job_flow)):
+                self.enqueue_job_flow(self.request_for(namespace, meta.name(job_flow)))
+
+    def update_job_template(self, old: Any, new: Any) -> None:
+        """A template's spec changed: resume the unfinished JobFlows whose flow of that name has a patch.
+
+        Whether a patch applies depends on the template (a patch task must name one of its
+        tasks), so an edit can make an `InvalidPatch` flow creatable. Flows without a patch are
+        left to upstream's triggers (their Job is the template verbatim whenever it is created).
+        Status writes (the JobTemplate controller's `jobDependsOnList`) keep the generation.
+        """
+        if not isinstance(old, Mapping) or not isinstance(new, Mapping):
+            return
+        if meta.metadata(new).get("generation") == meta.metadata(old).get("generation"):
+            return
+        namespace, name = meta.namespace(new), meta.name(new)
+        for job_flow in self.job_flow_lister.job_flows(namespace).list():
+            if jf.phase(job_flow) in (Phase.SUCCEED, Phase.FAILED):
+                continue
+            if any(flow.name == name for flow in jf.flows(job_flow)) and jf.flow_patch(job_flow, name) is not None:
                 self.enqueue_job_flow(self.request_for(namespace, meta.name(job_flow)))

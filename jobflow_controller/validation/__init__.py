@@ -1,10 +1,11 @@
-"""DAG and name rules for JobFlows, shared by the admission webhook and the controller.
+"""DAG, name and patch-shape rules for JobFlows, shared by the admission webhook and the controller.
 
 ``validate_job_flow(job_flow) -> list[str]`` returns every problem (empty when valid);
 ``validate_job_flow_update(job_flow, old_job_flow)`` those that refuse an UPDATE (the stricter
 rules only when ``spec.flows`` changed); ``validation_message(job_flow, old_job_flow=None) -> str |
 None`` joins them into one admission message. All read the JobFlow's JSON dict. This package imports
-nothing else of the project.
+nothing else of the project but ``apis.patch`` (pure functions on JSON dicts, which say what a
+flow's ``patch`` may hold).
 """
 
 from jobflow_controller.validation.dag import (
@@ -25,6 +26,7 @@ from jobflow_controller.validation.jobflow import (
     validation_message,
 )
 from jobflow_controller.validation.names import MAX_JOB_NAME_LENGTH, MAX_LABEL_VALUE_LENGTH
+from jobflow_controller.validation.patch import flow_patch_problems
 
 __all__ = [
     "FLOW_NAMES_NOT_UNIQUE",
@@ -36,6 +38,7 @@ __all__ = [
     "duplicate_name_message",
     "find_cycle",
     "flow_graph",
+    "flow_patch_problems",
     "flows_changed",
     "upstream_dag_problems",
     "validate_job_flow",

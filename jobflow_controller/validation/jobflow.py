@@ -22,6 +22,7 @@ from jobflow_controller.validation.names import (
     job_flow_label_problems,
     job_name_problems,
 )
+from jobflow_controller.validation.patch import flow_patch_problems
 
 __all__ = [
     "flow_graph",
@@ -48,7 +49,7 @@ def flow_graph(job_flow: Mapping[str, Any]) -> Graph:
     return graph
 
 
-def validate_job_flow(job_flow: Mapping[str, Any]) -> list[str]:
+def validate_job_flow(job_flow: Mapping[str, Any], *, patches: bool = True) -> list[str]:
     """Every problem with ``job_flow``, as messages in a fixed order; empty when it is valid.
 
     The order, each part in spec order (flows, then each flow's targets):
@@ -58,7 +59,10 @@ def validate_job_flow(job_flow: Mapping[str, Any]) -> list[str]:
     3. ``jobflow Flow is not DAG`` once if the flows have a cycle (a self-dependency included);
     4. the name rules: ``<namespace>.<jobflow>`` must be a valid label value, and for each flow
        ``<jobflow>-<flow>`` a valid Job name and ``<namespace>.<flow>`` a valid label value (see
-       ``names``). Rules needing the JobFlow's name or namespace are skipped while it has none.
+       ``names``). Rules needing the JobFlow's name or namespace are skipped while it has none;
+    5. with ``patches`` (admission), each flow's ``patch`` problems that need no template
+       (``jobflow Flow "<flow>": patch.jobSpec.tasks[1]: has no name (...)``, see ``patch``). The
+       controller passes ``patches=False``: a bad patch stops only its own flow there.
 
     Messages 2 and 3 are upstream's exactly, so for a JobFlow without duplicate names that upstream
     denies, ``problems[0]`` is the message upstream gives (with several undefined targets upstream
@@ -81,6 +85,8 @@ def validate_job_flow(job_flow: Mapping[str, Any]) -> list[str]:
             problems.extend(job_name_problems(name, flow))
         if namespace:
             problems.extend(flow_label_problems(namespace, flow))
+    if patches:
+        problems.extend(flow_patch_problems(job_flow))
     return problems
 
 
@@ -89,29 +95,39 @@ def flows_changed(job_flow: Mapping[str, Any], old_job_flow: Mapping[str, Any]) 
     return _flows(job_flow) != _flows(old_job_flow)
 
 
-def validate_job_flow_update(job_flow: Mapping[str, Any], old_job_flow: Mapping[str, Any]) -> list[str]:
+def validate_job_flow_update(
+    job_flow: Mapping[str, Any], old_job_flow: Mapping[str, Any], *, patches: bool = True
+) -> list[str]:
     """The problems that refuse an UPDATE from ``old_job_flow`` to ``job_flow``; empty when it may go on.
 
     If ``spec.flows`` changed: everything ``validate_job_flow`` reports, as for a CREATE. If not
     (metadata, ``jobRetainPolicy``): only upstream's checks on upstream's graph
-    (``upstream_dag_problems``), so what was stored while the stricter rules were not enforced is
-    never refused for them, while a cycle or an undefined target is refused as upstream refuses it.
+    (``upstream_dag_problems``), so what was stored while the stricter rules (the patch rules
+    included: a patch is part of ``spec.flows``) were not enforced is never refused for them,
+    while a cycle or an undefined target is refused as upstream refuses it.
     (The name and label rules depend only on the flows and on the name and namespace, which an
     UPDATE cannot change.)
     """
     if flows_changed(job_flow, old_job_flow):
-        return validate_job_flow(job_flow)
+        return validate_job_flow(job_flow, patches=patches)
     return upstream_dag_problems(flow_graph(job_flow))
 
 
-def validation_message(job_flow: Mapping[str, Any], old_job_flow: Mapping[str, Any] | None = None) -> str | None:
+def validation_message(
+    job_flow: Mapping[str, Any], old_job_flow: Mapping[str, Any] | None = None, *, patches: bool = True
+) -> str | None:
     """The problems joined with ``"; "``, or None when the JobFlow is valid.
 
     Without ``old_job_flow`` (a CREATE, the controller) those of ``validate_job_flow``; with it (an
     UPDATE) those of ``validate_job_flow_update``. With a single problem this is exactly that
-    problem's message (upstream's, for a DAG problem).
+    problem's message (upstream's, for a DAG problem). ``patches=False`` leaves out the patch
+    problems (the controller reports those per flow).
     """
-    problems = validate_job_flow(job_flow) if old_job_flow is None else validate_job_flow_update(job_flow, old_job_flow)
+    problems = (
+        validate_job_flow(job_flow, patches=patches)
+        if old_job_flow is None
+        else validate_job_flow_update(job_flow, old_job_flow, patches=patches)
+    )
     return "; ".join(problems) if problems else None
 
 

@@ -292,6 +292,9 @@ ADMITTED: dict[str, Flows] = {
     ],
     "allow empty flows list": [],
     "allow single flow": [flow("single-flow")],
+    "allow a patch whose task only the controller can check against the template": [
+        {**flow("train"), "patch": {"jobSpec": {"tasks": [{"name": "any-task", "replicas": 2}]}}}
+    ],
 }
 
 # Upstream's e2e cases that it refuses, ours, and the two it allows that we refuse; with our message.
@@ -315,6 +318,15 @@ REFUSED: dict[str, tuple[Flows, str]] = {
         [flow("Train")],
         'jobflow Flow "Train": Job name "jobflow-Train" must be a lowercase RFC 1123 subdomain: lowercase letters,'
         " digits, '-' and '.', with every '.'-separated part starting and ending with a letter or digit",
+    ),
+    "reject a patch task without a name, which upstream ignores": (
+        [{**flow("train"), "patch": {"jobSpec": {"tasks": [{"replicas": 2}]}}}],
+        'jobflow Flow "train": patch.jobSpec.tasks[0]: has no name '
+        "(patch entries are matched to the template's by name)",
+    ),
+    "reject two patch tasks of one name, which upstream ignores": (
+        [{**flow("train"), "patch": {"jobSpec": {"tasks": [{"name": "w"}, {"name": "w", "replicas": 2}]}}}],
+        'jobflow Flow "train": patch.jobSpec.tasks[1]: name "w" is already used by tasks[0]',
     ),
 }
 

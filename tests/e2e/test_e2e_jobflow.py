@@ -6,10 +6,11 @@ import datetime
 import itertools
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from e2e_helpers import EventLog, RunningManager, wait_for
-from jobflows import chain, create_all, events_of, examples, flow, job_names, phase_of, template
+from jobflows import FAST, SIM, chain, create_all, events_of, examples, flow, job_names, phase_of, template
 
 from jobflow_controller.apis import job as vcjob
 from jobflow_controller.apis.timeutil import parse_duration, parse_time
@@ -170,3 +171,129 @@ def test_a_deleted_job_is_recreated_at_once(controller: RunningManager, clientse
             return False
 
     wait_for(recreated, 30, what="recreate-a to be created again")
+
+
+# -- patch.jobSpec (ours: upstream ignores it; docs/patch.md) ------------------------------------------
+def _two_task_template(name: str, namespace: str) -> dict[str, Any]:
+    """A template with tasks ps and worker, a queue and maxRetry of its own (not the CRD's defaults)."""
+
+    def pod(image: str, env: list[dict[str, str]], script: str | None = None) -> dict[str, Any]:
+        metadata = {"annotations": {SIM: script}} if script else {}
+        containers = [{"name": "main", "image": image, "env": env}]
+        return {"metadata": metadata, "spec": {"containers": containers, "restartPolicy": "OnFailure"}}
+
+    return {
+        "apiVersion": "flow.volcano.sh/v1alpha1",
+        "kind": "JobTemplate",
+        "metadata": {"name": name, "namespace": namespace},
+        "spec": {
+            "minAvailable": 2,
+            "queue": "research",
+            "maxRetry": 5,
+            "schedulerName": "volcano",
+            "tasks": [
+                {"name": "ps", "replicas": 1, "template": pod("ps:1", [{"name": "ROLE", "value": "ps"}], FAST)},
+                {
+                    "name": "worker",
+                    "replicas": 1,
+                    "template": pod(
+                        "busybox:1.36", [{"name": "MODE", "value": "template"}, {"name": "LR", "value": "0.1"}]
+                    ),
+                },
+            ],
+        },
+    }
+
+
+def _worker_patch(replicas: int, image: str, env: list[dict[str, str]]) -> dict[str, Any]:
+    container = {"name": "main", "image": image, "env": env}
+    return {
+        "jobSpec": {
+            "tasks": [{"name": "worker", "replicas": replicas, "template": {"spec": {"containers": [container]}}}]
+        }
+    }
+
+
+def test_two_job_flows_share_one_template_and_patch_it_differently(
+    controller: RunningManager, clientset: Clientset, namespace: str
+) -> None:
+    """The template is looked up by flow name (upstream's rule), so the sharing flows are in two JobFlows."""
+    create_all(clientset, [_two_task_template("train", namespace)])
+    small = _worker_patch(2, "busybox:1.36", [{"name": "MODE", "value": "small"}])
+    big = _worker_patch(4, "busybox:1.37", [{"name": "MODE", "value": "big"}, {"name": "EPOCHS", "value": "10"}])
+    big["jobSpec"]["minAvailable"] = 5
+    create_all(
+        clientset,
+        [
+            flow("small", namespace, [{"name": "train", "patch": small}]),
+            flow("big", namespace, [{"name": "train", "patch": big}]),
+        ],
+    )
+    # What the API server stored: the CRD's defaults come with every patch.jobSpec.
+    stored = clientset.job_flows(namespace).get("small")["spec"]["flows"][0]["patch"]["jobSpec"]
+    assert (stored["maxRetry"], stored["queue"]) == (3, "default")
+    wait_for(lambda: _succeeded(clientset, namespace, "small", "big"), 60, what="both Succeed")
+
+    def worker(job_name: str) -> tuple[int, str, list[dict[str, str]]]:
+        task = next(t for t in clientset.jobs(namespace).get(job_name)["spec"]["tasks"] if t["name"] == "worker")
+        container = task["template"]["spec"]["containers"][0]
+        return task["replicas"], container["image"], container["env"]
+
+    assert worker("small-train") == (
+        2,
+        "busybox:1.36",
+        [{"name": "MODE", "value": "small"}, {"name": "LR", "value": "0.1"}],
+    )
+    assert worker("big-train") == (
+        4,
+        "busybox:1.37",
+        [{"name": "MODE", "value": "big"}, {"name": "LR", "value": "0.1"}, {"name": "EPOCHS", "value": "10"}],
+    )
+    template_ps = clientset.job_templates(namespace).get("train")["spec"]["tasks"][0]
+    for job_name, min_available in (("small-train", 2), ("big-train", 5)):
+        job = clientset.jobs(namespace).get(job_name)
+        spec = job["spec"]
+        assert (spec["minAvailable"], spec["queue"], spec["maxRetry"]) == (min_available, "research", 5)
+        assert [t["name"] for t in spec["tasks"]] == ["ps", "worker"]
+        assert spec["tasks"][0] == template_ps
+        assert job["metadata"]["labels"] == {
+            "volcano.sh/createdByJobTemplate": f"{namespace}.train",
+            "volcano.sh/createdByJobFlow": f"{namespace}.{job_name.removesuffix('-train')}",
+        }
+    # The template itself is untouched.
+    template = clientset.job_templates(namespace).get("train")["spec"]
+    assert [t["replicas"] for t in template["tasks"]] == [1, 1]
+
+
+def test_a_bad_patch_gets_an_invalid_patch_warning_and_the_other_flows_still_run(
+    controller: RunningManager, clientset: Clientset, namespace: str
+) -> None:
+    create_all(
+        clientset, [_two_task_template("train", namespace), template("prep", namespace), template("eval", namespace)]
+    )
+    bad = {"jobSpec": {"tasks": [{"name": "chief", "replicas": 1}]}}
+    flows = [{"name": "prep"}, {"name": "train", "patch": bad}, {"name": "eval", "dependsOn": {"targets": ["prep"]}}]
+    create_all(clientset, [flow("bad", namespace, flows)])
+    message = (
+        'Job bad-train is not created: the patch of flow "train" does not apply to JobTemplate "train": '
+        'patch.jobSpec.tasks[0]: no task "chief" in the template (its tasks: "ps", "worker")'
+    )
+
+    def warned() -> bool:
+        return any(e[:3] == ("Warning", "InvalidPatch", message) for e in events_of(clientset, namespace, "bad"))
+
+    wait_for(warned, 30, what="the InvalidPatch Warning")
+    wait_for(
+        lambda: "bad-eval" in clientset.job_flows(namespace).get("bad").get("status", {}).get("completedJobs", []), 60
+    )
+    assert job_names(clientset, namespace) == ["bad-eval", "bad-prep"]
+    assert phase_of(clientset, namespace, "bad") == "Running"
+    assert {e[1] for e in events_of(clientset, namespace, "bad")} == {"Created", "InvalidPatch"}
+
+    # A template edit that gives it the task resumes the flow at once (not at the next resync).
+    fixed = clientset.job_templates(namespace).get("train")
+    fixed["spec"]["tasks"].append({**fixed["spec"]["tasks"][1], "name": "chief", "replicas": 3})
+    clientset.job_templates(namespace).update(fixed)
+    wait_for(lambda: phase_of(clientset, namespace, "bad") == "Succeed", 20, what="bad to Succeed")
+    chief = next(t for t in clientset.jobs(namespace).get("bad-train")["spec"]["tasks"] if t["name"] == "chief")
+    assert chief["replicas"] == 1

@@ -1,0 +1,32 @@
+"""The rules on `spec.flows[].patch` that admission can check without the JobTemplate.
+
+Admission cannot see the template, so it checks the patch's shape (`apis.patch.patch_problems`):
+`patch` and `patch.jobSpec` are objects, the keyed lists are arrays of objects, every entry has its
+key (a task its name), no two entries of a list share one. Whether each patch task names a task of
+the template only the controller can tell (the `InvalidPatch` event; docs/patch.md).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from jobflow_controller.apis.patch import patch_problems
+
+__all__ = ["flow_patch_problems"]
+
+
+def flow_patch_problems(job_flow: Mapping[str, Any]) -> list[str]:
+    """``jobflow Flow "<flow>": <path>: <problem>`` for each problem, flows in spec order."""
+    spec = job_flow.get("spec")
+    flows = spec.get("flows") if isinstance(spec, Mapping) else None
+    if not isinstance(flows, Sequence) or isinstance(flows, str | bytes):
+        return []
+    problems: list[str] = []
+    for flow in flows:
+        if not isinstance(flow, Mapping):
+            continue
+        name = flow.get("name")
+        label = name if isinstance(name, str) else ""
+        problems.extend(f'jobflow Flow "{label}": {err}' for err in patch_problems(flow.get("patch")))
+    return problems
