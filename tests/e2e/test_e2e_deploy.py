@@ -472,11 +472,10 @@ def test_service_account_cannot_create_a_lease_outside_volcano_system(
         as_service_account.resource(LEASES, flow_namespace).create(lease)
 
 
-def test_service_account_cannot_read_a_single_job_flow_it_only_lists(
-    as_service_account: Clientset, pipeline: Pipeline
-) -> None:
+def test_service_account_cannot_read_pods_it_never_uses(as_service_account: Clientset, pipeline: Pipeline) -> None:
+    """The controllers never touch Pods (Volcano's job controller does), so the grant has none."""
     with pytest.raises(ForbiddenError):
-        as_service_account.resource(JOB_FLOWS, pipeline.namespace).get(pipeline.name)
+        as_service_account.resource(PODS, pipeline.namespace).list()
 
 
 @dataclass(frozen=True)
