@@ -12,7 +12,7 @@ the status carrying it has been written.
 A Job that already ran to completion is never created again, and a finished JobFlow (Succeed or
 Failed) creates nothing (finished.py; docs/deviations.md row 8).
 
-Ours, opt-in (`flow.volcano.sh/retry`, docs/retry.md): a flow's Job that ends Failed or Terminated
+Ours, opt-in (`spec.flows[].retry`, docs/retry.md): a flow's Job that ends Failed or Terminated
 while the JobFlow is Pending or Running is recorded as retried in the status, deleted once that
 status is written, and created again (after the backoff, through `add_after`) once it is gone.
 """
@@ -158,6 +158,7 @@ class ActionMixin(JobFlowControllerBase):
             log.error(f"Failed to create jobs of JobFlow {ns}/{name}: {err}", jobflow=f"{ns}/{name}")
             deploy_err = err
 
+        self.warn_invalid_retry_policies(job_flow)
         status = self.get_all_job_status(job_flow)
         retries = self.plan_retries(job_flow, status)
         update_state_fn(status, len(jf.flows(job_flow)))
@@ -220,7 +221,7 @@ class ActionMixin(JobFlowControllerBase):
             return
         ns = meta.namespace(job_flow)
         done = self.completed_job_names(job_flow)
-        policies = retry_policies(job_flow)
+        policies = retry_policies(job_flow).policies
         first_err: Exception | None = None
         for flow in jf.flows(job_flow):
             job_name = jf.job_name(meta.name(job_flow), flow.name)
@@ -236,21 +237,22 @@ class ActionMixin(JobFlowControllerBase):
                 continue
             entry = _recorded_entry(job_flow, job_name)
             attempt = _retries_done(entry)
+            policy = policies.get(flow.name)
             if _awaiting_recreate(entry):
-                wait = self._retry_wait(entry, policies.get(flow.name))
+                wait = self._retry_wait(entry, policy)
                 if wait > 0:
                     self.queue.add_after(self.request_for(ns, meta.name(job_flow)), wait)
                     continue
-            elif self._cache_behind_retry(job_flow, entry, policies.get(flow.name)):
-                # Our own status write recording the retry is not in the cache yet: never create
-                # the Job from this stale copy (that would skip the backoff); sync again from the
-                # API server's (a conflict, which retry_on_conflict answers with a fresh GET).
-                first_err = first_err or from_status(
-                    409, "Conflict", f"jobflow {meta.name(job_flow)}: the cache is behind the retry of {job_name}"
-                )
-                continue
             try:
                 if flow.targets is None or self.judge(job_flow, flow.targets, done):
+                    if policy is not None and self._cache_is_behind(job_flow):
+                        # The retries done, and whether one waits for its backoff, are read from
+                        # this status: a cached copy behind our own last write (one recording a
+                        # retry) would re-create the Job too early, under the wrong attempt. Sync
+                        # again from the API server's copy (a conflict: retry_on_conflict GETs it).
+                        raise from_status(
+                            409, "Conflict", f"jobflow {meta.name(job_flow)}: cache behind, not creating {job_name}"
+                        )
                     self.create_job(job_flow, flow.name, attempt)
                 else:
                     self.check_patch(job_flow, flow.name)
@@ -380,7 +382,7 @@ class ActionMixin(JobFlowControllerBase):
         """
         if jf.phase(job_flow) not in _RETRYABLE_FLOW:
             return []
-        policies = retry_policies(job_flow)
+        policies = retry_policies(job_flow).policies
         if not policies:
             return []
         jobs = {meta.name(j): j for j in self.get_all_jobs_created_by_job_flow(job_flow)}
@@ -399,6 +401,18 @@ class ActionMixin(JobFlowControllerBase):
             status.retrying_jobs.append(job_name)
             out.append(_Retry(job=job, attempt=done + 1, policy=policy))
         return out
+
+    def warn_invalid_retry_policies(self, job_flow: Obj) -> None:
+        """One Warning naming each bad policy in force (the correlator dedups repeats); those flows get no retries.
+
+        Only a JobFlow stored while the webhook was off (or failing open) can hold one.
+        """
+        problems = [] if jf.phase(job_flow) in _FINISHED else retry_policies(job_flow).problems
+        if not problems:
+            return
+        message = "; ".join(problems)
+        log.warning(f"Invalid retry policy: {message}", jobflow=f"{meta.namespace(job_flow)}/{meta.name(job_flow)}")
+        self.recorder.eventf(job_flow, c.EVENT_WARNING, c.REASON_INVALID_RETRY, c.MESSAGE_INVALID_RETRY, message)
 
     def delete_retried_jobs(self, job_flow: Obj, names: list[str]) -> None:
         """Delete (by uid) the Jobs the status records as retried that the cache still holds."""
@@ -423,20 +437,14 @@ class ActionMixin(JobFlowControllerBase):
         elapsed = (self.clock.wall() - parse_time(started)).total_seconds()
         return max(0.0, policy.backoff - elapsed)
 
-    def _cache_behind_retry(self, job_flow: Obj, entry: JobStatus | None, policy: RetryPolicy | None) -> bool:
-        """A retried flow's Job is gone but this copy records it Failed: does the API server's record a retry?
+    def _cache_is_behind(self, job_flow: Obj) -> bool:
+        """Whether the API server holds a newer JobFlow than `job_flow` (one GET).
 
-        Rare (only while a retry is in flight); a Job deleted by hand gets the answer no, and is
-        created again at once, as upstream does with any deleted Job.
+        Asked only before creating a Job for a flow with a retry policy, so once per Job created:
+        never for a JobFlow without one, which behaves exactly as upstream.
         """
-        if policy is None or entry is None or entry.state not in _RETRIED_JOB:
-            return False
-        if _retries_done(entry) >= policy.max_retries:
-            return False
         latest = self._get_latest_job_flow(meta.namespace(job_flow), meta.name(job_flow))
-        if latest is None or meta.resource_version(latest) == meta.resource_version(job_flow):
-            return False
-        return _awaiting_recreate(_recorded_entry(latest, entry.name))
+        return latest is not None and meta.resource_version(latest) != meta.resource_version(job_flow)
 
     # -- step 3: the status ---------------------------------------------------------------------
     def get_all_jobs_created_by_job_flow(self, job_flow: Obj) -> list[Obj]:

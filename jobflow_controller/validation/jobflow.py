@@ -64,10 +64,11 @@ def validate_job_flow(job_flow: Mapping[str, Any], *, patches: bool = True, retr
     5. with ``patches`` (admission), each flow's ``patch`` problems that need no template
        (``jobflow Flow "<flow>": patch.jobSpec.tasks[1]: has no name (...)``, see ``patch``). The
        controller passes ``patches=False``: a bad patch stops only its own flow there;
-    6. with ``retries`` (admission), the problems of the ``flow.volcano.sh/retry`` annotation
-       (``annotation flow.volcano.sh/retry["<flow>"].maxRetries: must not be negative, got -1``,
-       see ``apis.retry`` and docs/retry.md). The controller passes ``retries=False``: a malformed
-       policy there means no retries for that flow.
+    6. with ``retries`` (admission), the problems of each flow's ``retry`` field
+       (``jobflow Flow "<flow>": retry.maxRetries: must not be negative, got -1``), then those of the
+       ``flow.volcano.sh/retry`` annotation (``annotation flow.volcano.sh/retry["<flow>"].backoff:
+       ...``), see ``apis.retry`` and docs/retry.md. The controller passes ``retries=False``: a
+       malformed policy there means a Warning and no retries for that flow only.
 
     Messages 2 and 3 are upstream's exactly, so for a JobFlow without duplicate names that upstream
     denies, ``problems[0]`` is the message upstream gives (with several undefined targets upstream
@@ -113,8 +114,9 @@ def validate_job_flow_update(
     included: a patch is part of ``spec.flows``) were not enforced is never refused for them,
     while a cycle or an undefined target is refused as upstream refuses it.
     (The name and label rules depend only on the flows and on the name and namespace, which an
-    UPDATE cannot change.) The ``flow.volcano.sh/retry`` annotation is checked when ``spec.flows``
-    changed (with everything else) or when the annotation itself changed (alone, with upstream's checks).
+    UPDATE cannot change.) The ``retry`` fields are part of ``spec.flows``: checked when the flows
+    changed, with everything else. The ``flow.volcano.sh/retry`` annotation is checked then too, or
+    when the annotation itself changed (alone, with upstream's checks).
     """
     if flows_changed(job_flow, old_job_flow):
         return validate_job_flow(job_flow, patches=patches, retries=retries)

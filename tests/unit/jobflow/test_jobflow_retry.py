@@ -1,10 +1,11 @@
 """Opt-in retry of a flow's failed Job (issue 12 part 3, docs/retry.md).
 
-The policy is the JobFlow annotation `flow.volcano.sh/retry` (the CRD prunes `spec.flows[].retry`).
-A flow's Job that ends Failed or Terminated while the JobFlow is Pending or Running is recorded as
-retried in the status (a `Retrying` running history), deleted, and created again once the delete
-is seen and the backoff (through `add_after`) has passed; after `maxRetries` the JobFlow goes
-Failed as upstream's does. The tests drive a recording fake API and copy what it holds into the
+The policy is the flow's `retry` field (`spec.flows[].retry`, which our CRD adds to upstream's), or,
+for clusters running upstream's CRD, the JobFlow annotation `flow.volcano.sh/retry`. A flow's Job
+that ends Failed or Terminated while the JobFlow is Pending or Running is recorded as retried in
+the status (a `Retrying` running history), deleted, and created again once the delete is seen and
+the backoff (through `add_after`) has passed; after `maxRetries` the JobFlow goes Failed as
+upstream's does. The tests drive a recording fake API and copy what it holds into the
 informer caches between syncs, as the watch would.
 """
 
@@ -14,10 +15,10 @@ import json
 from typing import Any
 
 import pytest
-from jobflow_fakes import FakeClientset, job, job_flow, job_template, new_fake_controller
+from jobflow_fakes import job_flow, job_template, new_fake_controller
 
 from jobflow_controller.apis import FlowRequest
-from jobflow_controller.apis.retry import ATTEMPT_ANNOTATION, RETRY_ANNOTATION, retry_policies
+from jobflow_controller.apis.retry import ATTEMPT_ANNOTATION, RETRY_ANNOTATION, RetryPolicy, retry_policies
 from jobflow_controller.jobflow.controller import JobFlowController
 from jobflow_controller.jobflow.state.metrics import RETRY_NAME
 from jobflow_controller.record import FakeRecorder
@@ -32,9 +33,18 @@ def _req() -> FlowRequest:
 
 
 def _flow(retry: dict[str, Any] | None, flows: list[dict[str, Any]] | None = None, **kw: Any) -> dict[str, Any]:
-    obj = job_flow("f", flows=flows if flows is not None else [{"name": "a"}], uid=FLOW_UID, **kw)
-    if retry is not None:
-        obj["metadata"]["annotations"] = {RETRY_ANNOTATION: json.dumps(retry)}
+    """JobFlow "f" whose flows named in `retry` get that `retry` field."""
+    listed = [dict(f) for f in (flows if flows is not None else [{"name": "a"}])]
+    for f in listed:
+        if retry is not None and f["name"] in retry:
+            f["retry"] = retry[f["name"]]
+    return job_flow("f", flows=listed, uid=FLOW_UID, **kw)
+
+
+def _annotated(retry: dict[str, Any] | str, flows: list[dict[str, Any]] | None = None) -> dict[str, Any]:
+    """JobFlow "f" with the policies in the `flow.volcano.sh/retry` annotation (upstream's CRD)."""
+    obj = _flow(None, flows)
+    obj["metadata"]["annotations"] = {RETRY_ANNOTATION: retry if isinstance(retry, str) else json.dumps(retry)}
     return obj
 
 
@@ -209,7 +219,8 @@ def test_a_job_deleted_for_a_retry_but_still_cached_is_not_counted_again() -> No
     assert w.phase() == "Pending"  # the old Job is no failure
     assert w.job_verbs()[-1] == ("delete", "f-a")  # its delete is issued again, nothing created
     assert w.controller.metrics.retry_count("default") == 1
-    w.sync()  # now the delete is seen
+    w.observe()  # now the delete is seen
+    w.sync()
     assert w.job_verbs()[-1] == ("create", "f-a")
 
 
@@ -251,7 +262,7 @@ def test_restart_count_adds_the_flow_retries_to_the_jobs_own_retry_count() -> No
 # -- what does not change ------------------------------------------------------------------------
 
 
-def test_without_the_annotation_a_failed_job_fails_the_job_flow_as_upstream() -> None:
+def test_without_a_retry_policy_a_failed_job_fails_the_job_flow_as_upstream() -> None:
     w = World(_flow(None))
     w.sync()
     w.set_phase("f-a", "Failed", retry_count=3)
@@ -292,11 +303,61 @@ def test_no_retry_once_another_flow_failed_the_job_flow() -> None:
     assert w.controller.metrics.retry_count("default") == 0
 
 
-def test_a_malformed_annotation_means_no_retries_in_the_controller() -> None:
-    assert retry_policies(_flow({"a": {"maxRetries": -1}})) == {}
-    bad = _flow(None)
-    bad["metadata"]["annotations"] = {RETRY_ANNOTATION: "{not json"}
-    assert retry_policies(bad) == {}
+def test_a_bad_policy_stored_without_the_webhook_gets_a_warning_and_no_retries_for_its_flow() -> None:
+    flows = [{"name": "a"}, {"name": "b"}]
+    w = World(_flow({"a": {"maxRetries": -1}, "b": {"maxRetries": 1}}, flows=flows))
+    w.sync()
+    assert [e for e in w.recorder.drain() if "InvalidRetryPolicy" in e] == [
+        "Warning InvalidRetryPolicy No retries for these flows: "
+        'jobflow Flow "a": retry.maxRetries: must not be negative, got -1'
+    ]
+    w.set_phase("f-b", "Failed")
+    w.sync()
+    assert ("delete", "f-b") in w.job_verbs()  # b's good policy still applies
+    w.set_phase("f-a", "Failed")
+    w.sync()
+    assert w.phase() == "Failed"
+    assert ("delete", "f-a") not in w.job_verbs()
+
+
+def test_policies_in_force_leave_out_a_bad_one_and_say_why() -> None:
+    resolved = retry_policies(_flow({"a": {"maxRetries": 1, "backoff": "soon"}}))
+    assert resolved.policies == {}
+    assert resolved.problems == [
+        'jobflow Flow "a": retry.backoff: invalid duration "soon" (a Go duration such as "30s", "1m30s")'
+    ]
+    unreadable = retry_policies(_annotated("{not json"))
+    assert unreadable.policies == {}
+    assert [p.split(": ")[:2] for p in unreadable.problems] == [["annotation flow.volcano.sh/retry", "not valid JSON"]]
+
+
+def test_backoff_defaults_to_zero_and_is_read_as_a_go_duration() -> None:
+    assert retry_policies(_flow({"a": {"maxRetries": 2}})).policies == {"a": RetryPolicy(max_retries=2, backoff=0.0)}
+    got = retry_policies(_flow({"a": {"maxRetries": 0, "backoff": "1m30s"}})).policies
+    assert got == {"a": RetryPolicy(max_retries=0, backoff=90.0)}
+
+
+# -- the annotation, for clusters running upstream's CRD -------------------------------------------
+
+
+def test_the_annotation_gives_a_policy_to_a_flow_without_the_field() -> None:
+    w = World(_annotated({"a": {"maxRetries": 1, "backoff": "0s"}}))
+    w.sync()
+    w.set_phase("f-a", "Failed")
+    w.sync()
+    assert w.job_verbs() == [("create", "f-a"), ("delete", "f-a")]
+    assert w.entry("f-a")["restartCount"] == 1
+
+
+def test_the_field_wins_over_the_annotation_for_the_same_flow() -> None:
+    obj = _flow({"a": {"maxRetries": 3, "backoff": "10s"}}, flows=[{"name": "a"}, {"name": "b"}])
+    obj["metadata"]["annotations"] = {
+        RETRY_ANNOTATION: json.dumps({"a": {"maxRetries": 1}, "b": {"maxRetries": 2, "backoff": "1s"}})
+    }
+    assert retry_policies(obj).policies == {
+        "a": RetryPolicy(max_retries=3, backoff=10.0),
+        "b": RetryPolicy(max_retries=2, backoff=1.0),
+    }
 
 
 # -- the metric ----------------------------------------------------------------------------------
@@ -322,48 +383,58 @@ def test_the_retry_counter_is_exposed_under_its_bare_name() -> None:
 @pytest.mark.parametrize(
     ("retry", "message"),
     [
+        ({"maxRetries": -1}, 'jobflow Flow "a": retry.maxRetries: must not be negative, got -1'),
         (
-            {"a": {"maxRetries": -1}},
-            'annotation flow.volcano.sh/retry["a"].maxRetries: must not be negative, got -1',
+            {"maxRetries": 1, "backoff": "30 seconds"},
+            'jobflow Flow "a": retry.backoff: invalid duration "30 seconds" (a Go duration such as "30s", "1m30s")',
         ),
+        ({"maxRetries": 1, "backoff": "-5s"}, 'jobflow Flow "a": retry.backoff: must not be negative, got "-5s"'),
+        ({}, 'jobflow Flow "a": retry.maxRetries: required'),
+        ({"maxRetries": "2"}, 'jobflow Flow "a": retry.maxRetries: must be an integer, got "2"'),
         (
-            {"a": {"maxRetries": 1, "backoff": "30 seconds"}},
-            'annotation flow.volcano.sh/retry["a"].backoff: invalid duration "30 seconds" '
-            '(a Go duration such as "30s", "1m30s")',
+            {"maxRetry": 2, "maxRetries": 2},
+            'jobflow Flow "a": retry: unknown field "maxRetry" (known: maxRetries, backoff)',
         ),
-        (
-            {"a": {"maxRetries": 1, "backoff": "-5s"}},
-            'annotation flow.volcano.sh/retry["a"].backoff: must not be negative, got "-5s"',
-        ),
-        ({"a": {}}, 'annotation flow.volcano.sh/retry["a"].maxRetries: required'),
-        (
-            {"a": {"maxRetries": "2"}},
-            'annotation flow.volcano.sh/retry["a"].maxRetries: must be an integer, got "2"',
-        ),
-        (
-            {"a": {"maxRetry": 2, "maxRetries": 2}},
-            'annotation flow.volcano.sh/retry["a"]: unknown field "maxRetry" (known: maxRetries, backoff)',
-        ),
-        ({"z": {"maxRetries": 1}}, 'annotation flow.volcano.sh/retry["z"]: no flow of this JobFlow is named "z"'),
+        (3, 'jobflow Flow "a": retry: must be an object with maxRetries and backoff, got 3'),
     ],
 )
-def test_admission_refuses_a_bad_retry_policy_with_a_precise_message(retry: dict[str, Any], message: str) -> None:
-    assert validate_job_flow(_flow(retry)) == [message]
+def test_admission_refuses_a_bad_retry_field_with_a_precise_message(retry: Any, message: str) -> None:
+    assert validate_job_flow(_flow({"a": retry})) == [message]
+
+
+@pytest.mark.parametrize(
+    ("retry", "message"),
+    [
+        ({"a": {"maxRetries": -1}}, 'annotation flow.volcano.sh/retry["a"].maxRetries: must not be negative, got -1'),
+        ({"z": {"maxRetries": 1}}, 'annotation flow.volcano.sh/retry["z"]: no flow of this JobFlow is named "z"'),
+        (
+            ["a"],
+            "annotation flow.volcano.sh/retry: must be a JSON object keyed by flow name, "
+            'e.g. {"a": {"maxRetries": 2, "backoff": "30s"}}',
+        ),
+    ],
+)
+def test_admission_refuses_a_bad_retry_annotation_with_a_precise_message(retry: Any, message: str) -> None:
+    assert validate_job_flow(_annotated(retry)) == [message]
 
 
 def test_admission_refuses_an_annotation_that_is_not_json() -> None:
-    bad = _flow(None)
-    bad["metadata"]["annotations"] = {RETRY_ANNOTATION: "{not json"}
-    (problem,) = validate_job_flow(bad)
+    (problem,) = validate_job_flow(_annotated("{not json"))
     assert problem.startswith("annotation flow.volcano.sh/retry: not valid JSON: ")
 
 
 def test_a_good_policy_passes_admission() -> None:
     assert validate_job_flow(_flow({"a": {"maxRetries": 0}})) == []
     assert validate_job_flow(_flow({"a": {"maxRetries": 3, "backoff": "1m30s"}})) == []
+    assert validate_job_flow(_annotated({"a": {"maxRetries": 3, "backoff": "1m30s"}})) == []
 
 
-def test_an_update_is_checked_only_when_it_changes_the_flows_or_the_annotation() -> None:
+def test_a_null_retry_field_is_no_policy() -> None:
+    assert validate_job_flow(_flow({"a": None})) == []
+    assert retry_policies(_flow({"a": None})).policies == {}
+
+
+def test_an_update_checks_the_retry_field_only_when_it_changes_the_flows() -> None:
     stored = _flow({"a": {"maxRetries": -1}})  # stored while the webhook was off
     relabelled = _flow({"a": {"maxRetries": -1}})
     relabelled["metadata"]["labels"] = {"team": "x"}
@@ -372,13 +443,18 @@ def test_an_update_is_checked_only_when_it_changes_the_flows_or_the_annotation()
     assert validate_job_flow_update(fixed, stored) == []
     worse = _flow({"a": {"maxRetries": -2}})
     assert validate_job_flow_update(worse, fixed) == [
+        'jobflow Flow "a": retry.maxRetries: must not be negative, got -2'
+    ]
+
+
+def test_an_update_checks_the_annotation_when_it_or_the_flows_change() -> None:
+    stored = _annotated({"a": {"maxRetries": -1}})
+    relabelled = _annotated({"a": {"maxRetries": -1}})
+    relabelled["metadata"]["labels"] = {"team": "x"}
+    assert validate_job_flow_update(relabelled, stored) == []
+    worse = _annotated({"a": {"maxRetries": -2}})
+    assert validate_job_flow_update(worse, stored) == [
         'annotation flow.volcano.sh/retry["a"].maxRetries: must not be negative, got -2'
     ]
-    reflowed = _flow({"a": {"maxRetries": -1}}, flows=[{"name": "a"}, {"name": "b"}])
+    reflowed = _annotated({"a": {"maxRetries": -1}}, flows=[{"name": "a"}, {"name": "b"}])
     assert validate_job_flow_update(reflowed, stored) != []
-
-
-def test_the_pruned_spec_field_is_not_read(clientset: FakeClientset | None = None) -> None:
-    """`spec.flows[].retry` never reaches the controller (the CRD prunes it); it means nothing here."""
-    obj = _flow(None, flows=[{"name": "a", "retry": {"maxRetries": 2}}])
-    assert retry_policies(obj) == {}
