@@ -70,7 +70,7 @@ def test_a_flow_whose_job_fails_once_succeeds_on_its_retry_and_only_then_its_dep
         wait_for(lambda: phase_of(clientset, namespace, "f") == "Succeed", 60, what="f Succeed")
 
         assert entry(clientset, namespace, "f", "f-a")["restartCount"] == 1
-        assert entry(clientset, namespace, "f", "f-b")["restartCount"] == 0
+        assert "restartCount" not in entry(clientset, namespace, "f", "f-b")  # 0, omitted as upstream omits it
         histories = entry(clientset, namespace, "f", "f-a")["runningHistories"]
         assert [h["state"] for h in histories if h["state"] in ("Failed", "Retrying", "Completed")] == [
             "Failed",
@@ -140,7 +140,7 @@ def test_without_a_retry_policy_a_failed_job_fails_the_job_flow_as_upstream(
     create_all(clientset, [failing_template("a", namespace, then=FAST)])
     create_all(clientset, [flow("f", namespace, [{"name": "a"}])])
     wait_for(lambda: phase_of(clientset, namespace, "f") == "Failed", 60, what="f Failed")
-    assert entry(clientset, namespace, "f", "f-a")["restartCount"] == 0
+    assert "restartCount" not in entry(clientset, namespace, "f", "f-a")  # 0, omitted
     job = clientset.jobs(namespace).get("f-a")
     assert ATTEMPT_ANNOTATION not in job["metadata"]["annotations"]
     assert vcjob.phase(job) == "Failed"
