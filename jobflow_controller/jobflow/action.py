@@ -38,7 +38,7 @@ from jobflow_controller.jobflow import constants as c
 from jobflow_controller.jobflow.base import JobFlowControllerBase
 from jobflow_controller.jobflow.finished import recorded_completed
 from jobflow_controller.jobflow.state import UpdateJobFlowStatusFn, new_state
-from jobflow_controller.kube.errors import AlreadyExistsError, from_status
+from jobflow_controller.kube.errors import AlreadyExistsError, ConflictError, from_status
 from jobflow_controller.kube.informers import BY_CREATED_BY_JOB_FLOW
 from jobflow_controller.kube.retry import DEFAULT_RETRY, retry_on_conflict
 from jobflow_controller.validation.jobflow import validation_message
@@ -426,6 +426,10 @@ class ActionMixin(JobFlowControllerBase):
                 self.clientset.jobs(ns).delete(meta.name(job), uid=meta.uid(job) or None)
             except NotFoundError:
                 continue  # gone already; its delete event brings the JobFlow back
+            except ConflictError:
+                # The uid precondition failed: the name holds another Job now (the re-created
+                # one, which the cache has not shown yet). It is never deleted.
+                continue
 
     def _retry_wait(self, entry: JobStatus | None, policy: RetryPolicy | None) -> float:
         """Seconds until the backoff since the retry was recorded has passed (0: create now)."""

@@ -11,6 +11,7 @@ informer caches between syncs, as the watch would.
 
 from __future__ import annotations
 
+import copy
 import json
 from typing import Any
 
@@ -222,6 +223,23 @@ def test_a_job_deleted_for_a_retry_but_still_cached_is_not_counted_again() -> No
     w.observe()  # now the delete is seen
     w.sync()
     assert w.job_verbs()[-1] == ("create", "f-a")
+
+
+def test_the_re_created_job_is_never_deleted_for_the_old_one_a_lagging_cache_still_holds() -> None:
+    w = World(_flow({"a": {"maxRetries": 3, "backoff": "0s"}}))
+    w.sync()
+    w.set_phase("f-a", "Failed")
+    old = copy.deepcopy(w.job("f-a") or {})
+    old["metadata"]["uid"] = "uid-of-the-first-job"
+    w.sync()  # the retry recorded, the first Job deleted
+    w.sync()  # the delete seen: re-created as attempt 1
+    recreated = w.job("f-a")
+    assert recreated is not None
+    recreated["metadata"]["uid"] = "uid-of-the-second-job"
+    w.controller.job_informer.get_indexer().update(old)  # the Job watch lags behind both
+    w.controller.handle_job_flow(_req())  # the delete by the old uid fails its precondition: no error
+    assert w.job("f-a") is recreated
+    assert w.entry("f-a")["restartCount"] == 1
 
 
 def test_a_cache_behind_the_retry_write_never_skips_the_backoff() -> None:
