@@ -108,6 +108,13 @@ class JobFlowStatus:
     #: longer exist (deleted by hand or by `ttlSecondsAfterFinished`): the lists above name only
     #: Jobs that exist, as upstream's do, while the phase rules still count these as Completed.
     deleted_completed_jobs: list[str] = field(default_factory=list)
+    #: Not serialised. Failed or Terminated Jobs that a retry policy re-creates (docs/retry.md): the
+    #: lists above still name them, while the phase rules do not count them as failures.
+    retrying_jobs: list[str] = field(default_factory=list)
+
+    def failures(self) -> list[str]:
+        """What the phase rules count as failed: Failed and Terminated Jobs not being retried."""
+        return [n for n in self.failed_jobs + self.terminated_jobs if n not in self.retrying_jobs]
 
     def all_completed_jobs(self) -> list[str]:
         """What the phase rules count as Completed: `completedJobs` and the Completed Jobs since deleted."""

@@ -11,11 +11,16 @@ the status carrying it has been written.
 
 A Job that already ran to completion is never created again, and a finished JobFlow (Succeed or
 Failed) creates nothing (finished.py; docs/deviations.md row 8).
+
+Ours, opt-in (`spec.flows[].retry`, docs/retry.md): a flow's Job that ends Failed or Terminated
+while the JobFlow is Pending or Running is recorded as retried in the status, deleted once that
+status is written, and created again (after the backoff, through `add_after`) once it is gone.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import structlog
@@ -26,13 +31,14 @@ from jobflow_controller.apis import job as vcjob
 from jobflow_controller.apis import jobflow as jf
 from jobflow_controller.apis.builders import new_job
 from jobflow_controller.apis.patch import PatchError, apply_patch
+from jobflow_controller.apis.retry import ATTEMPT_ANNOTATION, RETRYING, RetryPolicy, job_attempt, retry_policies
 from jobflow_controller.apis.status import Condition, JobFlowStatus, JobRunningHistory, JobStatus
-from jobflow_controller.apis.timeutil import add_duration, format_time, parse_time
+from jobflow_controller.apis.timeutil import add_duration, format_duration, format_time, parse_time
 from jobflow_controller.jobflow import constants as c
 from jobflow_controller.jobflow.base import JobFlowControllerBase
 from jobflow_controller.jobflow.finished import recorded_completed
 from jobflow_controller.jobflow.state import UpdateJobFlowStatusFn, new_state
-from jobflow_controller.kube.errors import AlreadyExistsError
+from jobflow_controller.kube.errors import AlreadyExistsError, ConflictError, from_status
 from jobflow_controller.kube.informers import BY_CREATED_BY_JOB_FLOW
 from jobflow_controller.kube.retry import DEFAULT_RETRY, retry_on_conflict
 from jobflow_controller.validation.jobflow import validation_message
@@ -59,6 +65,18 @@ _BUCKETS = (
 #: Phases in which deploy creates nothing. Upstream never syncs Failed (or Terminating) at all, and
 #: syncs Succeed with a no-op phase function, so a Job created then could never change the phase.
 _FINISHED = frozenset({Phase.SUCCEED, Phase.FAILED})
+#: The JobFlow phases in which a failed Job may be retried, and the Job phases that are retried.
+_RETRYABLE_FLOW = frozenset({"", Phase.PENDING, Phase.RUNNING})
+_RETRIED_JOB = frozenset({JobPhase.FAILED, JobPhase.TERMINATED})
+
+
+@dataclass(frozen=True)
+class _Retry:
+    """A retry decided in this sync: recorded in the status, then the Job is deleted."""
+
+    job: Obj
+    attempt: int
+    policy: RetryPolicy
 
 
 class ActionMixin(JobFlowControllerBase):
@@ -103,7 +121,7 @@ class ActionMixin(JobFlowControllerBase):
     def _handle_job_flow_once(self, req: FlowRequest, job_flow: Obj) -> None:
         name = req.job_flow_name
         # Patch problems are not the whole JobFlow's: they stop only their flow (InvalidPatch, below).
-        problem = validation_message(job_flow, patches=False)
+        problem = validation_message(job_flow, patches=False, retries=False)
         if problem is not None:
             # A JobFlow that can never finish: say so once (the correlator dedups repeats) and wait
             # for its spec to change, which the update handler turns into a new request.
@@ -140,8 +158,18 @@ class ActionMixin(JobFlowControllerBase):
             log.error(f"Failed to create jobs of JobFlow {ns}/{name}: {err}", jobflow=f"{ns}/{name}")
             deploy_err = err
 
+        self.warn_invalid_retry_policies(job_flow)
         status = self.get_all_job_status(job_flow)
+        retries = self.plan_retries(job_flow, status)
         update_state_fn(status, len(jf.flows(job_flow)))
+        if status.phase not in _RETRYABLE_FLOW and retries:
+            # Another flow failed the JobFlow: nothing is re-created any more, so nothing is deleted.
+            dropped = {meta.name(r.job) for r in retries}
+            status.retrying_jobs = [n for n in status.retrying_jobs if n not in dropped]
+            retries = []
+        now = format_time(self.clock.wall())
+        for retry in retries:
+            _record_retry(status, retry, now)
         body = status.to_dict()
         if body != dict(jf.status(job_flow)):
             updated = {**job_flow, "status": body}
@@ -151,6 +179,21 @@ class ActionMixin(JobFlowControllerBase):
                 log.error(f"Failed to update status of JobFlow {ns}/{name}: {err}", jobflow=f"{ns}/{name}")
                 raise
             self._count_transition(ns, old_phase, status.phase)
+        # Only now that the status records each retry: a restart cannot lose or repeat one.
+        for retry in retries:
+            self.metrics.update_job_flow_job_retry(ns)
+            self.recorder.eventf(
+                job_flow,
+                c.EVENT_NORMAL,
+                c.REASON_RETRY_JOB,
+                c.MESSAGE_RETRY_JOB,
+                meta.name(retry.job),
+                vcjob.phase(retry.job),
+                format_duration(retry.policy.backoff),
+                retry.attempt,
+                retry.policy.max_retries,
+            )
+        self.delete_retried_jobs(job_flow, status.retrying_jobs)
         if deploy_err is not None:
             raise deploy_err
 
@@ -178,6 +221,7 @@ class ActionMixin(JobFlowControllerBase):
             return
         ns = meta.namespace(job_flow)
         done = self.completed_job_names(job_flow)
+        policies = retry_policies(job_flow).policies
         first_err: Exception | None = None
         for flow in jf.flows(job_flow):
             job_name = jf.job_name(meta.name(job_flow), flow.name)
@@ -191,9 +235,25 @@ class ActionMixin(JobFlowControllerBase):
                 if not meta.is_controlled_by(existing, job_flow):
                     self.warn_resource_exists(job_flow, job_name)
                 continue
+            entry = _recorded_entry(job_flow, job_name)
+            attempt = _retries_done(entry)
+            policy = policies.get(flow.name)
+            if _awaiting_recreate(entry):
+                wait = self._retry_wait(entry, policy)
+                if wait > 0:
+                    self.queue.add_after(self.request_for(ns, meta.name(job_flow)), wait)
+                    continue
             try:
                 if flow.targets is None or self.judge(job_flow, flow.targets, done):
-                    self.create_job(job_flow, flow.name)
+                    if policy is not None and self._cache_is_behind(job_flow):
+                        # The retries done, and whether one waits for its backoff, are read from
+                        # this status: a cached copy behind our own last write (one recording a
+                        # retry) would re-create the Job too early, under the wrong attempt. Sync
+                        # again from the API server's copy (a conflict: retry_on_conflict GETs it).
+                        raise from_status(
+                            409, "Conflict", f"jobflow {meta.name(job_flow)}: cache behind, not creating {job_name}"
+                        )
+                    self.create_job(job_flow, flow.name, attempt)
                 else:
                     self.check_patch(job_flow, flow.name)
             except Exception as err:  # noqa: BLE001 - the other flows still get their turn
@@ -231,7 +291,7 @@ class ActionMixin(JobFlowControllerBase):
         """The Jobs of this JobFlow object that ran to completion: recorded so, or seen deleted so."""
         return recorded_completed(job_flow) | set(self.deleted_jobs.recall(job_flow))
 
-    def create_job(self, job_flow: Obj, flow_name: str) -> None:
+    def create_job(self, job_flow: Obj, flow_name: str, attempt: int = 0) -> None:
         job_name = jf.job_name(meta.name(job_flow), flow_name)
         try:
             job = self.load_job_template_and_set_job(job_flow, flow_name, job_name)
@@ -240,6 +300,8 @@ class ActionMixin(JobFlowControllerBase):
             # changes, and each of those enqueues the JobFlow (so does the resync).
             self.warn_invalid_patch(job_flow, flow_name, job_name, err)
             return
+        if attempt > 0:
+            job["metadata"]["annotations"][ATTEMPT_ANNOTATION] = str(attempt)
         ns = meta.namespace(job_flow)
         try:
             self.clientset.jobs(ns).create(job)
@@ -311,6 +373,83 @@ class ActionMixin(JobFlowControllerBase):
         template = self.job_template_lister.job_templates(meta.namespace(job_flow)).get(flow_name)
         return new_job(job_flow, flow_name, job_name, template)
 
+    # -- retries (ours, docs/retry.md) ------------------------------------------------------------
+    def plan_retries(self, job_flow: Obj, status: JobFlowStatus) -> list[_Retry]:
+        """The flows' Jobs that ended Failed or Terminated and have retries left, in spec order.
+
+        Each is added to `status.retrying_jobs`, so the phase rules do not count it as a failure.
+        The retries done come from the status (the `Retrying` histories), never from memory.
+        """
+        if jf.phase(job_flow) not in _RETRYABLE_FLOW:
+            return []
+        policies = retry_policies(job_flow).policies
+        if not policies:
+            return []
+        jobs = {meta.name(j): j for j in self.get_all_jobs_created_by_job_flow(job_flow)}
+        out: list[_Retry] = []
+        for flow in jf.flows(job_flow):
+            policy = policies.get(flow.name)
+            job_name = jf.job_name(meta.name(job_flow), flow.name)
+            job = jobs.get(job_name)
+            if policy is None or job is None or job_name in status.retrying_jobs:
+                continue
+            if vcjob.phase(job) not in _RETRIED_JOB or meta.metadata(job).get("deletionTimestamp"):
+                continue
+            done = _retries_done(_find_entry(status.job_status_list, job_name))
+            if done >= policy.max_retries:
+                continue
+            status.retrying_jobs.append(job_name)
+            out.append(_Retry(job=job, attempt=done + 1, policy=policy))
+        return out
+
+    def warn_invalid_retry_policies(self, job_flow: Obj) -> None:
+        """One Warning naming each bad policy in force (the correlator dedups repeats); those flows get no retries.
+
+        Only a JobFlow stored while the webhook was off (or failing open) can hold one.
+        """
+        problems = [] if jf.phase(job_flow) in _FINISHED else retry_policies(job_flow).problems
+        if not problems:
+            return
+        message = "; ".join(problems)
+        log.warning(f"Invalid retry policy: {message}", jobflow=f"{meta.namespace(job_flow)}/{meta.name(job_flow)}")
+        self.recorder.eventf(job_flow, c.EVENT_WARNING, c.REASON_INVALID_RETRY, c.MESSAGE_INVALID_RETRY, message)
+
+    def delete_retried_jobs(self, job_flow: Obj, names: list[str]) -> None:
+        """Delete (by uid) the Jobs the status records as retried that the cache still holds."""
+        if not names:
+            return
+        ns = meta.namespace(job_flow)
+        for job in self.get_all_jobs_created_by_job_flow(job_flow):
+            if meta.name(job) not in names or meta.metadata(job).get("deletionTimestamp"):
+                continue
+            try:
+                self.clientset.jobs(ns).delete(meta.name(job), uid=meta.uid(job) or None)
+            except NotFoundError:
+                continue  # gone already; its delete event brings the JobFlow back
+            except ConflictError:
+                # The uid precondition failed: the name holds another Job now (the re-created
+                # one, which the cache has not shown yet). It is never deleted.
+                continue
+
+    def _retry_wait(self, entry: JobStatus | None, policy: RetryPolicy | None) -> float:
+        """Seconds until the backoff since the retry was recorded has passed (0: create now)."""
+        if entry is None or policy is None or not entry.running_histories:
+            return 0.0
+        started = entry.running_histories[-1].start_timestamp
+        if not started:
+            return 0.0
+        elapsed = (self.clock.wall() - parse_time(started)).total_seconds()
+        return max(0.0, policy.backoff - elapsed)
+
+    def _cache_is_behind(self, job_flow: Obj) -> bool:
+        """Whether the API server holds a newer JobFlow than `job_flow` (one GET).
+
+        Asked only before creating a Job for a flow with a retry policy, so once per Job created:
+        never for a JobFlow without one, which behaves exactly as upstream.
+        """
+        latest = self._get_latest_job_flow(meta.namespace(job_flow), meta.name(job_flow))
+        return latest is not None and meta.resource_version(latest) != meta.resource_version(job_flow)
+
     # -- step 3: the status ---------------------------------------------------------------------
     def get_all_jobs_created_by_job_flow(self, job_flow: Obj) -> list[Obj]:
         ns = meta.namespace(job_flow)
@@ -358,6 +497,11 @@ class ActionMixin(JobFlowControllerBase):
                 running_duration=vcjob.running_duration(job),
                 task_status_count=dict(vcjob.task_status_count(job) or {}) or None,
             )
+            previous = _find_entry(job_status_list, name)
+            if previous is not None and job_attempt(job) < _retries_done(previous):
+                # The Job deleted for a retry, not gone yet: its entry is the retry's record.
+                status.retrying_jobs.append(name)
+                continue
             _merge_job_status(job_status_list, _job_status_entry(job, job_status_list, now))
         existing = {meta.name(j) for j in jobs}
         recorded = recorded_completed(job_flow)
@@ -402,14 +546,51 @@ def _job_status_entry(job: Obj, job_status_list: list[JobStatus], now: str) -> J
     end = None
     if duration and created:
         end = format_time(add_duration(parse_time(created), duration))
+    histories = get_running_histories(job_status_list, name, phase, now)
     return JobStatus(
         name=name,
         state=phase,
         start_timestamp=created,
         end_timestamp=end,
-        restart_count=vcjob.retry_count(job),
-        running_histories=get_running_histories(job_status_list, name, phase, now),
+        # Upstream's retryCount, plus the flow's retries (0 without a retry policy): docs/retry.md.
+        restart_count=vcjob.retry_count(job) + sum(1 for h in histories if h.state == RETRYING),
+        running_histories=histories,
     )
+
+
+def _find_entry(job_status_list: list[JobStatus], job_name: str) -> JobStatus | None:
+    for entry in job_status_list:
+        if entry.name == job_name:
+            return entry
+    return None
+
+
+def _recorded_entry(job_flow: Obj, job_name: str) -> JobStatus | None:
+    for raw in jf.job_status_list(job_flow):
+        if raw.get("name") == job_name:
+            return JobStatus.from_dict(raw)
+    return None
+
+
+def _retries_done(entry: JobStatus | None) -> int:
+    """The retries recorded for a Job: its `Retrying` history entries."""
+    return 0 if entry is None else sum(1 for h in entry.running_histories if h.state == RETRYING)
+
+
+def _awaiting_recreate(entry: JobStatus | None) -> bool:
+    """Retried, and the re-created Job not seen yet: the last history entry is still `Retrying`."""
+    return entry is not None and bool(entry.running_histories) and entry.running_histories[-1].state == RETRYING
+
+
+def _record_retry(status: JobFlowStatus, retry: _Retry, now: str) -> None:
+    """Close the Job's last history entry and open a `Retrying` one; count it in restartCount."""
+    entry = _find_entry(status.job_status_list, meta.name(retry.job))
+    if entry is None:  # pragma: no cover - the Job exists, so get_all_job_status made its entry
+        return
+    if entry.running_histories and not entry.running_histories[-1].end_timestamp:
+        entry.running_histories[-1].end_timestamp = now
+    entry.running_histories.append(JobRunningHistory(state=RETRYING, start_timestamp=now))
+    entry.restart_count = vcjob.retry_count(retry.job) + _retries_done(entry)
 
 
 def _merge_job_status(job_status_list: list[JobStatus], entry: JobStatus) -> None:

@@ -34,3 +34,15 @@ MESSAGE_RESOURCE_EXISTS = 'Resource "%s" already exists and is not managed by Jo
 #: says nothing until --max-requeue-num retries later; this names the cause at once.
 REASON_FAILED_CREATE = "FailedCreate"
 MESSAGE_FAILED_CREATE = "Error creating job %s: %s"
+
+#: Ours (upstream never retries, docs/retry.md): a flow's Job ended Failed or Terminated and its
+#: retry policy (`spec.flows[].retry`, or the `flow.volcano.sh/retry` annotation) has retries
+#: left, so it is deleted and created again after the backoff. Arguments: Job, its phase, the
+#: backoff (Go duration), the retry number, maxRetries.
+REASON_RETRY_JOB = "RetryJob"
+MESSAGE_RETRY_JOB = "Job %s ended %s: deleting it to create it again in %s (retry %d of %d)"
+
+#: Ours: a flow's retry policy in force is malformed (stored while the webhook was off). Its Job is
+#: never retried (a failure fails the JobFlow, as upstream); the other flows are unaffected.
+REASON_INVALID_RETRY = "InvalidRetryPolicy"
+MESSAGE_INVALID_RETRY = "No retries for these flows: %s"

@@ -24,9 +24,14 @@ What upstream's controller-gen output (``config/crd/*/bases``) looks like, and s
 * an embedded ``ObjectMeta`` as controller-gen's ``generateEmbeddedObjectMeta`` emits it: only
   ``annotations``, ``finalizers``, ``labels``, ``name`` and ``namespace``.
 
-The result is upstream's CRDs exactly: parsed, the three are equal to volcano-sh/volcano's committed
+The result is upstream's CRDs exactly: parsed, ``upstream_jobflow_crd()``, ``jobtemplate_crd()`` and
+``job_crd()`` are equal to volcano-sh/volcano's committed
 ``config/crd/jobflow/bases/flow.volcano.sh_{jobflows,jobtemplates}.yaml`` and
 ``config/crd/volcano/bases/batch.volcano.sh_jobs.yaml`` (``UPSTREAM_CRD_SHA256`` pins them).
+
+The JobFlow CRD we ship (``jobflow_crd()``) is upstream's plus one additive, optional field,
+``spec.flows[].retry`` (``retry_field_patch``, docs/retry.md): without it the API server would prune
+the retry policy. An object valid for upstream's CRD is valid for ours and stored the same.
 
 Beyond upstream, and only in the optional Component, the JobFlow CRD gets CEL rules on
 ``spec.flows`` so that an API server rejects duplicate names, undefined targets and
@@ -50,11 +55,13 @@ import yaml
 __all__ = [
     "CONTROLLER_GEN_VERSION",
     "CRD_FILES",
+    "DEFAULT_RETRY_BACKOFF",
     "JOB_CRD_FILE",
     "KUBERNETES_SCHEMA_VERSION",
     "MAX_FLOWS",
     "MAX_FLOW_NAME_LENGTH",
     "MAX_TARGETS",
+    "RETRY_FIELD_POINTER",
     "UPSTREAM_CRD_SHA256",
     "VALIDATION_PATCH_FILE",
     "all_crds",
@@ -67,7 +74,11 @@ __all__ = [
     "jobtemplate_crd",
     "render_crd",
     "render_validation_patch",
+    "retry_field_patch",
+    "retry_schema",
+    "upstream_jobflow_crd",
     "validation_patch",
+    "without_retry_field",
 ]
 
 JSONDict = dict[str, Any]
@@ -88,6 +99,13 @@ UPSTREAM_CRD_SHA256: Final[Mapping[str, str]] = {
     "jobtemplates.flow.volcano.sh": "20b5e3a82bb054ed85ddd5afa2b948b678ac1423ec646a3dedd103cba7208bb7",
     "jobs.batch.volcano.sh": "bdaa9d392f30c6544873ba58d3c834b3784aaa7fe9f816b62ee0c6492cccef15",
 }
+
+#: Where spec.flows' schema is in the JobFlow CRD, as a JSON pointer.
+_FLOWS_POINTER: Final = "/spec/versions/0/schema/openAPIV3Schema/properties/spec/properties/flows"
+#: Where our one additive field goes: ``spec.flows[].retry``.
+RETRY_FIELD_POINTER: Final = f"{_FLOWS_POINTER}/items/properties/retry"
+#: ``spec.flows[].retry.backoff`` when left out (the API server fills it in).
+DEFAULT_RETRY_BACKOFF: Final = "0s"
 
 # --------------------------------------------------------------------------------------------
 # CEL rules on spec.flows, and the bounds their cost needs (the Component manifests/crd-validation/).
@@ -691,19 +709,15 @@ def _jobflow_status() -> JSONDict:
     )
 
 
-def jobflow_crd(with_rules: bool = False) -> JSONDict:
-    """``jobflows.flow.volcano.sh`` as upstream ships it; ``with_rules=True`` adds the CEL rules and bounds.
-
-    With the rules it is what ``kubectl kustomize`` makes of ``manifests/crds`` with the Component
-    ``manifests/crd-validation`` (``validation_patch()`` applied).
-    """
+def upstream_jobflow_crd() -> JSONDict:
+    """``jobflows.flow.volcano.sh`` exactly as upstream ships it (``UPSTREAM_CRD_SHA256`` pins it)."""
     spec = _obj(
         {
             "flows": _flows(),
             "jobRetainPolicy": _str(enum=["retain", "delete"]),
         }
     )
-    crd = _crd(
+    return _crd(
         "flow.volcano.sh",
         "JobFlow",
         "jobflows",
@@ -715,15 +729,50 @@ def jobflow_crd(with_rules: bool = False) -> JSONDict:
             {"jsonPath": ".metadata.creationTimestamp", "name": "Age", "type": "date"},
         ],
     )
+
+
+def retry_schema() -> JSONDict:
+    """``spec.flows[].retry`` (ours, docs/retry.md): ``maxRetries`` required and >= 0, ``backoff`` "0s" by default.
+
+    ``backoff`` is a Go duration string; its syntax is the webhook's to check (a pattern here would
+    refuse a bad one with the API server's generic message instead of the webhook's precise one).
+    """
+    return _obj(
+        {"backoff": _str(default=DEFAULT_RETRY_BACKOFF), "maxRetries": _int32(minimum=0)},
+        required=["maxRetries"],
+    )
+
+
+def retry_field_patch() -> list[JSONDict]:
+    """The one difference between our JobFlow CRD and upstream's: an ``add`` of ``spec.flows[].retry``."""
+    return [{"op": "add", "path": RETRY_FIELD_POINTER, "value": retry_schema()}]
+
+
+def without_retry_field(crd: Mapping[str, Any]) -> JSONDict:
+    """``crd`` (not modified) without ``spec.flows[].retry``: undoes ``retry_field_patch``; KeyError if absent."""
+    result: JSONDict = copy.deepcopy(dict(crd))
+    *parents, last = [_unescape(step) for step in RETRY_FIELD_POINTER.split("/")[1:]]
+    node: Any = result
+    for step in parents:
+        node = node[int(step)] if isinstance(node, list) else node[step]
+    del node[last]
+    return result
+
+
+def jobflow_crd(with_rules: bool = False) -> JSONDict:
+    """``jobflows.flow.volcano.sh`` as we ship it; ``with_rules=True`` adds the CEL rules and bounds.
+
+    Upstream's CRD plus one additive, optional field, ``spec.flows[].retry`` (``retry_field_patch``).
+    With the rules it is what ``kubectl kustomize`` makes of ``manifests/crds`` with the Component
+    ``manifests/crd-validation`` (``validation_patch()`` applied).
+    """
+    crd = apply_patch(upstream_jobflow_crd(), retry_field_patch())
     return apply_patch(crd, validation_patch()) if with_rules else crd
 
 
 # --------------------------------------------------------------------------------------------
 # The CEL rules as a JSON patch (RFC 6902), the Component's
 # --------------------------------------------------------------------------------------------
-
-#: Where spec.flows' schema is in the JobFlow CRD, as a JSON pointer.
-_FLOWS_POINTER: Final = "/spec/versions/0/schema/openAPIV3Schema/properties/spec/properties/flows"
 
 
 def validation_patch() -> list[JSONDict]:
@@ -800,6 +849,9 @@ _HEADER: Final = (
     "# Code generated by hack/gen_crds.py (jobflow_controller/local/crds.py) from the Kubernetes 1.36\n"
     "# OpenAPI schemas in kubernetes-validate. DO NOT EDIT; run `.venv/bin/python hack/gen_crds.py`.\n"
 )
+_JOBFLOW_CRD_NOTE: Final = (
+    "#\n# Upstream's CRD plus one additive, optional field: spec.flows[].retry (docs/retry.md).\n"
+)
 _JOB_CRD_NOTE: Final = (
     "#\n"
     "# Volcano's own CRD, for the local control plane and the tests, where no Volcano runs. Never apply it\n"
@@ -820,7 +872,10 @@ _PATCH_HEADER: Final = (
 
 
 def all_crds() -> dict[str, JSONDict]:
-    """Repository-relative path -> CRD, for the three CRD files the generator writes (upstream's schemas)."""
+    """Repository-relative path -> CRD, for the three CRD files the generator writes.
+
+    Upstream's schemas, but for the JobFlow CRD's one additive field (``jobflow_crd``).
+    """
     return {
         f"manifests/crds/{CRD_FILES[0]}": jobflow_crd(),
         f"manifests/crds/{CRD_FILES[1]}": jobtemplate_crd(),
@@ -868,6 +923,8 @@ def render_crd(crd: Mapping[str, Any]) -> str:
     header = _HEADER
     if crd["metadata"]["name"] == "jobs.batch.volcano.sh":
         header += _JOB_CRD_NOTE
+    if crd["metadata"]["name"] == "jobflows.flow.volcano.sh" and crd != upstream_jobflow_crd():
+        header += _JOBFLOW_CRD_NOTE
     return f"{header}---\n{_dump(dict(crd))}"
 
 

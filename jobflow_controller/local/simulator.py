@@ -6,6 +6,9 @@ first task's pod-template annotation `sim.jobflow.volcano.sh/phases`, for exampl
 `Pending:0.5s,Running:2s,Completed`, writing what Volcano writes: `state.phase` and its transition
 time, the task pod counts, `retryCount` (bumped on `Restarting`) and `runningDuration` once the Job
 finishes. A malformed script is reported as a Warning event on the Job, which is then left alone.
+A Job that a JobFlow retry re-created (annotation `flow.volcano.sh/retry-attempt: N`) follows the
+annotation `sim.jobflow.volcano.sh/phases-retry-N` instead when the task template has one, so a
+test can script "fails, then succeeds on retry" (docs/retry.md).
 
 It also does what Volcano's garbage collector (`gc-controller`, in the same controller manager) does
 with `spec.ttlSecondsAfterFinished`: a Job Completed, Failed or Terminated is deleted that many
@@ -31,6 +34,7 @@ from informers import ResourceEventHandlerFuncs, SharedIndexInformer
 from informers.errors import NotFoundError
 from jobflow_controller.apis import job as vcjob
 from jobflow_controller.apis import meta
+from jobflow_controller.apis.retry import job_attempt
 from jobflow_controller.apis.timeutil import format_duration, format_time, parse_duration, parse_time
 from jobflow_controller.kube.clientset import Clientset
 from jobflow_controller.kube.errors import ConflictError
@@ -38,6 +42,8 @@ from jobflow_controller.kube.errors import ConflictError
 log = structlog.get_logger(__name__)
 
 PHASES_ANNOTATION = "sim.jobflow.volcano.sh/phases"
+#: The prefix of the per-attempt scripts: `<prefix>1` for the first retry's Job, and so on.
+RETRY_PHASES_ANNOTATION_PREFIX = "sim.jobflow.volcano.sh/phases-retry-"
 DEFAULT_SCRIPT = "Pending:0.1s,Running:0.5s,Completed"
 #: The reason of the Warning event a malformed script earns.
 REASON_INVALID_SCRIPT = "InvalidPhaseScript"
@@ -95,9 +101,13 @@ def parse_script(text: str) -> list[Step]:
 
 
 def script_of(job: Mapping[str, Any]) -> str:
+    """The first task's script for this Job's retry attempt, else its script, else the default."""
     tasks = (job.get("spec") or {}).get("tasks") or []
     if tasks:
         annotations = ((tasks[0].get("template") or {}).get("metadata") or {}).get("annotations") or {}
+        attempt = job_attempt(job)
+        if attempt > 0 and f"{RETRY_PHASES_ANNOTATION_PREFIX}{attempt}" in annotations:
+            return str(annotations[f"{RETRY_PHASES_ANNOTATION_PREFIX}{attempt}"])
         if PHASES_ANNOTATION in annotations:
             return str(annotations[PHASES_ANNOTATION])
     return DEFAULT_SCRIPT

@@ -16,6 +16,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from jobflow_controller.apis.retry import retry_annotation_changed, retry_problems
 from jobflow_controller.validation.dag import Graph, dag_problems, upstream_dag_problems
 from jobflow_controller.validation.names import (
     flow_label_problems,
@@ -49,7 +50,7 @@ def flow_graph(job_flow: Mapping[str, Any]) -> Graph:
     return graph
 
 
-def validate_job_flow(job_flow: Mapping[str, Any], *, patches: bool = True) -> list[str]:
+def validate_job_flow(job_flow: Mapping[str, Any], *, patches: bool = True, retries: bool = True) -> list[str]:
     """Every problem with ``job_flow``, as messages in a fixed order; empty when it is valid.
 
     The order, each part in spec order (flows, then each flow's targets):
@@ -62,7 +63,12 @@ def validate_job_flow(job_flow: Mapping[str, Any], *, patches: bool = True) -> l
        ``names``). Rules needing the JobFlow's name or namespace are skipped while it has none;
     5. with ``patches`` (admission), each flow's ``patch`` problems that need no template
        (``jobflow Flow "<flow>": patch.jobSpec.tasks[1]: has no name (...)``, see ``patch``). The
-       controller passes ``patches=False``: a bad patch stops only its own flow there.
+       controller passes ``patches=False``: a bad patch stops only its own flow there;
+    6. with ``retries`` (admission), the problems of each flow's ``retry`` field
+       (``jobflow Flow "<flow>": retry.maxRetries: must not be negative, got -1``), then those of the
+       ``flow.volcano.sh/retry`` annotation (``annotation flow.volcano.sh/retry["<flow>"].backoff:
+       ...``), see ``apis.retry`` and docs/retry.md. The controller passes ``retries=False``: a
+       malformed policy there means a Warning and no retries for that flow only.
 
     Messages 2 and 3 are upstream's exactly, so for a JobFlow without duplicate names that upstream
     denies, ``problems[0]`` is the message upstream gives (with several undefined targets upstream
@@ -87,6 +93,8 @@ def validate_job_flow(job_flow: Mapping[str, Any], *, patches: bool = True) -> l
             problems.extend(flow_label_problems(namespace, flow))
     if patches:
         problems.extend(flow_patch_problems(job_flow))
+    if retries:
+        problems.extend(retry_problems(job_flow))
     return problems
 
 
@@ -96,7 +104,7 @@ def flows_changed(job_flow: Mapping[str, Any], old_job_flow: Mapping[str, Any]) 
 
 
 def validate_job_flow_update(
-    job_flow: Mapping[str, Any], old_job_flow: Mapping[str, Any], *, patches: bool = True
+    job_flow: Mapping[str, Any], old_job_flow: Mapping[str, Any], *, patches: bool = True, retries: bool = True
 ) -> list[str]:
     """The problems that refuse an UPDATE from ``old_job_flow`` to ``job_flow``; empty when it may go on.
 
@@ -106,27 +114,36 @@ def validate_job_flow_update(
     included: a patch is part of ``spec.flows``) were not enforced is never refused for them,
     while a cycle or an undefined target is refused as upstream refuses it.
     (The name and label rules depend only on the flows and on the name and namespace, which an
-    UPDATE cannot change.)
+    UPDATE cannot change.) The ``retry`` fields are part of ``spec.flows``: checked when the flows
+    changed, with everything else. The ``flow.volcano.sh/retry`` annotation is checked then too, or
+    when the annotation itself changed (alone, with upstream's checks).
     """
     if flows_changed(job_flow, old_job_flow):
-        return validate_job_flow(job_flow, patches=patches)
-    return upstream_dag_problems(flow_graph(job_flow))
+        return validate_job_flow(job_flow, patches=patches, retries=retries)
+    problems = upstream_dag_problems(flow_graph(job_flow))
+    if retries and retry_annotation_changed(job_flow, old_job_flow):
+        problems.extend(retry_problems(job_flow))
+    return problems
 
 
 def validation_message(
-    job_flow: Mapping[str, Any], old_job_flow: Mapping[str, Any] | None = None, *, patches: bool = True
+    job_flow: Mapping[str, Any],
+    old_job_flow: Mapping[str, Any] | None = None,
+    *,
+    patches: bool = True,
+    retries: bool = True,
 ) -> str | None:
     """The problems joined with ``"; "``, or None when the JobFlow is valid.
 
     Without ``old_job_flow`` (a CREATE, the controller) those of ``validate_job_flow``; with it (an
     UPDATE) those of ``validate_job_flow_update``. With a single problem this is exactly that
     problem's message (upstream's, for a DAG problem). ``patches=False`` leaves out the patch
-    problems (the controller reports those per flow).
+    problems (the controller reports those per flow); ``retries=False`` the retry annotation's.
     """
     problems = (
-        validate_job_flow(job_flow, patches=patches)
+        validate_job_flow(job_flow, patches=patches, retries=retries)
         if old_job_flow is None
-        else validate_job_flow_update(job_flow, old_job_flow, patches=patches)
+        else validate_job_flow_update(job_flow, old_job_flow, patches=patches, retries=retries)
     )
     return "; ".join(problems) if problems else None
 

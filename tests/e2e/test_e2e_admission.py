@@ -9,7 +9,7 @@ Four set-ups:
 
 * **The webhook alone**, as upstream deploys it (its CRD has no rules): a control plane of this
   module's own (etcd and kube-apiserver) with the CRDs of ``manifests/crds``, what ``kubectl apply
-  -k manifests/`` installs. It replays upstream's e2e cases
+  -k manifests/`` installs (upstream's, plus the optional ``spec.flows[].retry``). It replays upstream's e2e cases
   (``test/e2e/admission/jobflow_validation_test.go``) and ours: duplicate names (which upstream
   allows), a cycle, a self-dependency, a name too long for a Job; and the webhook's ratchet: a
   JobFlow stored while the webhook was off can be annotated, not given other flows.
@@ -295,6 +295,7 @@ ADMITTED: dict[str, Flows] = {
     "allow a patch whose task only the controller can check against the template": [
         {**flow("train"), "patch": {"jobSpec": {"tasks": [{"name": "any-task", "replicas": 2}]}}}
     ],
+    "allow a retry policy": [{**flow("train"), "retry": {"maxRetries": 2, "backoff": "1m30s"}}],
 }
 
 # Upstream's e2e cases that it refuses, ours, and the two it allows that we refuse; with our message.
@@ -327,6 +328,15 @@ REFUSED: dict[str, tuple[Flows, str]] = {
     "reject two patch tasks of one name, which upstream ignores": (
         [{**flow("train"), "patch": {"jobSpec": {"tasks": [{"name": "w"}, {"name": "w", "replicas": 2}]}}}],
         'jobflow Flow "train": patch.jobSpec.tasks[1]: name "w" is already used by tasks[0]',
+    ),
+    # maxRetries < 0 is the CRD schema's to refuse (minimum 0), before the webhook is called.
+    "reject a retry backoff that is not a Go duration": (
+        [{**flow("train"), "retry": {"maxRetries": 2, "backoff": "30 seconds"}}],
+        'jobflow Flow "train": retry.backoff: invalid duration "30 seconds" (a Go duration such as "30s", "1m30s")',
+    ),
+    "reject a negative retry backoff": (
+        [{**flow("train"), "retry": {"maxRetries": 2, "backoff": "-5s"}}],
+        'jobflow Flow "train": retry.backoff: must not be negative, got "-5s"',
     ),
 }
 

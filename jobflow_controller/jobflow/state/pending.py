@@ -15,14 +15,15 @@ def pending_update_status(status: JobFlowStatus, all_job_list: int) -> None:
     comes (volcano-jobflow.md §2.18 #3). Checking completion first closes that stall; an empty
     `flows` list (0 == 0) keeps upstream's Pending, hence `all_job_list > 0`.
 
-    A Job recorded Completed and since deleted counts as Completed (`all_completed_jobs`).
+    A Job recorded Completed and since deleted counts as Completed (`all_completed_jobs`). A Job a
+    retry policy re-creates is no failure (`failures`, docs/retry.md).
     """
     completed = status.all_completed_jobs()
     if all_job_list > 0 and len(completed) == all_job_list:
         status.phase = Phase.SUCCEED
-    elif (status.running_jobs or completed) and not status.failed_jobs:
+    elif (status.running_jobs or completed) and not [n for n in status.failed_jobs if n not in status.retrying_jobs]:
         status.phase = Phase.RUNNING
-    elif status.failed_jobs or status.terminated_jobs:
+    elif status.failures():
         status.phase = Phase.FAILED
     else:
         status.phase = Phase.PENDING

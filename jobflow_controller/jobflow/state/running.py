@@ -12,10 +12,11 @@ def running_update_status(status: JobFlowStatus, all_job_list: int) -> None:
 
     A Job recorded Completed and since deleted (a TTL) still counts as Completed; upstream counts
     only `completedJobs`, which names the Jobs that exist, and re-runs the deleted one instead.
+    A Failed or Terminated Job that a retry policy re-creates is no failure (docs/retry.md).
     """
     if len(status.all_completed_jobs()) == all_job_list:
         status.phase = Phase.SUCCEED
-    elif status.failed_jobs or status.terminated_jobs:
+    elif status.failures():
         status.phase = Phase.FAILED
 
 

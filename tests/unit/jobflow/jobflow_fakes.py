@@ -114,8 +114,11 @@ class FakeResourceClient:
         self.api.objects[self._key(name)] = stored
         return stored
 
-    def delete(self, name: str, *, propagation_policy: str | None = None) -> None:
+    def delete(self, name: str, *, propagation_policy: str | None = None, uid: str | None = None) -> None:
         self._record("delete", name)
+        stored = self.api.objects.get(self._key(name))
+        if stored is not None and uid and stored["metadata"].get("uid") not in (None, "", uid):
+            raise from_status(409, "Conflict", f"Precondition failed: UID in precondition: {uid}")
         if self.api.objects.pop(self._key(name), None) is None:
             raise from_status(404, "NotFound", f'{self.resource.group_resource} "{name}" not found')
 

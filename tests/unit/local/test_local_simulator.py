@@ -59,6 +59,18 @@ def test_the_script_comes_from_the_first_tasks_pod_template() -> None:
     assert script_of(_job()) == DEFAULT_SCRIPT
 
 
+def test_a_retried_job_follows_the_script_for_its_attempt_when_there_is_one() -> None:
+    job = _job("Running:1s,Failed")
+    job["spec"]["tasks"][0]["template"]["metadata"]["annotations"]["sim.jobflow.volcano.sh/phases-retry-2"] = (
+        "Running:1s,Completed"
+    )
+    assert script_of(job) == "Running:1s,Failed"  # the first Job
+    job["metadata"]["annotations"] = {"flow.volcano.sh/retry-attempt": "1"}
+    assert script_of(job) == "Running:1s,Failed"  # no script for attempt 1: the task's own
+    job["metadata"]["annotations"] = {"flow.volcano.sh/retry-attempt": "2"}
+    assert script_of(job) == "Running:1s,Completed"
+
+
 def test_a_running_job_counts_its_pods_per_task() -> None:
     status = job_status(_job(), "Running", NOW, 0)
     assert status["state"] == {"phase": "Running", "lastTransitionTime": "2026-01-01T00:01:30Z"}

@@ -101,9 +101,11 @@ def test_the_default_kustomization_includes_no_component() -> None:
     assert "crd-validation" not in kustomization["resources"]
 
 
-def test_the_default_kustomization_installs_upstreams_crds(default: Documents) -> None:
-    for crd in custom_resource_definitions(default).values():
-        assert crds.canonical_sha256(crd) == crds.UPSTREAM_CRD_SHA256[crd["metadata"]["name"]]
+def test_the_default_kustomization_installs_upstreams_crds_plus_the_retry_field(default: Documents) -> None:
+    installed = custom_resource_definitions(default)
+    assert installed == {JOBFLOWS: crds.jobflow_crd(), JOBTEMPLATES: crds.jobtemplate_crd()}
+    assert crds.canonical_sha256(crds.without_retry_field(installed[JOBFLOWS])) == crds.UPSTREAM_CRD_SHA256[JOBFLOWS]
+    assert crds.canonical_sha256(installed[JOBTEMPLATES]) == crds.UPSTREAM_CRD_SHA256[JOBTEMPLATES]
 
 
 @pytest.mark.parametrize("minor", range(25, 38))

@@ -1,7 +1,8 @@
 """The CRDs and the examples: names, printer columns and schema as upstream (§5.3 of the reference),
-upstream's committed CRDs exactly, structural-schema rules the API server enforces,
-kubernetes-validate in strict mode, and the examples validated against the CRD schemas and by the
-validation package. (The optional CEL rules are test_manifests_crd_validation.py's.)"""
+upstream's committed CRDs exactly (but for the JobFlow CRD's additive spec.flows[].retry),
+structural-schema rules the API server enforces, kubernetes-validate in strict mode, and the
+examples validated against the CRD schemas and by the validation package. (The optional CEL rules
+are test_manifests_crd_validation.py's.)"""
 
 from __future__ import annotations
 
@@ -164,17 +165,88 @@ UPSTREAM_FILE_SHA256 = {
 }
 
 
+def upstreams_part(crd: dict[str, Any]) -> dict[str, Any]:
+    """The CRD without what we add to upstream's: the JobFlow CRD's one field `spec.flows[].retry`."""
+    return crds.without_retry_field(crd) if crd["metadata"]["name"] == "jobflows.flow.volcano.sh" else crd
+
+
 @pytest.mark.parametrize("path", sorted(CRD_BY_FILE))
-def test_crd_is_upstreams_committed_crd(path: str) -> None:
+def test_crd_is_upstreams_committed_crd_but_for_the_retry_field(path: str) -> None:
     crd = CRD_BY_FILE[path]
-    assert crds.canonical_sha256(crd) == crds.UPSTREAM_CRD_SHA256[crd["metadata"]["name"]]
+    assert crds.canonical_sha256(upstreams_part(crd)) == crds.UPSTREAM_CRD_SHA256[crd["metadata"]["name"]]
+
+
+def schema_differences(ours: Any, theirs: Any, path: str = "") -> list[str]:
+    """Every path where two parsed documents differ: `+` only in ours, `-` only in theirs, `~` changed."""
+    if isinstance(ours, dict) and isinstance(theirs, dict):
+        out: list[str] = []
+        for key in sorted(set(ours) | set(theirs)):
+            if key not in theirs:
+                out.append(f"+{path}/{key}")
+            elif key not in ours:
+                out.append(f"-{path}/{key}")
+            else:
+                out.extend(schema_differences(ours[key], theirs[key], f"{path}/{key}"))
+        return out
+    if isinstance(ours, list) and isinstance(theirs, list) and len(ours) == len(theirs):
+        return [
+            d
+            for i, (a, b) in enumerate(zip(ours, theirs, strict=True))
+            for d in schema_differences(a, b, f"{path}/{i}")
+        ]
+    return [] if ours == theirs else [f"~{path}"]
+
+
+def test_the_jobflow_crd_adds_only_the_optional_retry_field_to_upstreams() -> None:
+    assert crds.canonical_sha256(crds.upstream_jobflow_crd()) == crds.UPSTREAM_CRD_SHA256["jobflows.flow.volcano.sh"]
+    assert schema_differences(JOBFLOW, crds.upstream_jobflow_crd()) == [f"+{crds.RETRY_FIELD_POINTER}"]
+    flow = at(root_schema(JOBFLOW), "spec.flows.[]")
+    assert flow["required"] == ["name"]  # optional: every object valid for upstream's CRD is valid for ours
+    assert flow["properties"]["retry"] == {
+        "properties": {
+            "backoff": {"default": "0s", "type": "string"},
+            "maxRetries": {"format": "int32", "minimum": 0, "type": "integer"},
+        },
+        "required": ["maxRetries"],
+        "type": "object",
+    }
+
+
+def test_schema_differences_names_added_removed_and_changed_paths() -> None:
+    assert schema_differences({"a": 1, "b": [1, {"c": 2}]}, {"a": 2, "b": [1, {"d": 2}], "e": 0}) == [
+        "~/a",
+        "+/b/1/c",
+        "-/b/1/d",
+        "-/e",
+    ]
+
+
+def without_retry_block(body: str) -> tuple[str, int]:
+    """The CRD file's text without the `retry:` property block (and the number of lines removed)."""
+    out: list[str] = []
+    removed, block_indent = 0, -1
+    for line in body.splitlines(keepends=True):
+        indent = len(line) - len(line.lstrip(" "))
+        if block_indent >= 0 and indent > block_indent:
+            removed += 1
+            continue
+        block_indent = -1
+        if line.strip() == "retry:":
+            block_indent, removed = indent, removed + 1
+            continue
+        out.append(line)
+    return "".join(out), removed
 
 
 @pytest.mark.parametrize("path", sorted(CRD_BY_FILE))
-def test_crd_file_below_its_header_is_upstreams_file_byte_for_byte(path: str) -> None:
+def test_crd_file_below_its_header_is_upstreams_file_byte_for_byte_but_for_the_retry_block(path: str) -> None:
     text = (ROOT / path).read_text(encoding="utf-8")
     header, separator, body = text.partition("\n---\n")
     assert separator and all(line.startswith("#") for line in header.splitlines())
+    body, removed = without_retry_block(body)
+    # The JobFlow CRD's retry block is 12 lines (retry:, properties:, backoff's 3, maxRetries' 4, required's 2,
+    # type:); no other file has one.
+    assert removed == (12 if path.endswith("flow.volcano.sh_jobflows.yaml") else 0)
     assert hashlib.sha256(f"---\n{body}".encode()).hexdigest() == UPSTREAM_FILE_SHA256[Path(path).name]
 
 
@@ -406,6 +478,8 @@ def test_jobflow_spec_schema() -> None:
     assert at(probe, "httpGetList.[].httpHeader")["required"] == ["name", "value"]
     assert at(probe, "taskStatusList.[].phase")["maxLength"] == 63
     assert sorted(at(flow, "patch")["properties"]) == ["jobSpec"]
+    assert sorted(flow["properties"]) == ["dependsOn", "name", "patch", "retry"]
+    assert at(flow, "retry")["required"] == ["maxRetries"]
 
 
 def test_jobflow_status_schema_has_upstreams_json_names() -> None:
