@@ -23,6 +23,7 @@ from jobflow_controller.validation.names import (
     job_name_problems,
 )
 from jobflow_controller.validation.patch import flow_patch_problems
+from jobflow_controller.validation.probe import flow_probe_problems
 
 __all__ = [
     "flow_graph",
@@ -61,8 +62,10 @@ def validate_job_flow(job_flow: Mapping[str, Any], *, patches: bool = True) -> l
        ``<jobflow>-<flow>`` a valid Job name and ``<namespace>.<flow>`` a valid label value (see
        ``names``). Rules needing the JobFlow's name or namespace are skipped while it has none;
     5. with ``patches`` (admission), each flow's ``patch`` problems that need no template
-       (``jobflow Flow "<flow>": patch.jobSpec.tasks[1]: has no name (...)``, see ``patch``). The
-       controller passes ``patches=False``: a bad patch stops only its own flow there.
+       (``jobflow Flow "<flow>": patch.jobSpec.tasks[1]: has no name (...)``, see ``patch``), then
+       each flow's ``dependsOn.probe`` problems that need no Job (``jobflow Flow "<flow>":
+       dependsOn.probe.tcpSocketList[0].port: must be between 1 and 65535, not 0``, see ``probe``).
+       The controller passes ``patches=False``: a bad patch or probe stops only its own flow there.
 
     Messages 2 and 3 are upstream's exactly, so for a JobFlow without duplicate names that upstream
     denies, ``problems[0]`` is the message upstream gives (with several undefined targets upstream
@@ -87,6 +90,7 @@ def validate_job_flow(job_flow: Mapping[str, Any], *, patches: bool = True) -> l
             problems.extend(flow_label_problems(namespace, flow))
     if patches:
         problems.extend(flow_patch_problems(job_flow))
+        problems.extend(flow_probe_problems(job_flow))
     return problems
 
 
