@@ -11,7 +11,7 @@ Everything here is a pure function of the JobFlow's JSON dict, which it never mu
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -88,17 +88,6 @@ class Probe:
     def for_tasks(self, tasks: set[str]) -> tuple[ProbeCheck, ...]:
         """The entries that apply to a Job with these tasks."""
         return tuple(check for check in self.checks if check.task_name in tasks)
-
-
-def raw_flow_probe(job_flow: Mapping[str, Any], flow_name: str) -> Any:
-    """The raw `dependsOn.probe` of the first flow named `flow_name` (None when absent or null)."""
-    spec = job_flow.get("spec")
-    flows = spec.get("flows") if isinstance(spec, Mapping) else None
-    for raw in _sequence(flows):
-        if isinstance(raw, Mapping) and str(raw.get("name") or "") == flow_name:
-            depends_on = raw.get("dependsOn")
-            return depends_on.get(PROBE_FIELD) if isinstance(depends_on, Mapping) else None
-    return None
 
 
 def parse_probe(raw: object) -> Probe:
@@ -243,12 +232,6 @@ def _is_dns1123_label(value: str) -> bool:
 def _entries(raw: Mapping[str, Any], list_name: str) -> list[Any]:
     value = raw.get(list_name)
     return list(value) if isinstance(value, list) else []
-
-
-def _sequence(value: object) -> Sequence[Any]:
-    if isinstance(value, Sequence) and not isinstance(value, str | bytes):
-        return value
-    return ()
 
 
 def _json_type(value: object) -> str:

@@ -193,7 +193,7 @@ class ActionMixin(JobFlowControllerBase):
                     self.warn_resource_exists(job_flow, job_name)
                 continue
             try:
-                if flow.targets is None or self.judge(job_flow, flow.targets, done, flow=flow.name):
+                if flow.targets is None or self.judge(job_flow, flow.targets, done, flow=flow):
                     self.create_job(job_flow, flow.name)
                 else:
                     self.check_patch(job_flow, flow.name)
@@ -203,7 +203,7 @@ class ActionMixin(JobFlowControllerBase):
             raise first_err
 
     def judge(
-        self, job_flow: Obj, targets: tuple[str, ...], completed: set[str] | None = None, *, flow: str | None = None
+        self, job_flow: Obj, targets: tuple[str, ...], completed: set[str] | None = None, *, flow: jf.Flow | None = None
     ) -> bool:
         """True only if every target's Job is ours and Completed (Completing is not enough).
 
@@ -218,7 +218,7 @@ class ActionMixin(JobFlowControllerBase):
         """
         ns = meta.namespace(job_flow)
         done = self.completed_job_names(job_flow) if completed is None else completed
-        probe = Probe() if flow is None else self.probe_of(job_flow, flow, targets)
+        probe = Probe() if flow is None or flow.probe is None else self.probe_of(job_flow, flow, targets)
         if probe is None:
             return False  # the probe cannot be judged; InvalidProbe said why
         met = True
@@ -234,7 +234,7 @@ class ActionMixin(JobFlowControllerBase):
             else:
                 if meta.is_controlled_by(job, job_flow):
                     ok = vcjob.phase(job) == JobPhase.COMPLETED or (
-                        bool(probe) and self.probe_gate.target_met(job_flow, str(flow), probe, job)
+                        flow is not None and bool(probe) and self.probe_gate.target_met(job_flow, flow.name, probe, job)
                     )
                 else:
                     ok = target_job_name in done

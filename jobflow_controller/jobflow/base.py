@@ -10,6 +10,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from jobflow_controller.apis import FlowRequest
+from jobflow_controller.apis.jobflow import Flow
 from jobflow_controller.apis.probe import Probe
 from jobflow_controller.framework import QueueController
 from jobflow_controller.jobflow.finished import DeletedJobs
@@ -38,7 +39,7 @@ class JobFlowControllerBase(QueueController):
         raise NotImplementedError
 
     def probe_of(
-        self, job_flow: Mapping[str, Any], flow: str, targets: tuple[str, ...]
+        self, job_flow: Mapping[str, Any], flow: Flow, targets: tuple[str, ...]
     ) -> Probe | None:  # pragma: no cover - see probe_judge
         raise NotImplementedError
 

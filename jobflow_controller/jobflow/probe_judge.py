@@ -18,7 +18,7 @@ from informers import ResourceEventHandlerFuncs, SharedIndexInformer
 from informers.errors import NotFoundError
 from jobflow_controller.apis import FLOW_GROUP_VERSION, JOB_FLOW_KIND, meta
 from jobflow_controller.apis import jobflow as jf
-from jobflow_controller.apis.probe import Probe, parse_probe, probe_problems, raw_flow_probe
+from jobflow_controller.apis.probe import Probe, parse_probe, probe_problems
 from jobflow_controller.jobflow import constants as c
 from jobflow_controller.jobflow.base import JobFlowControllerBase
 from jobflow_controller.jobflow.probe import ProbeGate, job_tasks, unmatched_tasks
@@ -40,7 +40,7 @@ class ProbeJudgeMixin(JobFlowControllerBase):
     _pod_lister: PodLister | None = None
     _pod_lock: threading.Lock
 
-    def probe_of(self, job_flow: Obj, flow: str, targets: tuple[str, ...]) -> Probe | None:
+    def probe_of(self, job_flow: Obj, flow: jf.Flow, targets: tuple[str, ...]) -> Probe | None:
         """The flow's probe (empty when it has none), or None when the flow must wait for a spec fix.
 
         None comes with a Warning `InvalidProbe` (the correlator aggregates repeats): the probe is
@@ -48,15 +48,15 @@ class ProbeJudgeMixin(JobFlowControllerBase):
         Whether a target has a task is read from its Job, or from its JobTemplate before the Job
         exists (a patch cannot add a task); when neither can be seen the question waits.
         """
-        raw = raw_flow_probe(job_flow, flow)
+        raw = flow.probe
         if raw is None:
             return Probe()
-        job_name = jf.job_name(meta.name(job_flow), flow)
+        job_name = jf.job_name(meta.name(job_flow), flow.name)
         # A probe on a flow without targets is refused at admission; here it is ignored, as the
         # flow is created at once (upstream's rule), so `has_targets` is not held against it.
         problems = probe_problems(raw)
         if problems:
-            self._warn_invalid_probe(job_flow, c.MESSAGE_INVALID_PROBE, job_name, flow, "; ".join(problems))
+            self._warn_invalid_probe(job_flow, c.MESSAGE_INVALID_PROBE, job_name, flow.name, "; ".join(problems))
             return None
         probe = parse_probe(raw)
         if not probe:
@@ -64,7 +64,7 @@ class ProbeJudgeMixin(JobFlowControllerBase):
         missing = unmatched_tasks(probe, {target: self._target_tasks(job_flow, target) for target in targets})
         if missing:
             self._warn_invalid_probe(
-                job_flow, c.MESSAGE_PROBE_TASK_NOT_FOUND, job_name, flow, missing[0], ", ".join(targets)
+                job_flow, c.MESSAGE_PROBE_TASK_NOT_FOUND, job_name, flow.name, missing[0], ", ".join(targets)
             )
             return None
         return probe

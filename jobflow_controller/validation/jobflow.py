@@ -124,7 +124,7 @@ def validation_message(
 
     Without ``old_job_flow`` (a CREATE, the controller) those of ``validate_job_flow``; with it (an
     UPDATE) those of ``validate_job_flow_update``. With a single problem this is exactly that
-    problem's message (upstream's, for a DAG problem). ``patches=False`` leaves out the patch
+    problem's message (upstream's, for a DAG problem). ``patches=False`` leaves out the patch and probe
     problems (the controller reports those per flow).
     """
     problems = (

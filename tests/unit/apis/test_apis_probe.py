@@ -6,6 +6,7 @@ from typing import Any
 
 import pytest
 
+from jobflow_controller.apis.jobflow import flows
 from jobflow_controller.apis.probe import (
     HttpGet,
     Probe,
@@ -13,7 +14,6 @@ from jobflow_controller.apis.probe import (
     TcpSocket,
     parse_probe,
     probe_problems,
-    raw_flow_probe,
 )
 
 FULL: dict[str, Any] = {
@@ -43,10 +43,9 @@ def test_an_absent_or_empty_probe_has_no_checks(raw: object) -> None:
     assert probe_problems(raw) == []
 
 
-def test_the_raw_probe_is_found_by_flow_name() -> None:
+def test_a_flows_probe_is_read_with_its_targets() -> None:
     job_flow = {"spec": {"flows": [{"name": "a"}, {"name": "b", "dependsOn": {"targets": ["a"], "probe": FULL}}]}}
-    assert raw_flow_probe(job_flow, "b") == FULL
-    assert raw_flow_probe(job_flow, "a") is None
+    assert [(f.name, f.targets, f.probe) for f in flows(job_flow)] == [("a", None, None), ("b", ("a",), FULL)]
 
 
 def test_a_valid_probe_has_no_problems() -> None:
