@@ -131,7 +131,7 @@ class ProbeCache:
     """Runs checks on a bounded pool and keeps each result for `ttl` seconds.
 
     `result(key, run, done)` never blocks: it returns a result younger than `ttl`, or None when there
-    is none yet, after submitting `run` unless that key's check is already running or the pool has
+    is none, after submitting `run` unless that key's check is already running or the pool has
     `max_pending` checks in hand. `done` is called (on the pool's thread) once the check finished.
     """
 
@@ -164,7 +164,7 @@ class ProbeCache:
                 if entry.result is not None and now - entry.at < self._ttl:
                     return entry.result
             if key in self._running or self._closed or len(self._running) >= self._max_pending:
-                return entry.result if entry is not None and key in self._running else None
+                return None  # a result older than `ttl` is never used, even while it is re-checked
             self._running.add(key)
             if entry is None:
                 self._entries[key] = _Entry(None, now, now)

@@ -38,6 +38,7 @@ class ProbeJudgeMixin(JobFlowControllerBase):
     informer_stop: threading.Event | None = None
     _pod_informer: SharedIndexInformer | None = None
     _pod_lister: PodLister | None = None
+    _pod_informer_started = False
     _pod_lock: threading.Lock
 
     def probe_of(self, job_flow: Obj, flow: jf.Flow, targets: tuple[str, ...]) -> Probe | None:
@@ -105,8 +106,9 @@ class ProbeJudgeMixin(JobFlowControllerBase):
                     ResourceEventHandlerFuncs(add_func=self.add_pod, update_func=self.update_pod)
                 )
                 log.info("starting the Pod informer for dependsOn.probe checks")
-            if self.informer_stop is not None:
-                self.informer_factory.start(self.informer_stop)  # idempotent: starts only what is new
+            if self.informer_stop is not None and not self._pod_informer_started:
+                self.informer_factory.start(self.informer_stop)  # starts only what is new
+                self._pod_informer_started = True
             informer, lister = self._pod_informer, self._pod_lister
         return lister if informer.has_synced() else None
 

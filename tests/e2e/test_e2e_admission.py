@@ -295,6 +295,20 @@ ADMITTED: dict[str, Flows] = {
     "allow a patch whose task only the controller can check against the template": [
         {**flow("train"), "patch": {"jobSpec": {"tasks": [{"name": "any-task", "replicas": 2}]}}}
     ],
+    "allow a probe whose task only the controller can check against the targets' Jobs": [
+        flow("server"),
+        {
+            "name": "client",
+            "dependsOn": {
+                "targets": ["server"],
+                "probe": {
+                    "httpGetList": [{"taskName": "any-task", "port": 8080, "path": "/ready"}],
+                    "tcpSocketList": [{"taskName": "any-task", "port": 2222}],
+                    "taskStatusList": [{"taskName": "any-task", "phase": "Running"}],
+                },
+            },
+        },
+    ],
 }
 
 # Upstream's e2e cases that it refuses, ours, and the two it allows that we refuse; with our message.
@@ -327,6 +341,16 @@ REFUSED: dict[str, tuple[Flows, str]] = {
     "reject two patch tasks of one name, which upstream ignores": (
         [{**flow("train"), "patch": {"jobSpec": {"tasks": [{"name": "w"}, {"name": "w", "replicas": 2}]}}}],
         'jobflow Flow "train": patch.jobSpec.tasks[1]: name "w" is already used by tasks[0]',
+    ),
+    "reject a probe port 0, which the CRD lets through and upstream ignores": (
+        [
+            flow("server"),
+            {
+                "name": "client",
+                "dependsOn": {"targets": ["server"], "probe": {"tcpSocketList": [{"taskName": "ps", "port": 0}]}},
+            },
+        ],
+        'jobflow Flow "client": dependsOn.probe.tcpSocketList[0].port: must be between 1 and 65535, not 0',
     ),
 }
 

@@ -387,6 +387,17 @@ def test_the_cache_holds_at_most_max_pending_checks_in_hand() -> None:
     assert len(held.held) == 1
 
 
+def test_a_result_older_than_the_poll_period_is_not_used_while_it_is_checked_again() -> None:
+    held, clock = HeldExecutor(), FakeClock()
+    cache = ProbeCache(clock, executor=held)
+    assert cache.result(_key(), lambda: ProbeResult(True), lambda: None) is None
+    held.run_all()
+    assert cache.result(_key(), lambda: ProbeResult(True), lambda: None) == ProbeResult(True)
+    clock.step(PROBE_POLL_PERIOD)
+    assert cache.result(_key(), lambda: ProbeResult(True), lambda: None) is None
+    assert len(held.held) == 1
+
+
 def test_a_check_that_raises_is_a_failed_check() -> None:
     def boom() -> ProbeResult:
         raise RuntimeError("no route")
