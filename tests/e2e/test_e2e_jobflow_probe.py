@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import socket
 import threading
+import time
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -136,7 +137,11 @@ def test_an_http_probe_that_fails_then_passes_creates_the_dependent_only_once_it
     assert pod["metadata"]["labels"]["volcano.sh/task-spec"] == "main"
 
     _Readiness.ready.set()
+    ready_at = time.monotonic()
     wait_for(lambda: "jf-client" in job_names(clientset, namespace), 15, what="jf-client created")
+    # At most one poll period (2 s) for the failed result to lapse, one check, one sync; with room
+    # for a busy machine.
+    assert time.monotonic() - ready_at < 8.0
     assert 200 in _Readiness.answers
     # Started by the probe, not by the server's completion.
     assert _phase_of_job(clientset, namespace, "jf-server") == "Running"
