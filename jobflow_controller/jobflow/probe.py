@@ -122,7 +122,7 @@ class ProbeKey:
 @dataclass
 class _Entry:
     result: ProbeResult | None
-    #: When the result arrived (clock.now()), or when the check was submitted while it runs.
+    #: When the check that gave `result` was submitted (clock.now()).
     at: float
     last_asked: float
 
@@ -133,6 +133,10 @@ class ProbeCache:
     `result(key, run, done)` never blocks: it returns a result younger than `ttl`, or None when there
     is none, after submitting `run` unless that key's check is already running or the pool has
     `max_pending` checks in hand. `done` is called (on the pool's thread) once the check finished.
+
+    A result's age counts from when its check was submitted, not from when it finished: the sync
+    that submitted it puts the JobFlow back after `ttl` (the poll period), and that later sync must
+    find the result expired and check again, not reuse it for one more period.
     """
 
     def __init__(
@@ -169,7 +173,7 @@ class ProbeCache:
             if entry is None:
                 self._entries[key] = _Entry(None, now, now)
         try:
-            self._executor.submit(self._run, key, run, done)
+            self._executor.submit(self._run, key, run, done, now)
         except RuntimeError:  # the pool was shut down under us: the process is stopping
             with self._lock:
                 self._running.discard(key)
@@ -178,18 +182,17 @@ class ProbeCache:
             entry = self._entries.get(key)
             return entry.result if entry is not None and key not in self._running else None
 
-    def _run(self, key: ProbeKey, run: Callable[[], ProbeResult], done: Callable[[], None]) -> None:
+    def _run(self, key: ProbeKey, run: Callable[[], ProbeResult], done: Callable[[], None], started: float) -> None:
         try:
             outcome = run()
         except Exception as err:  # noqa: BLE001 - a check that raised is a failed check
             outcome = ProbeResult(False, f"probe error: {err}")
         with self._lock:
             self._running.discard(key)
-            now = self._clock.now()
             entry = self._entries.get(key)
             if entry is None:
                 return  # forgotten meanwhile (the JobFlow was deleted)
-            entry.result, entry.at = outcome, now
+            entry.result, entry.at = outcome, started
         done()
 
     def _expire(self, now: float) -> None:

@@ -398,6 +398,18 @@ def test_a_result_older_than_the_poll_period_is_not_used_while_it_is_checked_aga
     assert len(held.held) == 1
 
 
+def test_a_results_age_counts_from_when_its_check_was_submitted() -> None:
+    """The sync that submits a check polls again after the poll period; that sync must check again."""
+    held, clock = HeldExecutor(), FakeClock()
+    cache = ProbeCache(clock, executor=held)
+    cache.result(_key(), lambda: ProbeResult(False), lambda: None)
+    clock.step(0.5)  # the check takes half a second
+    held.run_all()
+    clock.step(PROBE_POLL_PERIOD - 0.5)  # the poll, one period after the submitting sync
+    assert cache.result(_key(), lambda: ProbeResult(True), lambda: None) is None
+    assert len(held.held) == 1
+
+
 def test_a_check_that_raises_is_a_failed_check() -> None:
     def boom() -> ProbeResult:
         raise RuntimeError("no route")
