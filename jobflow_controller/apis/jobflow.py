@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from jobflow_controller.apis.meta import Obj
@@ -22,7 +22,7 @@ class Flow:
     targets: tuple[str, ...] | None
     #: The raw `dependsOn.probe` (ours, docs/probe.md); None when absent or null. Read by
     #: `apis.probe`, which says what is wrong with it, if anything.
-    probe: Any = None
+    probe: Any = field(default=None, compare=False, hash=False)
 
 
 def spec(obj: Obj) -> Mapping[str, Any]:
