@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from jobflow_controller.apis.meta import Obj
@@ -20,6 +20,9 @@ class Flow:
 
     name: str
     targets: tuple[str, ...] | None
+    #: The raw `dependsOn.probe` (ours, docs/probe.md); None when absent or null. Read by
+    #: `apis.probe`, which says what is wrong with it, if anything.
+    probe: Any = field(default=None, compare=False, hash=False)
 
 
 def spec(obj: Obj) -> Mapping[str, Any]:
@@ -39,9 +42,12 @@ def flows(job_flow: Obj) -> list[Flow]:
             continue
         depends_on = raw.get("dependsOn")
         targets: tuple[str, ...] | None = None
-        if isinstance(depends_on, Mapping) and isinstance(depends_on.get("targets"), list):
-            targets = tuple(str(t) for t in depends_on["targets"])
-        out.append(Flow(name=str(raw.get("name") or ""), targets=targets))
+        probe: Any = None
+        if isinstance(depends_on, Mapping):
+            if isinstance(depends_on.get("targets"), list):
+                targets = tuple(str(t) for t in depends_on["targets"])
+            probe = depends_on.get("probe")
+        out.append(Flow(name=str(raw.get("name") or ""), targets=targets, probe=probe))
     return out
 
 

@@ -31,6 +31,7 @@ from jobflow_controller.apis import job as vcjob
 from jobflow_controller.apis import jobflow as jf
 from jobflow_controller.apis.builders import new_job
 from jobflow_controller.apis.patch import PatchError, apply_patch
+from jobflow_controller.apis.probe import Probe
 from jobflow_controller.apis.retry import ATTEMPT_ANNOTATION, RETRYING, RetryPolicy, job_attempt, retry_policies
 from jobflow_controller.apis.status import Condition, JobFlowStatus, JobRunningHistory, JobStatus
 from jobflow_controller.apis.timeutil import add_duration, format_duration, format_time, parse_time
@@ -244,7 +245,7 @@ class ActionMixin(JobFlowControllerBase):
                     self.queue.add_after(self.request_for(ns, meta.name(job_flow)), wait)
                     continue
             try:
-                if flow.targets is None or self.judge(job_flow, flow.targets, done):
+                if flow.targets is None or self.judge(job_flow, flow.targets, done, flow=flow):
                     if policy is not None and self._cache_is_behind(job_flow):
                         # The retries done, and whether one waits for its backoff, are read from
                         # this status: a cached copy behind our own last write (one recording a
@@ -261,16 +262,26 @@ class ActionMixin(JobFlowControllerBase):
         if first_err is not None:
             raise first_err
 
-    def judge(self, job_flow: Obj, targets: tuple[str, ...], completed: set[str] | None = None) -> bool:
+    def judge(
+        self, job_flow: Obj, targets: tuple[str, ...], completed: set[str] | None = None, *, flow: jf.Flow | None = None
+    ) -> bool:
         """True only if every target's Job is ours and Completed (Completing is not enough).
 
         A Job of the target's name that this JobFlow does not control (someone else's, or an earlier
         JobFlow's of the same name) never satisfies a dependency: its phase says nothing of our flow.
         A target whose Job is gone (or only a squatter holds its name) satisfies it if the Job ran to
         completion (`completed`, from `completed_job_names`): upstream would run it again first.
+
+        Ours: when `flow` has a `dependsOn.probe`, a target whose Job is not Completed yet is also
+        met when the probe entries naming its tasks pass (probe.py, docs/probe.md); every target is
+        then looked at, so all their checks start in one sync. Without a probe this is upstream's rule.
         """
         ns = meta.namespace(job_flow)
         done = self.completed_job_names(job_flow) if completed is None else completed
+        probe = Probe() if flow is None or flow.probe is None else self.probe_of(job_flow, flow, targets)
+        if probe is None:
+            return False  # the probe cannot be judged; InvalidProbe said why
+        met = True
         for target in targets:
             target_job_name = jf.job_name(meta.name(job_flow), target)
             try:
@@ -279,13 +290,19 @@ class ActionMixin(JobFlowControllerBase):
                 if target_job_name in done:
                     continue
                 log.info(f"No {target_job_name} Job found！", jobflow=f"{ns}/{meta.name(job_flow)}")  # noqa: RUF001 - upstream's
-                return False
-            if meta.is_controlled_by(job, job_flow):
-                if vcjob.phase(job) != JobPhase.COMPLETED:
+                ok = False
+            else:
+                if meta.is_controlled_by(job, job_flow):
+                    ok = vcjob.phase(job) == JobPhase.COMPLETED or (
+                        flow is not None and bool(probe) and self.probe_gate.target_met(job_flow, flow.name, probe, job)
+                    )
+                else:
+                    ok = target_job_name in done
+            if not ok:
+                if not probe:
                     return False
-            elif target_job_name not in done:
-                return False
-        return True
+                met = False
+        return met
 
     def completed_job_names(self, job_flow: Obj) -> set[str]:
         """The Jobs of this JobFlow object that ran to completion: recorded so, or seen deleted so."""

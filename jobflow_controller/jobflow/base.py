@@ -10,8 +10,11 @@ from collections.abc import Mapping
 from typing import Any
 
 from jobflow_controller.apis import FlowRequest
+from jobflow_controller.apis.jobflow import Flow
+from jobflow_controller.apis.probe import Probe
 from jobflow_controller.framework import QueueController
 from jobflow_controller.jobflow.finished import DeletedJobs
+from jobflow_controller.jobflow.probe import ProbeGate
 from jobflow_controller.jobflow.state import UpdateJobFlowStatusFn
 from jobflow_controller.jobflow.state.metrics import JobFlowMetrics
 from jobflow_controller.kube.clientset import Clientset
@@ -26,12 +29,18 @@ class JobFlowControllerBase(QueueController):
     job_template_lister: JobTemplateLister
     job_lister: JobLister
     deleted_jobs: DeletedJobs
+    probe_gate: ProbeGate
 
     def enqueue_job_flow(self, req: FlowRequest) -> None:
         self.queue.add(req)
 
     @staticmethod
     def request_for(namespace: str, name: str) -> FlowRequest:  # pragma: no cover - see controller
+        raise NotImplementedError
+
+    def probe_of(
+        self, job_flow: Mapping[str, Any], flow: Flow, targets: tuple[str, ...]
+    ) -> Probe | None:  # pragma: no cover - see probe_judge
         raise NotImplementedError
 
     def has_jobs_left(self, job_flow: Mapping[str, Any]) -> bool:  # pragma: no cover - see action

@@ -46,3 +46,13 @@ MESSAGE_RETRY_JOB = "Job %s ended %s: deleting it to create it again in %s (retr
 #: never retried (a failure fails the JobFlow, as upstream); the other flows are unaffected.
 REASON_INVALID_RETRY = "InvalidRetryPolicy"
 MESSAGE_INVALID_RETRY = "No retries for these flows: %s"
+#: Ours (upstream ignores `dependsOn.probe`, docs/probe.md): a flow whose probe cannot be judged, so
+#: its Job is not created and the flow waits (the other flows go on; nothing is retried until the
+#: JobFlow, a target's Job or its JobTemplate changes, or the resync). Two forms: a probe admission
+#: would refuse (the webhook was off; arguments: Job, flow, the problems), and a probe naming a task
+#: that none of the flow's targets has (arguments: Job, flow, task, the targets).
+REASON_INVALID_PROBE = "InvalidProbe"
+MESSAGE_INVALID_PROBE = 'Job %s is not created: the probe of flow "%s" is invalid: %s'
+MESSAGE_PROBE_TASK_NOT_FOUND = (
+    'Job %s is not created: the probe of flow "%s" names task "%s", which none of its targets (%s) has'
+)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Hashable
+from concurrent.futures import Executor
 from typing import Any
 
 import structlog
@@ -18,6 +19,8 @@ from jobflow_controller.jobflow import constants as c
 from jobflow_controller.jobflow.action import ActionMixin
 from jobflow_controller.jobflow.finished import DeletedJobs
 from jobflow_controller.jobflow.handler import HandlerMixin
+from jobflow_controller.jobflow.probe import NetworkProbeRunner, ProbeCache, ProbeGate, ProbeRunner
+from jobflow_controller.jobflow.probe_judge import ProbeJudgeMixin
 from jobflow_controller.jobflow.state.metrics import JobFlowMetrics
 from jobflow_controller.kube.clientset import Clientset
 from jobflow_controller.kube.informers import VolcanoInformerFactory
@@ -28,7 +31,7 @@ log = structlog.get_logger(__name__)
 CONTROLLER_NAME = "jobflow-controller"
 
 
-class JobFlowController(HandlerMixin, ActionMixin, QueueController):
+class JobFlowController(HandlerMixin, ActionMixin, ProbeJudgeMixin, QueueController):
     """Creates each flow's Job once its dependencies Completed and keeps the JobFlow status true."""
 
     name = CONTROLLER_NAME
@@ -43,6 +46,8 @@ class JobFlowController(HandlerMixin, ActionMixin, QueueController):
         metrics: JobFlowMetrics | None = None,
         clock: Clock | None = None,
         queue_metrics_provider: object | None = None,
+        probe_runner: ProbeRunner | None = None,
+        probe_executor: Executor | None = None,
     ) -> None:
         super().__init__(
             c.QUEUE_NAME, max_requeue_num=max_requeue_num, clock=clock, queue_metrics_provider=queue_metrics_provider
@@ -52,6 +57,15 @@ class JobFlowController(HandlerMixin, ActionMixin, QueueController):
         self.recorder = recorder
         self.metrics = metrics or JobFlowMetrics()
         self.deleted_jobs = DeletedJobs()
+        # dependsOn.probe (ours, docs/probe.md): network checks run on the cache's own small pool,
+        # never on a worker; the Pod informer is created on the first HTTP or TCP check.
+        self._pod_lock = threading.Lock()
+        self.probe_gate = ProbeGate(
+            ProbeCache(self.clock, executor=probe_executor),
+            probe_runner or NetworkProbeRunner(),
+            self,
+            self._requeue_job_flow,
+        )
 
         job_flows = informer_factory.job_flows()
         job_templates = informer_factory.job_templates()
@@ -90,16 +104,28 @@ class JobFlowController(HandlerMixin, ActionMixin, QueueController):
         hard_stop: threading.Event | None = None,
     ) -> None:
         """Run until `stop`. Upstream runs one worker whatever --worker-threads says; we honour it."""
-        self.run_workers(
-            stop,
-            workers,
-            self.informer_factory.start,
-            self.job_flow_informer.has_synced,
-            self.job_template_informer.has_synced,
-            self.job_informer.has_synced,
-            drain_timeout=drain_timeout,
-            hard_stop=hard_stop,
-        )
+        self.informer_stop = stop
+        try:
+            self.run_workers(
+                stop,
+                workers,
+                self.informer_factory.start,
+                self.job_flow_informer.has_synced,
+                self.job_template_informer.has_synced,
+                self.job_informer.has_synced,
+                drain_timeout=drain_timeout,
+                hard_stop=hard_stop,
+            )
+        finally:
+            self.probe_gate.cache.shutdown()
+
+    def _requeue_job_flow(self, namespace: str, name: str, delay: float) -> None:
+        """The probe gate's way back into the queue: at once after a check finished, else after a poll."""
+        req = self.request_for(namespace, name)
+        if delay > 0:
+            self.queue.add_after(req, delay)
+        else:
+            self.queue.add(req)
 
     def sync_handler(self, req: Hashable) -> None:
         assert isinstance(req, FlowRequest)

@@ -95,3 +95,6 @@ class Clientset:
 
     def leases(self, namespace: str | None = None) -> ResourceClient:
         return self.resource(resources.LEASES, namespace)
+
+    def pods(self, namespace: str | None = None) -> ResourceClient:
+        return self.resource(resources.PODS, namespace)

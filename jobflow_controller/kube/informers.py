@@ -53,6 +53,22 @@ class JobTemplateLister(_NamespacedLister):
         return self._namespace(namespace)
 
 
+#: The labels Volcano's job controller puts on every pod of a Job (batch/v1alpha1 `JobNameKey`,
+#: `TaskSpecKey`). The Pod informer lists and watches only pods that carry both.
+POD_JOB_NAME_LABEL = "volcano.sh/job-name"
+POD_TASK_SPEC_LABEL = "volcano.sh/task-spec"
+POD_LABEL_SELECTOR = f"{POD_JOB_NAME_LABEL},{POD_TASK_SPEC_LABEL}"
+#: Pod index by "<namespace>/<Job name>".
+BY_VOLCANO_JOB = "byVolcanoJob"
+
+
+def volcano_job_index_func(obj: Any) -> list[str]:
+    """Index a pod by "<namespace>/<its Job's name>" (from the `volcano.sh/job-name` label)."""
+    metadata = (obj.get("metadata") or {}) if isinstance(obj, Mapping) else {}
+    value = (metadata.get("labels") or {}).get(POD_JOB_NAME_LABEL)
+    return [f"{metadata.get('namespace') or ''}/{value}"] if value else []
+
+
 #: Job indexes by the value of the label that says which JobFlow / JobTemplate made the Job.
 BY_CREATED_BY_JOB_FLOW = "byCreatedByJobFlow"
 BY_CREATED_BY_JOB_TEMPLATE = "byCreatedByJobTemplate"
@@ -88,6 +104,21 @@ class JobLister(_NamespacedLister):
             for j in self._indexer.by_index(index_name, value)
             if (j.get("metadata") or {}).get("namespace") == namespace
         ]
+
+
+class PodLister(_NamespacedLister):
+    """The Volcano pods of the cache (those with the job-name and task-spec labels)."""
+
+    def __init__(self, informer: SharedIndexInformer, group_resource: GroupResource) -> None:
+        super().__init__(informer, group_resource)
+        self._indexer = informer.get_indexer()
+
+    def pods(self, namespace: str) -> GenericNamespaceLister:
+        return self._namespace(namespace)
+
+    def job_pods(self, namespace: str, job_name: str) -> list[Any]:
+        """The pods of one Volcano Job, by the `volcano.sh/job-name` index."""
+        return list(self._indexer.by_index(BY_VOLCANO_JOB, f"{namespace}/{job_name}"))
 
 
 class _ResourceInformer:
@@ -132,8 +163,12 @@ class VolcanoInformerFactory:
 
     def informer_for_resource(self, resource: Resource) -> SharedIndexInformer:
         def new(resync: float) -> SharedIndexInformer:
-            lw = self.clientset.resource(resource, self.namespace).lister_watcher()
+            # Pods: only Volcano's, so the cache holds the pods of Volcano Jobs and nothing else.
+            selector = POD_LABEL_SELECTOR if resource == resources.PODS else None
+            lw = self.clientset.resource(resource, self.namespace).lister_watcher(label_selector=selector)
             indexers: dict[str, Callable[[Any], list[str]]] = {NAMESPACE_INDEX: meta_namespace_index_func}
+            if resource == resources.PODS:
+                indexers[BY_VOLCANO_JOB] = volcano_job_index_func
             if resource == resources.JOBS:
                 indexers[BY_CREATED_BY_JOB_FLOW] = label_index_func(constants.CREATED_BY_JOB_FLOW)
                 indexers[BY_CREATED_BY_JOB_TEMPLATE] = label_index_func(constants.CREATED_BY_JOB_TEMPLATE)
@@ -149,6 +184,10 @@ class VolcanoInformerFactory:
 
     def jobs(self) -> _ResourceInformer:
         return _ResourceInformer(self, resources.JOBS, JobLister, constants.JOB_KIND)
+
+    def pods(self) -> _ResourceInformer:
+        """Volcano's pods only (label selector); created on first use, by `dependsOn.probe` checks."""
+        return _ResourceInformer(self, resources.PODS, PodLister, "Pod")
 
     def start(self, stop: threading.Event) -> None:
         """Start every informer created so far that is not running yet (idempotent, as client-go)."""

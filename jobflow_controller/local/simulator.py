@@ -15,11 +15,22 @@ with `spec.ttlSecondsAfterFinished`: a Job Completed, Failed or Terminated is de
 seconds after its `state.lastTransitionTime`, with Foreground propagation and a uid precondition,
 once a fresh read confirms that the TTL has expired.
 
+When a task's pod template carries `sim.jobflow.volcano.sh/pods: "true"` the simulator also does what
+Volcano's job controller and a kubelet do with that task's pods, so `dependsOn.probe` HTTP and TCP
+checks have something to reach: when the Job enters Running it creates the task's `replicas` pods
+(`<job>-<task>-<index>`, Volcano's labels `volcano.sh/job-name`, `volcano.sh/task-spec`,
+`volcano.sh/job-namespace`, `volcano.sh/task-index`, controlled by the Job) and writes their status
+through the pods/status subresource: Running with pod IP 127.0.0.1 (no kubelet runs here, so a test
+serves the probed port itself, on 127.0.0.1 only). When the Job finishes they become Succeeded
+(Completing, Completed) or Failed (any other finish), as Volcano retains finished pods. Jobs
+without the annotation get no pods, exactly as before.
+
 It replaces Volcano's job controller and nothing else: every write goes to the real API server.
 """
 
 from __future__ import annotations
 
+import contextlib
 import datetime
 import heapq
 import threading
@@ -31,22 +42,35 @@ from typing import Any
 import structlog
 
 from informers import ResourceEventHandlerFuncs, SharedIndexInformer
-from informers.errors import NotFoundError
+from informers.errors import ApiStatusError, NotFoundError
 from jobflow_controller.apis import job as vcjob
 from jobflow_controller.apis import meta
 from jobflow_controller.apis.retry import job_attempt
 from jobflow_controller.apis.timeutil import format_duration, format_time, parse_duration, parse_time
 from jobflow_controller.kube.clientset import Clientset
-from jobflow_controller.kube.errors import ConflictError
+from jobflow_controller.kube.errors import AlreadyExistsError, ConflictError
 
 log = structlog.get_logger(__name__)
 
 PHASES_ANNOTATION = "sim.jobflow.volcano.sh/phases"
 #: The prefix of the per-attempt scripts: `<prefix>1` for the first retry's Job, and so on.
 RETRY_PHASES_ANNOTATION_PREFIX = "sim.jobflow.volcano.sh/phases-retry-"
+#: On a task's pod template: "true" makes the simulator create and run that task's pods.
+PODS_ANNOTATION = "sim.jobflow.volcano.sh/pods"
+#: The pod IP every simulated pod reports; what a test serves its probed ports on.
+POD_IP = "127.0.0.1"
+#: The node simulated pods are bound to: no scheduler runs, and a bound pod may report an IP.
+POD_NODE = "volcano-sim-node"
+#: Volcano's pod labels (batch/v1alpha1 `JobNameKey`, `TaskSpecKey`, `JobNamespaceKey`, `TaskIndex`).
+JOB_NAME_LABEL = "volcano.sh/job-name"
+TASK_SPEC_LABEL = "volcano.sh/task-spec"
+JOB_NAMESPACE_LABEL = "volcano.sh/job-namespace"
+TASK_INDEX_LABEL = "volcano.sh/task-index"
 DEFAULT_SCRIPT = "Pending:0.1s,Running:0.5s,Completed"
 #: The reason of the Warning event a malformed script earns.
 REASON_INVALID_SCRIPT = "InvalidPhaseScript"
+#: The reason of the Warning event on a Job whose simulated pod the API server refused.
+REASON_POD_REFUSED = "SimulatedPodRefused"
 COMPONENT = "volcano-job-simulator"
 
 TERMINAL = frozenset({"Completed", "Failed", "Terminated", "Aborted"})
@@ -148,6 +172,81 @@ def job_status(job: Mapping[str, Any], phase: str, now: datetime.datetime, retry
     if phase in FINISHING and created:
         status["runningDuration"] = format_duration(max(0.0, (now - parse_time(created)).total_seconds()))
     return status
+
+
+def pod_tasks(job: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+    """The tasks whose pod template asks for simulated pods (`sim.jobflow.volcano.sh/pods: "true"`)."""
+    out = []
+    for task in (job.get("spec") or {}).get("tasks") or []:
+        annotations = ((task.get("template") or {}).get("metadata") or {}).get("annotations") or {}
+        if str(annotations.get(PODS_ANNOTATION, "")).lower() == "true":
+            out.append(task)
+    return out
+
+
+def task_pods(job: Mapping[str, Any], task: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """The pods Volcano's job controller creates for one task: `replicas` of them, named
+    `<job>-<task>-<index>`, labelled and annotated as Volcano does, controlled by the Job."""
+    job_name, namespace, task_name = meta.name(job), meta.namespace(job), str(task.get("name") or "")
+    template = task.get("template") or {}
+    owner = {
+        "apiVersion": str(job.get("apiVersion") or "batch.volcano.sh/v1alpha1"),
+        "kind": "Job",
+        "name": job_name,
+        "uid": meta.uid(job),
+        "controller": True,
+        "blockOwnerDeletion": True,
+    }
+    pods = []
+    for index in range(int(task.get("replicas") or 0)):
+        labels = {
+            **((template.get("metadata") or {}).get("labels") or {}),
+            JOB_NAME_LABEL: job_name,
+            TASK_SPEC_LABEL: task_name,
+            JOB_NAMESPACE_LABEL: namespace,
+            TASK_INDEX_LABEL: str(index),
+        }
+        annotations = {
+            **((template.get("metadata") or {}).get("annotations") or {}),
+            JOB_NAME_LABEL: job_name,
+            TASK_SPEC_LABEL: task_name,
+        }
+        spec = {**(template.get("spec") or {}), "nodeName": POD_NODE}
+        pods.append(
+            {
+                "apiVersion": "v1",
+                "kind": "Pod",
+                "metadata": {
+                    "name": f"{job_name}-{task_name}-{index}",
+                    "namespace": namespace,
+                    "labels": labels,
+                    "annotations": annotations,
+                    "ownerReferences": [owner],
+                },
+                "spec": spec,
+            }
+        )
+    return pods
+
+
+def pod_status(job_phase: str, now: datetime.datetime) -> dict[str, Any] | None:
+    """The status a kubelet would report for the pods of a Job entering `job_phase` (None: leave them)."""
+    if job_phase == "Running":
+        ready = {"type": "Ready", "status": "True", "lastTransitionTime": format_time(now)}
+        return {
+            "phase": "Running",
+            "hostIP": POD_IP,
+            "hostIPs": [{"ip": POD_IP}],
+            "podIP": POD_IP,
+            "podIPs": [{"ip": POD_IP}],
+            "startTime": format_time(now),
+            "conditions": [ready],
+        }
+    if job_phase in ("Completing", "Completed"):
+        return {"phase": "Succeeded", "conditions": [{"type": "Ready", "status": "False"}]}
+    if job_phase in FINISHING:
+        return {"phase": "Failed", "conditions": [{"type": "Ready", "status": "False"}]}
+    return None
 
 
 def expires_in(job: Mapping[str, Any], now: datetime.datetime) -> float | None:
@@ -284,6 +383,31 @@ class JobSimulator:
         with self._cond:
             self._expiring.pop(uid, None)
 
+    def _sync_pods(self, job: Mapping[str, Any], phase: str, now: datetime.datetime) -> None:
+        """Create the pods of the tasks that ask for them when the Job runs; report their status."""
+        tasks = pod_tasks(job)
+        status = pod_status(phase, now) if tasks else None
+        if status is None:
+            return
+        pods = self.clientset.pods(meta.namespace(job))
+        where = f"{meta.namespace(job)}/{meta.name(job)}"
+        for task in tasks:
+            for pod in task_pods(job, task):
+                try:
+                    if phase == "Running":
+                        with contextlib.suppress(AlreadyExistsError):  # a restarted simulator
+                            pods.create(pod)
+                    pods.patch_status(meta.name(pod), {"status": status})
+                except NotFoundError:
+                    continue  # never created (the Job finished before it ran), or deleted
+                except ApiStatusError as err:
+                    # A pod the API server refuses (a template without containers): say so on the
+                    # Job and go on; the Job's own phases are unaffected.
+                    log.warning("simulated pod refused", job=where, pod=meta.name(pod), error=str(err))
+                    if self.recorder is not None:
+                        self.recorder.event(job, "Warning", REASON_POD_REFUSED, f"pod {meta.name(pod)}: {err}")
+            log.info("simulated pods", job=where, task=task.get("name"), phase=phase)
+
     def _step(self, uid: str, index: int) -> None:
         if index == _EXPIRE:
             self._expire(uid)
@@ -306,6 +430,7 @@ class JobSimulator:
             # phases the Job has left inside taskStatusCount.
             patch = [{"op": "add", "path": "/status", "value": job_status(job, step.phase, now, retries)}]
             jobs.patch_status(name, patch, content_type="application/json-patch+json")
+            self._sync_pods(job, step.phase, now)
         except NotFoundError:
             self._plans.pop(uid, None)
             return

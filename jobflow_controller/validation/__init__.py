@@ -4,8 +4,8 @@
 ``validate_job_flow_update(job_flow, old_job_flow)`` those that refuse an UPDATE (the stricter
 rules only when ``spec.flows`` changed); ``validation_message(job_flow, old_job_flow=None) -> str |
 None`` joins them into one admission message. All read the JobFlow's JSON dict. This package imports
-nothing else of the project but ``apis.patch`` (pure functions on JSON dicts, which say what a
-flow's ``patch`` may hold).
+nothing else of the project but ``apis.patch`` and ``apis.probe`` (pure functions on JSON dicts,
+which say what a flow's ``patch`` and ``dependsOn.probe`` may hold).
 """
 
 from jobflow_controller.validation.dag import (
@@ -27,6 +27,7 @@ from jobflow_controller.validation.jobflow import (
 )
 from jobflow_controller.validation.names import MAX_JOB_NAME_LENGTH, MAX_LABEL_VALUE_LENGTH
 from jobflow_controller.validation.patch import flow_patch_problems
+from jobflow_controller.validation.probe import flow_probe_problems
 
 __all__ = [
     "FLOW_NAMES_NOT_UNIQUE",
@@ -39,6 +40,7 @@ __all__ = [
     "find_cycle",
     "flow_graph",
     "flow_patch_problems",
+    "flow_probe_problems",
     "flows_changed",
     "upstream_dag_problems",
     "validate_job_flow",

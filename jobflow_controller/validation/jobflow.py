@@ -24,6 +24,7 @@ from jobflow_controller.validation.names import (
     job_name_problems,
 )
 from jobflow_controller.validation.patch import flow_patch_problems
+from jobflow_controller.validation.probe import flow_probe_problems
 
 __all__ = [
     "flow_graph",
@@ -62,8 +63,10 @@ def validate_job_flow(job_flow: Mapping[str, Any], *, patches: bool = True, retr
        ``<jobflow>-<flow>`` a valid Job name and ``<namespace>.<flow>`` a valid label value (see
        ``names``). Rules needing the JobFlow's name or namespace are skipped while it has none;
     5. with ``patches`` (admission), each flow's ``patch`` problems that need no template
-       (``jobflow Flow "<flow>": patch.jobSpec.tasks[1]: has no name (...)``, see ``patch``). The
-       controller passes ``patches=False``: a bad patch stops only its own flow there;
+       (``jobflow Flow "<flow>": patch.jobSpec.tasks[1]: has no name (...)``, see ``patch``), then
+       each flow's ``dependsOn.probe`` problems that need no Job (``jobflow Flow "<flow>":
+       dependsOn.probe.tcpSocketList[0].port: must be between 1 and 65535, not 0``, see ``probe``).
+       The controller passes ``patches=False``: a bad patch or probe stops only its own flow there;
     6. with ``retries`` (admission), the problems of each flow's ``retry`` field
        (``jobflow Flow "<flow>": retry.maxRetries: must not be negative, got -1``), then those of the
        ``flow.volcano.sh/retry`` annotation (``annotation flow.volcano.sh/retry["<flow>"].backoff:
@@ -93,6 +96,7 @@ def validate_job_flow(job_flow: Mapping[str, Any], *, patches: bool = True, retr
             problems.extend(flow_label_problems(namespace, flow))
     if patches:
         problems.extend(flow_patch_problems(job_flow))
+        problems.extend(flow_probe_problems(job_flow))
     if retries:
         problems.extend(retry_problems(job_flow))
     return problems
@@ -137,8 +141,8 @@ def validation_message(
 
     Without ``old_job_flow`` (a CREATE, the controller) those of ``validate_job_flow``; with it (an
     UPDATE) those of ``validate_job_flow_update``. With a single problem this is exactly that
-    problem's message (upstream's, for a DAG problem). ``patches=False`` leaves out the patch
-    problems (the controller reports those per flow); ``retries=False`` the retry annotation's.
+    problem's message (upstream's, for a DAG problem). ``patches=False`` leaves out the patch and probe
+    problems (the controller reports those per flow); ``retries=False`` the retry policies'.
     """
     problems = (
         validate_job_flow(job_flow, patches=patches, retries=retries)

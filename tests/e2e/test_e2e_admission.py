@@ -296,6 +296,20 @@ ADMITTED: dict[str, Flows] = {
         {**flow("train"), "patch": {"jobSpec": {"tasks": [{"name": "any-task", "replicas": 2}]}}}
     ],
     "allow a retry policy": [{**flow("train"), "retry": {"maxRetries": 2, "backoff": "1m30s"}}],
+    "allow a probe whose task only the controller can check against the targets' Jobs": [
+        flow("server"),
+        {
+            "name": "client",
+            "dependsOn": {
+                "targets": ["server"],
+                "probe": {
+                    "httpGetList": [{"taskName": "any-task", "port": 8080, "path": "/ready"}],
+                    "tcpSocketList": [{"taskName": "any-task", "port": 2222}],
+                    "taskStatusList": [{"taskName": "any-task", "phase": "Running"}],
+                },
+            },
+        },
+    ],
 }
 
 # Upstream's e2e cases that it refuses, ours, and the two it allows that we refuse; with our message.
@@ -337,6 +351,16 @@ REFUSED: dict[str, tuple[Flows, str]] = {
     "reject a negative retry backoff": (
         [{**flow("train"), "retry": {"maxRetries": 2, "backoff": "-5s"}}],
         'jobflow Flow "train": retry.backoff: must not be negative, got "-5s"',
+    ),
+    "reject a probe port 0, which the CRD lets through and upstream ignores": (
+        [
+            flow("server"),
+            {
+                "name": "client",
+                "dependsOn": {"targets": ["server"], "probe": {"tcpSocketList": [{"taskName": "ps", "port": 0}]}},
+            },
+        ],
+        'jobflow Flow "client": dependsOn.probe.tcpSocketList[0].port: must be between 1 and 65535, not 0',
     ),
 }
 

@@ -47,6 +47,7 @@ SHUTDOWN_TIMEOUT = 50.0
 
 SERVICE_ACCOUNTS = Resource("", "v1", "serviceaccounts", "ServiceAccount")
 PODS = Resource("", "v1", "pods", "Pod")
+SECRETS = Resource("", "v1", "secrets", "Secret")
 ROLES = Resource("rbac.authorization.k8s.io", "v1", "roles", "Role")
 ROLE_BINDINGS = Resource("rbac.authorization.k8s.io", "v1", "rolebindings", "RoleBinding")
 
@@ -472,10 +473,27 @@ def test_service_account_cannot_create_a_lease_outside_volcano_system(
         as_service_account.resource(LEASES, flow_namespace).create(lease)
 
 
-def test_service_account_cannot_read_pods_it_never_uses(as_service_account: Clientset, pipeline: Pipeline) -> None:
-    """The controllers never touch Pods (Volcano's job controller does), so the grant has none."""
+def test_service_account_may_list_pods_for_probes_but_not_get_or_create_them(
+    as_service_account: Clientset, pipeline: Pipeline
+) -> None:
+    """dependsOn.probe's Pod informer lists and watches pods (docs/probe.md); nothing more is granted."""
+    as_service_account.resource(PODS, pipeline.namespace).list()
     with pytest.raises(ForbiddenError):
-        as_service_account.resource(PODS, pipeline.namespace).list()
+        as_service_account.resource(PODS, pipeline.namespace).get(f"absent-{suffix()}")
+    pod = {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": f"not-ours-{suffix()}"},
+        "spec": {"containers": [{"name": "main", "image": "busybox"}]},
+    }
+    with pytest.raises(ForbiddenError):
+        as_service_account.resource(PODS, pipeline.namespace).create(pod, dry_run=True)
+
+
+def test_service_account_cannot_read_secrets(as_service_account: Clientset, pipeline: Pipeline) -> None:
+    """Nothing the controllers do reads a Secret, so the grant has none."""
+    with pytest.raises(ForbiddenError):
+        as_service_account.resource(SECRETS, pipeline.namespace).list()
 
 
 @dataclass(frozen=True)

@@ -82,6 +82,9 @@ EXPECTED_CLUSTER_GRANTS: frozenset[Grant] = frozenset(
         ("batch.volcano.sh", "jobs", "delete", None),
         ("", "events", "create", None),
         ("", "events", "patch", None),
+        # dependsOn.probe's Pod informer (docs/probe.md).
+        ("", "pods", "list", None),
+        ("", "pods", "watch", None),
     }
 )
 
