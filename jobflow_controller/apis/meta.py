@@ -29,6 +29,11 @@ def resource_version(obj: Obj) -> str:
     return str(metadata(obj).get("resourceVersion") or "")
 
 
+def generation(obj: Obj) -> int:
+    value = metadata(obj).get("generation")
+    return value if isinstance(value, int) and not isinstance(value, bool) else 0
+
+
 def creation_timestamp(obj: Obj) -> str | None:
     ts = metadata(obj).get("creationTimestamp")
     return str(ts) if ts else None

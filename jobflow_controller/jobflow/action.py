@@ -91,6 +91,7 @@ class ActionMixin(JobFlowControllerBase):
         except NotFoundError:
             log.info(f"JobFlow {name} has been deleted.", jobflow=f"{req.namespace}/{name}")
             self.deleted_jobs.forget(req.namespace, name)
+            self.invalid_warned.pop((req.namespace, name), None)
             return
         except Exception as err:
             raise RuntimeError(f"get jobflow {name} failed for {err}") from err
@@ -124,10 +125,15 @@ class ActionMixin(JobFlowControllerBase):
         # Patch problems are not the whole JobFlow's: they stop only their flow (InvalidPatch, below).
         problem = validation_message(job_flow, patches=False, retries=False)
         if problem is not None:
-            # A JobFlow that can never finish: say so once (the correlator dedups repeats) and wait
-            # for its spec to change, which the update handler turns into a new request.
-            self.recorder.event(job_flow, c.EVENT_WARNING, c.REASON_INVALID, problem)
+            # A JobFlow that can never finish: say so once per generation and wait for its spec to
+            # change, which the update handler turns into a new request. Several syncs of one
+            # generation (a JobTemplate's add racing the JobFlow's, the resync) would otherwise
+            # each add a Warning, aggregated into a rising count.
+            if self.invalid_warned.get((req.namespace, name)) != (meta.uid(job_flow), meta.generation(job_flow)):
+                self.recorder.event(job_flow, c.EVENT_WARNING, c.REASON_INVALID, problem)
+                self.invalid_warned[(req.namespace, name)] = (meta.uid(job_flow), meta.generation(job_flow))
             return
+        self.invalid_warned.pop((req.namespace, name), None)
 
         state = new_state(job_flow, self.sync_job_flow)
         if state is None:

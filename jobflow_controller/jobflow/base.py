@@ -29,6 +29,8 @@ class JobFlowControllerBase(QueueController):
     job_template_lister: JobTemplateLister
     job_lister: JobLister
     deleted_jobs: DeletedJobs
+    #: (namespace, name) -> (uid, generation) of the invalid JobFlows already given their Warning.
+    invalid_warned: dict[tuple[str, str], tuple[str, int]]
     probe_gate: ProbeGate
 
     def enqueue_job_flow(self, req: FlowRequest) -> None:

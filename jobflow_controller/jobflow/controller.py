@@ -57,6 +57,7 @@ class JobFlowController(HandlerMixin, ActionMixin, ProbeJudgeMixin, QueueControl
         self.recorder = recorder
         self.metrics = metrics or JobFlowMetrics()
         self.deleted_jobs = DeletedJobs()
+        self.invalid_warned = {}
         # dependsOn.probe (ours, docs/probe.md): network checks run on the cache's own small pool,
         # never on a worker; the Pod informer is created on the first HTTP or TCP check.
         self._pod_lock = threading.Lock()

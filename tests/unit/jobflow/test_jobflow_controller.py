@@ -105,6 +105,23 @@ def test_an_invalid_job_flow_gets_a_warning_and_no_jobs() -> None:
     assert recorder.drain() == ["Warning InvalidJobFlow jobflow Flow is not DAG"]
 
 
+def test_an_invalid_job_flow_is_warned_once_per_generation_however_often_it_is_synced() -> None:
+    """A JobTemplate's add racing the JobFlow's, or the resync, syncs it again: no second Warning."""
+    controller, _, recorder = new_fake_controller()
+    flows = [{"name": "a", "dependsOn": {"targets": ["b"]}}, {"name": "b", "dependsOn": {"targets": ["a"]}}]
+    cyclic = job_flow("cyclic", flows=flows)
+    cyclic["metadata"]["generation"] = 1
+    controller.job_flow_informer.get_indexer().add(cyclic)
+    controller.handle_job_flow(_req("cyclic"))
+    controller.handle_job_flow(_req("cyclic"))
+    assert recorder.drain() == ["Warning InvalidJobFlow jobflow Flow is not DAG"]
+
+    edited = {**cyclic, "metadata": {**cyclic["metadata"], "generation": 2}, "spec": {"flows": [*flows, {"name": "c"}]}}
+    controller.job_flow_informer.get_indexer().update(edited)
+    controller.handle_job_flow(_req("cyclic"))
+    assert recorder.drain() == ["Warning InvalidJobFlow jobflow Flow is not DAG"]
+
+
 def test_a_pending_flow_whose_jobs_all_completed_succeeds_in_one_sync() -> None:
     """Deviation: upstream goes Pending → Running and waits for another event to reach Succeed."""
     controller, clientset, _ = new_fake_controller()
