@@ -9,7 +9,7 @@ import threading
 import time
 import urllib.error
 import urllib.request
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -85,7 +85,14 @@ class EventLog:
 class ControllerProcess:
     """The real `jobflow-controller` command in a child process, with its health and metrics ports."""
 
-    def __init__(self, kubeconfig: str, log_dir: Path, *args: str, name: str = "controller") -> None:
+    def __init__(
+        self,
+        kubeconfig: str,
+        log_dir: Path,
+        *args: str,
+        name: str = "controller",
+        env: Mapping[str, str] | None = None,
+    ) -> None:
         from jobflow_controller.local.controlplane import free_port
 
         self.healthz_port = free_port()
@@ -102,7 +109,9 @@ class ControllerProcess:
             *args,
         ]
         with self.log_path.open("wb") as log:
-            self.popen = subprocess.Popen(self.args, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+            self.popen = subprocess.Popen(
+                self.args, stdout=log, stderr=subprocess.STDOUT, start_new_session=True, env=env
+            )
 
     def get(self, path: str, port: int | None = None) -> tuple[int, str]:
         url = f"http://127.0.0.1:{port or self.healthz_port}{path}"

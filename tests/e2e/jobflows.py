@@ -12,9 +12,11 @@ from jobflow_controller.apis import jobflow as jf
 from jobflow_controller.kube.clientset import Clientset
 from jobflow_controller.kube.errors import NotFoundError
 from jobflow_controller.local.kubectl import EXAMPLES_DIR
+from jobflow_controller.local.simulator import RETRY_PHASES_ANNOTATION_PREFIX
 
 SIM = "sim.jobflow.volcano.sh/phases"
 FAST = "Pending:0.2s,Running:0.4s,Completed"
+FAILS = "Pending:0.2s,Running:0.4s,Failed"
 
 
 def template(name: str, namespace: str, script: str = FAST, replicas: int = 1) -> dict[str, Any]:
@@ -37,6 +39,15 @@ def template(name: str, namespace: str, script: str = FAST, replicas: int = 1) -
             ],
         },
     }
+
+
+def failing_template(name: str, namespace: str, then: str | None = None, attempt: int = 1) -> dict[str, Any]:
+    """A template whose Job fails; the Job of retry `attempt` follows `then` instead, if given."""
+    doc = template(name, namespace, FAILS)
+    if then is not None:
+        annotations = doc["spec"]["tasks"][0]["template"]["metadata"]["annotations"]
+        annotations[f"{RETRY_PHASES_ANNOTATION_PREFIX}{attempt}"] = then
+    return doc
 
 
 def flow(name: str, namespace: str, flows: list[dict[str, Any]], retain: str = "retain") -> dict[str, Any]:

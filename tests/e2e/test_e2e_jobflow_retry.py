@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 from e2e_helpers import EventLog, RunningManager, wait_for
-from jobflows import FAST, create_all, events_of, flow, job_names, phase_of, template
+from jobflows import FAST, create_all, events_of, failing_template, flow, job_names, phase_of, template
 from prometheus_client import generate_latest
 
 from jobflow_controller.apis import job as vcjob
@@ -21,9 +21,7 @@ from jobflow_controller.apis.retry import ATTEMPT_ANNOTATION
 from jobflow_controller.apis.timeutil import parse_time
 from jobflow_controller.kube.clientset import Clientset
 from jobflow_controller.kube.errors import ApiStatusError
-from jobflow_controller.local.simulator import RETRY_PHASES_ANNOTATION_PREFIX, JobSimulator
-
-FAILS = "Pending:0.2s,Running:0.4s,Failed"
+from jobflow_controller.local.simulator import JobSimulator
 
 
 @pytest.fixture
@@ -31,15 +29,6 @@ def controller(kubeconfig: Path, simulator: JobSimulator) -> Iterator[RunningMan
     running = RunningManager(str(kubeconfig), worker_threads=3)
     yield running
     running.stop()
-
-
-def failing_template(name: str, namespace: str, then: str | None = None, attempt: int = 1) -> dict[str, Any]:
-    """A template whose Job fails; the Job of retry `attempt` follows `then` instead, if given."""
-    doc = template(name, namespace, FAILS)
-    if then is not None:
-        annotations = doc["spec"]["tasks"][0]["template"]["metadata"]["annotations"]
-        annotations[f"{RETRY_PHASES_ANNOTATION_PREFIX}{attempt}"] = then
-    return doc
 
 
 def entry(clientset: Clientset, namespace: str, job_flow: str, job: str) -> dict[str, Any]:

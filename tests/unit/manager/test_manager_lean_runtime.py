@@ -12,32 +12,21 @@ import sys
 import tomllib
 from pathlib import Path
 
+import import_blocker
+
 ROOT = Path(__file__).resolve().parents[3]
 PYPROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
 #: Distribution name -> module name.
 HEAVY = {"cryptography": "cryptography", "kubernetes-validate": "kubernetes_validate"}
+assert tuple(HEAVY.values()) == import_blocker.BLOCKED
 PRODUCT = ("jobflow_controller", "informers", "workqueue", "cmd")
 LOCAL = ROOT / "jobflow_controller" / "local"
 
+#: Run with `import_blocker.environment()`: its `sitecustomize` has refused both modules already.
 BLOCKED_RUN = r"""
 import importlib, pkgutil, sys
-from pathlib import Path
 
 BLOCKED = ("cryptography", "kubernetes_validate")
-
-
-class Blocker:
-    '''A meta-path finder ahead of every other: these modules cannot be imported at all.'''
-
-    def find_spec(self, name, path=None, target=None):
-        if name.partition(".")[0] in BLOCKED:
-            raise ModuleNotFoundError(f"No module named {name!r} (blocked by the test)", name=name)
-        return None
-
-
-sys.meta_path.insert(0, Blocker())
-for loaded in [m for m in sys.modules if m.partition(".")[0] in BLOCKED]:
-    del sys.modules[loaded]
 
 # The hook works: both are installed in this environment, yet neither imports, nor does local/.
 for probe in ("cryptography", "kubernetes_validate", "jobflow_controller.local.certs"):
@@ -86,6 +75,7 @@ def test_the_controller_imports_and_builds_its_manager_with_both_modules_blocked
     kubeconfig.write_text(KUBECONFIG)
     result = subprocess.run(
         [sys.executable, "-c", BLOCKED_RUN, str(kubeconfig)],
+        env=import_blocker.environment(tmp_path),
         capture_output=True,
         text=True,
         timeout=120,

@@ -14,14 +14,25 @@ from __future__ import annotations
 import json
 import re
 import subprocess
-from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import prometheus_client
-import promql_parser
 import pytest
 import yaml
+from monitoring_expressions import (
+    DASHBOARD,
+    DASHBOARD_FILE,
+    EXPRESSIONS,
+    MONITORING,
+    ROOT,
+    RULE,
+    RULE_FILE,
+    TARGET_LABELS,
+    panels,
+    samples,
+    selectors,
+    series_of,
+)
 from prometheus_client import CollectorRegistry
 
 from jobflow_controller.jobflow.constants import QUEUE_NAME as JOBFLOW_QUEUE
@@ -33,22 +44,7 @@ from jobflow_controller.manager.metrics import RestClientMetrics, exposition
 from jobflow_controller.manager.options import Options
 from workqueue import PrometheusMetricsProvider
 
-ROOT = Path(__file__).resolve().parents[3]
-MONITORING = ROOT / "manifests" / "monitoring"
-DASHBOARD_FILE = MONITORING / "grafana-dashboard.json"
-RULE_FILE = MONITORING / "prometheusrule.yaml"
-DASHBOARD = json.loads(DASHBOARD_FILE.read_text(encoding="utf-8"))
-RULE = yaml.safe_load(RULE_FILE.read_text(encoding="utf-8"))
 LEASE = Options().leader_elect_resource_name
-
-#: Labels Prometheus attaches to every scraped series (the target's, and kube-prometheus' relabelling
-#: of a ServiceMonitor's endpoints), which a query may match or group on.
-TARGET_LABELS = frozenset({"job", "instance", "namespace", "pod", "service", "container", "endpoint"})
-#: What the test puts in place of Grafana's built-in interval variables before parsing.
-GRAFANA_INTERVALS = {"$__rate_interval": "5m", "$__interval": "1m", "$__range": "1h"}
-#: One sample line of the text exposition, and one label pair in it.
-SAMPLE = re.compile(r"^(?P<name>[a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{(?P<labels>.*)\})? \S+$")
-LABEL_PAIR = re.compile(r'([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\]|\\.)*)"')
 
 
 def exported_series() -> dict[str, frozenset[str]]:
@@ -76,17 +72,9 @@ def exported_series() -> dict[str, frozenset[str]]:
         text = exposition(registry).decode()
     finally:
         prometheus_client.enable_created_metrics()  # type: ignore[no-untyped-call]
-    # Read the samples as Prometheus stores them. prometheus_client's own text parser is no help:
-    # it renames a counter's samples to `<name>_total`, which is exactly the difference that matters
-    # for `volcano_jobflow_*_phase_count`.
     series: dict[str, set[str]] = {}
-    for line in text.splitlines():
-        if not line or line.startswith("#"):
-            continue
-        match = SAMPLE.match(line)
-        assert match, line
-        labels = {m[0] for m in LABEL_PAIR.findall(match["labels"] or "")}
-        series.setdefault(match["name"], set()).update(labels)
+    for name, labels, _ in samples(text):
+        series.setdefault(name, set()).update(labels)
     return {name: frozenset(labels) for name, labels in series.items()}
 
 
@@ -118,83 +106,6 @@ def _families(names: Any) -> set[str]:
 
 
 # -- the expressions ---------------------------------------------------------------------------
-def _panels(panels: list[dict[str, Any]]) -> Iterator[dict[str, Any]]:
-    for panel in panels:
-        yield panel
-        yield from _panels(panel.get("panels") or [])
-
-
-def _variable_values() -> dict[str, str]:
-    """What each dashboard variable stands for in a query: its "All" value, or a textbox's text."""
-    values = {}
-    for var in DASHBOARD["templating"]["list"]:
-        if var["type"] == "textbox":
-            values[var["name"]] = var["query"]
-        elif var["type"] == "query":
-            values[var["name"]] = var["allValue"]
-    return values
-
-
-def substitute(expr: str) -> str:
-    for name, value in GRAFANA_INTERVALS.items():
-        expr = expr.replace(name, value)
-    values = _variable_values()
-    expr = re.sub(r"\$\{(\w+)\}|\$(\w+)", lambda m: values[m.group(1) or m.group(2)], expr)
-    assert "$" not in expr, expr
-    return expr
-
-
-LABEL_VALUES = re.compile(r"^label_values\((?P<selector>.+),\s*(?P<label>\w+)\)$")
-
-
-def expressions() -> list[tuple[str, str]]:
-    """(where, PromQL) for every alert, every panel target and every variable query."""
-    out = [(f"alert {r['alert']}", r["expr"]) for group in RULE["spec"]["groups"] for r in group["rules"]]
-    for panel in _panels(DASHBOARD["panels"]):
-        for target in panel.get("targets") or []:
-            out.append((f"panel {panel['title']!r} {target['refId']}", substitute(target["expr"])))
-    for var in DASHBOARD["templating"]["list"]:
-        if var["type"] == "query":
-            match = LABEL_VALUES.match(var["query"]["query"])
-            assert match, var["query"]
-            out.append((f"variable {var['name']}", substitute(match["selector"])))
-    return out
-
-
-EXPRESSIONS = expressions()
-
-
-def selectors(expr: str) -> tuple[list[promql_parser.VectorSelector], set[str]]:
-    """Every vector selector of `expr`, and every label it groups on (by/without, on/ignoring)."""
-    found: list[promql_parser.VectorSelector] = []
-    grouping: set[str] = set()
-
-    def visit(node: Any) -> None:
-        if isinstance(node, promql_parser.VectorSelector):
-            found.append(node)
-        if isinstance(node, promql_parser.AggregateExpr) and node.modifier is not None:
-            grouping.update(node.modifier.labels)
-        if isinstance(node, promql_parser.BinaryExpr) and node.modifier is not None:
-            matching = node.modifier.matching
-            if matching is not None:
-                grouping.update(matching.labels)
-
-    promql_parser.walk(promql_parser.parse(expr), visit)
-    return found, grouping
-
-
-def series_of(selector: promql_parser.VectorSelector) -> list[str]:
-    """The exported series a selector can match: by its name, or by a `__name__` matcher."""
-    if selector.name:
-        return [selector.name] if selector.name in EXPORTED else []
-    for matcher in selector.matchers.matchers:
-        if matcher.name == "__name__":
-            if str(matcher.op) == "MatchOp.Equal":
-                return [matcher.value] if matcher.value in EXPORTED else []
-            return [n for n in EXPORTED if re.fullmatch(matcher.value, n)]
-    return []
-
-
 def test_there_are_expressions_in_both_files() -> None:
     kinds = {where.split()[0] for where, _ in EXPRESSIONS}
     assert kinds == {"alert", "panel", "variable"}
@@ -207,7 +118,7 @@ def test_every_selector_names_an_exported_series_and_its_labels(where: str, expr
     assert found, f"{where}: no selector in {expr}"
     labels: set[str] = set(TARGET_LABELS)
     for selector in found:
-        names = series_of(selector)
+        names = series_of(selector, EXPORTED)
         assert names, f"{where}: {selector} names no series the controller exports"
         carried = set.union(*(set(EXPORTED[n]) for n in names))
         labels |= carried
@@ -261,15 +172,15 @@ def test_the_dashboard_shows_every_series_the_controller_exports() -> None:
     for where, expr in EXPRESSIONS:
         if where.startswith("panel"):
             for selector in selectors(expr)[0]:
-                used.update(series_of(selector))
+                used.update(series_of(selector, EXPORTED))
     assert _families(EXPORTED) - _families(used) == set()
 
 
 def test_every_panel_queries_the_chosen_datasource_and_has_a_unique_id() -> None:
-    panels = list(_panels(DASHBOARD["panels"]))
-    ids = [p["id"] for p in panels]
+    every = list(panels(DASHBOARD["panels"]))
+    ids = [p["id"] for p in every]
     assert len(ids) == len(set(ids))
-    for panel in panels:
+    for panel in every:
         if panel["type"] == "row":
             continue
         assert panel["datasource"] == {"type": "prometheus", "uid": "${datasource}"}, panel["title"]
