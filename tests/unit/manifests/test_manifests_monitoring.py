@@ -62,6 +62,7 @@ def exported_series() -> dict[str, frozenset[str]]:
     flows = JobFlowMetrics(registry)
     flows.update_job_flow_succeed("default")
     flows.update_job_flow_failed("default")
+    flows.update_job_flow_job_retry("default")
     leader = PrometheusLeaderMetrics(registry)
     leader.leader_on(LEASE)
     leader.slowpath_exercised(LEASE)
