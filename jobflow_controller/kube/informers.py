@@ -18,6 +18,7 @@ from informers import (
     GenericLister,
     GenericNamespaceLister,
     GroupResource,
+    ListerWatcher,
     Selector,
     SharedIndexInformer,
     SharedInformerFactory,
@@ -123,16 +124,21 @@ class VolcanoInformerFactory:
         namespace: str | None = None,
         *,
         custom_resync: Mapping[Hashable, float] | None = None,
+        wrap_lister_watcher: Callable[[ListerWatcher], ListerWatcher] | None = None,
     ) -> None:
+        """`wrap_lister_watcher`, if given, wraps every informer's ListerWatcher (a shard's filter)."""
         self.clientset = clientset
         self.namespace = namespace
+        self._wrap_lister_watcher = wrap_lister_watcher
         self._factory = SharedInformerFactory(
             resync_period, custom_resync=custom_resync, transform=strip_managed_fields
         )
 
     def informer_for_resource(self, resource: Resource) -> SharedIndexInformer:
         def new(resync: float) -> SharedIndexInformer:
-            lw = self.clientset.resource(resource, self.namespace).lister_watcher()
+            lw: ListerWatcher = self.clientset.resource(resource, self.namespace).lister_watcher()
+            if self._wrap_lister_watcher is not None:
+                lw = self._wrap_lister_watcher(lw)
             indexers: dict[str, Callable[[Any], list[str]]] = {NAMESPACE_INDEX: meta_namespace_index_func}
             if resource == resources.JOBS:
                 indexers[BY_CREATED_BY_JOB_FLOW] = label_index_func(constants.CREATED_BY_JOB_FLOW)
