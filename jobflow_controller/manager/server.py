@@ -7,6 +7,10 @@ queued within --graceful-shutdown-timeout, then the lease is released so another
 over at once, queued events are flushed, and the process exits 0. A second signal exits 1 at once;
 a lost lease exits 1, as upstream's `klog.Fatalf("leaderelection lost")` does.
 
+With --shards=N (off by default) the process-wide controllers are not built: every shard whose
+Lease this replica wins gets a unit of its own (manager/shards.py), started on the win and stopped
+hard on the loss, while the process, its endpoints and its other units go on.
+
 Two events tell the parts how hard to stop. `stop` (the signal) asks for a drain. `hard_stop`
 (the lease is lost, or the drain's deadline passed) means another replica may be writing already:
 no worker starts another sync, and the controllers' client sends no further request, not even one
@@ -85,6 +89,14 @@ class Manager:
         # Set when the lease is lost or the drain deadline passed: start nothing, send nothing.
         self.hard_stop = threading.Event()
         self.exit_code = 0
+        self.preferred_shard: int | None = None
+        if options.shards:
+            self.preferred_shard = preferred_shard(options)
+            if not options.leader_elect and self.preferred_shard is None:
+                raise ConfigError(
+                    "--shards with --leader-elect=false runs one fixed shard: give --shard-index, or a $POD_NAME "
+                    f"ending in an ordinal below {options.shards}"
+                )
         config = build_config(options.kubeconfig, options.master)
         user_agent = default_user_agent()
         request_metrics = RestClientMetrics(self.registry)
@@ -120,7 +132,6 @@ class Manager:
         self.controllers: list[JobFlowController | JobTemplateController] = []
         #: With --shards, the units of the shards held now (the controllers above stay empty).
         self.shard_units: ShardUnits | None = None
-        self.preferred_shard: int | None = None
         self.campaign: ShardCampaign | None = None
         if options.shards == 0:
             self.controllers = build_controllers(
@@ -149,12 +160,6 @@ class Manager:
         queue_metrics: PrometheusMetricsProvider,
     ) -> None:
         """Sharded mode: what every shard unit shares; the units come and go with the Leases."""
-        self.preferred_shard = preferred_shard(self.options)
-        if not self.options.leader_elect and self.preferred_shard is None:
-            raise ConfigError(
-                "--shards with --leader-elect=false runs one fixed shard: give --shard-index, or a $POD_NAME "
-                f"ending in an ordinal below {self.options.shards}"
-            )
         self.shard_units = ShardUnits(self.registry)
         jobflow_metrics: list[JobFlowMetrics] = []
 

@@ -132,14 +132,13 @@ class ShardUnit:
         def only_this_shard(lw: ListerWatcher) -> ListerWatcher:
             return ShardListerWatcher(lw, shard_filter)
 
+        clientset = Clientset(self.rest)
         self.factory = VolcanoInformerFactory(
-            Clientset(self.rest),
+            clientset,
             custom_resync={resources.JOB_FLOWS: options.resync_period},
             wrap_lister_watcher=only_this_shard,
         )
-        self.controllers = build_controllers(
-            Clientset(self.rest), self.factory, recorder, options, jobflow_metrics, queue_metrics
-        )
+        self.controllers = build_controllers(clientset, self.factory, recorder, options, jobflow_metrics, queue_metrics)
 
     def has_synced(self) -> bool:
         return self.factory.has_synced()

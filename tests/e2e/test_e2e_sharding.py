@@ -23,6 +23,7 @@ from pathlib import Path
 import pytest
 from e2e_helpers import ControllerProcess, wait_for
 from faults import LISTED, JobLog, random_workload
+from jobflows import chain, create_all, flow, job_names, phase_of, template
 
 from jobflow_controller.apis import jobflow as jf
 from jobflow_controller.apis import meta
@@ -200,3 +201,30 @@ def test_three_replicas_split_the_shards_and_a_killed_replicas_shard_is_taken_ov
     assert any(shard_for_namespace(ns, SHARDS) == 0 for _at, ns in namespaces_logged(taker))
     held = sorted(metric(proc, "jobflow_controller_shards_held") for proc in survivors)
     assert held == [1.0, 2.0]
+
+
+def test_a_fixed_shard_without_leader_election_runs_only_its_own_namespaces(
+    kubeconfig: Path,
+    tmp_path: Path,
+    clientset: Clientset,
+    simulator: JobSimulator,
+    namespaces: list[str],
+    replicas: list[ControllerProcess],
+) -> None:
+    """`--leader-elect=false --shards=3 --shard-index=1`: no Lease, shard 1 only, the others untouched."""
+    ours = next(ns for ns in namespaces if shard_for_namespace(ns, SHARDS) == 1)
+    theirs = next(ns for ns in namespaces if shard_for_namespace(ns, SHARDS) == 2)
+    proc = ControllerProcess(
+        str(kubeconfig), tmp_path, "--leader-elect=false", f"--shards={SHARDS}", "--shard-index=1", name="fixed"
+    )
+    replicas.append(proc)
+    wait_for(lambda: proc.get("/readyz")[0] == 200, 60, what="Ready")
+    assert metric(proc, "jobflow_controller_shards_held") == 1.0
+    for ns in (ours, theirs):
+        create_all(clientset, [template(n, ns, "Pending:0.1s,Running:0.2s,Completed") for n in "ab"])
+        create_all(clientset, [flow("pair", ns, chain("a", "b"))])
+    wait_for(lambda: phase_of(clientset, ours, "pair") == "Succeed", 60, what="shard 1's JobFlow to Succeed")
+    time.sleep(2.0)  # shard 2's JobFlow has had every chance to be picked up by mistake
+    assert job_names(clientset, theirs) == []
+    assert phase_of(clientset, theirs, "pair") == ""
+    assert not [ns for _at, ns in namespaces_logged(proc) if ns in namespaces and ns != ours]
