@@ -181,6 +181,10 @@ class ShardUnits:
         with self._mu:
             return sorted(self._units)
 
+    def get(self, shard: int) -> ShardUnit | None:
+        with self._mu:
+            return self._units.get(shard)
+
     def not_synced(self) -> list[int]:
         with self._mu:
             units = list(self._units.values())

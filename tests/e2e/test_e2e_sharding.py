@@ -28,6 +28,7 @@ from jobflows import chain, create_all, flow, job_names, phase_of, template
 from jobflow_controller.apis import jobflow as jf
 from jobflow_controller.apis import meta
 from jobflow_controller.kube.clientset import Clientset
+from jobflow_controller.kube.errors import ConflictError
 from jobflow_controller.kube.resources import NAMESPACES
 from jobflow_controller.local.simulator import JobSimulator
 from jobflow_controller.sharding import shard_for_namespace
@@ -228,3 +229,43 @@ def test_a_fixed_shard_without_leader_election_runs_only_its_own_namespaces(
     assert job_names(clientset, theirs) == []
     assert phase_of(clientset, theirs, "pair") == ""
     assert not [ns for _at, ns in namespaces_logged(proc) if ns in namespaces and ns != ours]
+
+
+def test_a_replica_that_loses_one_shards_lease_stops_that_shard_only_and_wins_it_back_later(
+    kubeconfig: Path, tmp_path: Path, clientset: Clientset, replicas: list[ControllerProcess]
+) -> None:
+    """Unlike the single leader, which exits 1, a replica that loses one shard keeps its others."""
+    base = f"jf-{uuid.uuid4().hex[:6]}"
+    proc = ControllerProcess(
+        str(kubeconfig), tmp_path, *LEASE_FLAGS, f"--leader-elect-resource-name={base}", "--shards=2", "--shard-index=0"
+    )
+    replicas.append(proc)
+    # Alone, it takes its own shard at once and the other one a lease duration later.
+    wait_for(lambda: metric(proc, "jobflow_controller_shards_held") == 2.0, 30, interval=0.2, what="both shards")
+    stolen_for = 8
+
+    def steal() -> bool:
+        lease = clientset.leases("default").get(f"{base}-shard-1")
+        now = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+        lease["spec"].update(
+            holderIdentity="someone-else", leaseDurationSeconds=stolen_for, renewTime=now, acquireTime=now
+        )
+        try:
+            clientset.leases("default").update(lease)
+        except ConflictError:  # renewed in between: read it again
+            return False
+        return True
+
+    wait_for(steal, 10, what="shard 1's Lease to be taken")
+    wait_for(lambda: "lost=True shard=1" in proc.log(), 3 + 5, interval=0.1, what="shard 1's unit to stop")
+    assert metric(proc, "jobflow_controller_shards_held") == 1.0
+    assert proc.popen.poll() is None
+    assert holds(proc, f"{base}-shard-0")
+    assert "shard=0" not in "".join(line for line in proc.log().splitlines() if "shard unit stopped" in line)
+    # The thief never renews: once its lease has run out on our clock, shard 1 is ours again.
+    wait_for(
+        lambda: metric(proc, "jobflow_controller_shards_held") == 2.0,
+        stolen_for + 10,
+        interval=0.2,
+        what="shard 1 won back",
+    )

@@ -3,7 +3,9 @@ nothing of sharding; --shards builds per-shard units whose informers see only th
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import threading
+import time
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -22,6 +24,13 @@ clusters: [{name: c, cluster: {server: "https://127.0.0.1:6443", insecure-skip-t
 users: [{name: u, user: {token: t}}]
 contexts: [{name: c, context: {cluster: c, user: u}}]
 """
+
+
+def wait_until(condition: Callable[[], bool], timeout: float = 10.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not condition():
+        assert time.monotonic() < deadline, "condition not met in time"
+        time.sleep(0.01)
 
 
 @pytest.fixture
@@ -108,3 +117,38 @@ def test_a_fixed_shard_without_leader_election_needs_an_index(
     monkeypatch.setenv("POD_NAME", "laptop")
     with pytest.raises(ConfigError, match="--shard-index"):
         build(managers, kubeconfig=kubeconfig, shards=3, leader_elect=False)
+
+
+def test_losing_a_shard_stops_its_unit_hard_and_leaves_the_process_running(
+    kubeconfig: str, managers: list[Manager]
+) -> None:
+    # No API server answers: the unit's informers are still listing when the Lease is lost.
+    manager = build(managers, kubeconfig=kubeconfig, shards=3, shard_index=0)
+    assert manager.shard_units is not None
+    stop, lost = threading.Event(), threading.Event()
+    runner = threading.Thread(target=manager._run_shard, args=(0, stop, lost), daemon=True)
+    runner.start()
+    wait_until(lambda: manager.shard_units is not None and manager.shard_units.held() == [0])
+    unit = manager.shard_units.get(0)
+    assert unit is not None and not unit.hard_stop.is_set()
+    lost.set()
+    runner.join(10.0)
+    assert not runner.is_alive()
+    assert unit.hard_stop.is_set()  # its client refuses every further request
+    assert manager.shard_units.held() == []
+    assert not manager.stop.is_set() and not manager.hard_stop.is_set()
+
+
+def test_a_drained_unit_also_ends_with_its_client_cancelled(kubeconfig: str, managers: list[Manager]) -> None:
+    manager = build(managers, kubeconfig=kubeconfig, shards=3, shard_index=0, graceful_shutdown_timeout=1.0)
+    stop, lost = threading.Event(), threading.Event()
+    runner = threading.Thread(target=manager._run_shard, args=(0, stop, lost), daemon=True)
+    runner.start()
+    wait_until(lambda: manager.shard_units is not None and manager.shard_units.held() == [0])
+    assert manager.shard_units is not None
+    unit = manager.shard_units.get(0)
+    assert unit is not None
+    stop.set()
+    runner.join(15.0)
+    assert not runner.is_alive()
+    assert unit.hard_stop.is_set()
