@@ -18,6 +18,7 @@ from informers import (
     GenericLister,
     GenericNamespaceLister,
     GroupResource,
+    ListerWatcher,
     Selector,
     SharedIndexInformer,
     SharedInformerFactory,
@@ -154,9 +155,12 @@ class VolcanoInformerFactory:
         namespace: str | None = None,
         *,
         custom_resync: Mapping[Hashable, float] | None = None,
+        wrap_lister_watcher: Callable[[ListerWatcher], ListerWatcher] | None = None,
     ) -> None:
+        """`wrap_lister_watcher`, if given, wraps every informer's ListerWatcher (a shard's filter)."""
         self.clientset = clientset
         self.namespace = namespace
+        self._wrap_lister_watcher = wrap_lister_watcher
         self._factory = SharedInformerFactory(
             resync_period, custom_resync=custom_resync, transform=strip_managed_fields
         )
@@ -165,7 +169,11 @@ class VolcanoInformerFactory:
         def new(resync: float) -> SharedIndexInformer:
             # Pods: only Volcano's, so the cache holds the pods of Volcano Jobs and nothing else.
             selector = POD_LABEL_SELECTOR if resource == resources.PODS else None
-            lw = self.clientset.resource(resource, self.namespace).lister_watcher(label_selector=selector)
+            lw: ListerWatcher = self.clientset.resource(resource, self.namespace).lister_watcher(
+                label_selector=selector
+            )
+            if self._wrap_lister_watcher is not None:
+                lw = self._wrap_lister_watcher(lw)
             indexers: dict[str, Callable[[Any], list[str]]] = {NAMESPACE_INDEX: meta_namespace_index_func}
             if resource == resources.PODS:
                 indexers[BY_VOLCANO_JOB] = volcano_job_index_func

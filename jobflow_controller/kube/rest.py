@@ -100,15 +100,18 @@ class RestClient:
         user_agent: str | None = None,
         metrics: RequestMetrics | None = None,
         cancel: threading.Event | None = None,
+        limiter: TokenBucket | None = None,
     ) -> None:
         """`cancel`, once set, fails every request not yet sent with `RequestCancelled`, including
-        one waiting for a token; a request already on the wire runs to its timeout."""
+        one waiting for a token; a request already on the wire runs to its timeout. `limiter`
+        shares another client's QPS budget (the shards of one process share one); by default the
+        client has a bucket of its own."""
         self.configuration = configuration
         self.cancel = cancel
         self.api_client = k8s_client.ApiClient(configuration)
         if user_agent:
             self.api_client.user_agent = user_agent
-        self.limiter = TokenBucket(qps, burst)
+        self.limiter = limiter if limiter is not None else TokenBucket(qps, burst)
         self.metrics = metrics
         self.host = urlsplit(configuration.host).netloc
 

@@ -61,6 +61,10 @@ class Options:
     graceful_shutdown_timeout: float = 30.0
     #: Ours: every unfinished JobFlow is synced again at least this often (0: never, as upstream).
     resync_period: float = 30.0
+    #: Ours: split JobFlows by namespace over this many shards, one Lease each (0: off, as upstream).
+    shards: int = 0
+    #: Ours: the shard this replica campaigns for first (None: the pod name's StatefulSet ordinal).
+    shard_index: int | None = None
     log_format: str = "text"
     verbosity: int = 0
     enable_webhook: bool = False
@@ -193,6 +197,25 @@ def build_parser() -> argparse.ArgumentParser:
         type=dur,
         default=d.graceful_shutdown_timeout,
         help="on SIGTERM, how long the workers may finish queued work",
+    )
+    g = p.add_argument_group("sharding (ours; docs/operations.md)")
+    g.add_argument(
+        "--shards",
+        type=_typed("int", int),
+        default=d.shards,
+        help=(
+            "split JobFlows over this many shards by an FNV-1a hash of their namespace; each replica runs "
+            "the shards whose Lease <--leader-elect-resource-name>-shard-<i> it holds; 0 turns sharding off"
+        ),
+    )
+    g.add_argument(
+        "--shard-index",
+        type=_typed("int", int),
+        default=None,
+        help=(
+            "the shard this replica campaigns for first (the others only after one lease duration); "
+            "default: the ordinal at the end of $POD_NAME or the hostname, as a StatefulSet names pods"
+        ),
     )
     g = p.add_argument_group("health and metrics")
     g.add_argument(
@@ -376,6 +399,13 @@ def validate(o: Options) -> None:
         raise FlagError(f'invalid value "{o.worker_threads}" for flag --worker-threads: must be at least 1')
     if o.resync_period < 0:
         raise FlagError(f'invalid value "{o.resync_period:g}s" for flag --resync-period: must not be negative')
+    if o.shards < 0:
+        raise FlagError(f'invalid value "{o.shards}" for flag --shards: must not be negative')
+    if o.shard_index is not None:
+        if o.shards == 0:
+            raise FlagError("--shard-index needs --shards")
+        if not 0 <= o.shard_index < o.shards:
+            raise FlagError(f'invalid value "{o.shard_index}" for flag --shard-index: must be in 0..{o.shards - 1}')
     check_controllers(o.controllers)
     _check_address("healthz-address", o.healthz_address)
     _check_address("listen-address", o.listen_address)

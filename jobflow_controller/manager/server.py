@@ -7,6 +7,10 @@ queued within --graceful-shutdown-timeout, then the lease is released so another
 over at once, queued events are flushed, and the process exits 0. A second signal exits 1 at once;
 a lost lease exits 1, as upstream's `klog.Fatalf("leaderelection lost")` does.
 
+With --shards=N (off by default) the process-wide controllers are not built: every shard whose
+Lease this replica wins gets a unit of its own (manager/shards.py), started on the win and stopped
+hard on the loss, while the process, its endpoints and its other units go on.
+
 Two events tell the parts how hard to stop. `stop` (the signal) asks for a drain. `hard_stop`
 (the lease is lost, or the drain's deadline passed) means another replica may be writing already:
 no worker starts another sync, and the controllers' client sends no further request, not even one
@@ -34,7 +38,7 @@ from jobflow_controller.jobflow.state.metrics import JobFlowMetrics
 from jobflow_controller.jobtemplate import JobTemplateController
 from jobflow_controller.kube import resources
 from jobflow_controller.kube.clientset import Clientset
-from jobflow_controller.kube.config import build_config
+from jobflow_controller.kube.config import ConfigError, build_config
 from jobflow_controller.kube.event_sink import KubeEventSink
 from jobflow_controller.kube.informers import VolcanoInformerFactory
 from jobflow_controller.kube.lease_lock import LeaseLock, lease_request_timeout
@@ -50,7 +54,16 @@ from jobflow_controller.leaderelection import (
 from jobflow_controller.manager import options as opts
 from jobflow_controller.manager.healthz import Check, EndpointServer, health_tls_context, split_address
 from jobflow_controller.manager.metrics import RestClientMetrics
+from jobflow_controller.manager.shards import (
+    ShardUnit,
+    ShardUnits,
+    build_controllers,
+    preferred_shard,
+    run_controllers,
+)
+from jobflow_controller.manager.stops import set_when_any
 from jobflow_controller.record import EventBroadcaster
+from jobflow_controller.sharding import ShardCampaign, shard_lease_name
 from jobflow_controller.webhook import WebhookServer
 from workqueue import PrometheusMetricsProvider
 
@@ -76,6 +89,14 @@ class Manager:
         # Set when the lease is lost or the drain deadline passed: start nothing, send nothing.
         self.hard_stop = threading.Event()
         self.exit_code = 0
+        self.preferred_shard: int | None = None
+        if options.shards:
+            self.preferred_shard = preferred_shard(options)
+            if not options.leader_elect and self.preferred_shard is None:
+                raise ConfigError(
+                    "--shards with --leader-elect=false runs one fixed shard: give --shard-index, or a $POD_NAME "
+                    f"ending in an ordinal below {options.shards}"
+                )
         config = build_config(options.kubeconfig, options.master)
         user_agent = default_user_agent()
         request_metrics = RestClientMetrics(self.registry)
@@ -109,37 +130,76 @@ class Manager:
         )
         queue_metrics = PrometheusMetricsProvider(self.registry)
         self.controllers: list[JobFlowController | JobTemplateController] = []
-        if opts.is_controller_enabled(opts.JOBFLOW_CONTROLLER, options.controllers):
-            self.controllers.append(
-                JobFlowController(
-                    self.clientset,
-                    self.factory,
-                    self.recorder,
-                    max_requeue_num=options.max_requeue_num,
-                    metrics=JobFlowMetrics(self.registry),
-                    queue_metrics_provider=queue_metrics,
-                )
+        #: With --shards, the units of the shards held now (the controllers above stay empty).
+        self.shard_units: ShardUnits | None = None
+        self.campaign: ShardCampaign | None = None
+        if options.shards == 0:
+            self.controllers = build_controllers(
+                self.clientset,
+                self.factory,
+                self.recorder,
+                options,
+                lambda: JobFlowMetrics(self.registry),
+                queue_metrics,
             )
-        if opts.is_controller_enabled(opts.JOBTEMPLATE_CONTROLLER, options.controllers):
-            self.controllers.append(
-                JobTemplateController(
-                    self.clientset,
-                    self.factory,
-                    self.recorder,
-                    max_requeue_num=options.max_requeue_num,
-                    queue_metrics_provider=queue_metrics,
-                )
-            )
-        self.watchdog = new_leader_healthz_adaptor(LEADER_HEALTHZ_TIMEOUT) if options.leader_elect else None
+        else:
+            self._init_shards(config, user_agent, request_metrics, queue_metrics)
+        sharded = options.shards > 0
+        self.watchdog = (
+            new_leader_healthz_adaptor(LEADER_HEALTHZ_TIMEOUT) if options.leader_elect and not sharded else None
+        )
         self.servers: list[EndpointServer] = []
         self._controllers_done = threading.Event()
         self._leading_started = threading.Event()
 
+    def _init_shards(
+        self,
+        config: k8s_client.Configuration,
+        user_agent: str,
+        request_metrics: RestClientMetrics,
+        queue_metrics: PrometheusMetricsProvider,
+    ) -> None:
+        """Sharded mode: what every shard unit shares; the units come and go with the Leases."""
+        self.shard_units = ShardUnits(self.registry)
+        jobflow_metrics: list[JobFlowMetrics] = []
+
+        def shared_jobflow_metrics() -> JobFlowMetrics:
+            # One set of counters for the process, however many units come and go.
+            if not jobflow_metrics:
+                jobflow_metrics.append(JobFlowMetrics(self.registry))
+            return jobflow_metrics[0]
+
+        limiter = self.rest.limiter
+
+        def new_unit(shard: int) -> ShardUnit:
+            return ShardUnit(
+                shard,
+                configuration=config,
+                options=self.options,
+                recorder=self.recorder,
+                limiter=limiter,
+                user_agent=user_agent,
+                request_metrics=request_metrics,
+                jobflow_metrics=shared_jobflow_metrics,
+                queue_metrics=queue_metrics,
+            )
+
+        self._new_unit = new_unit
+
     # -- health -----------------------------------------------------------------------------------
     def _caches_synced(self) -> str | None:
+        if self.shard_units is not None:
+            waiting = self.shard_units.not_synced()
+            return f"informer caches of shards {waiting} have not synced yet" if waiting else None
         return None if self.factory.has_synced() else "informer caches have not synced yet"
 
     def _leader_health(self) -> str | None:
+        if self.campaign is not None:
+            try:
+                self.campaign.check(LEADER_HEALTHZ_TIMEOUT)
+            except Exception as err:  # noqa: BLE001 - the check's failure is the answer
+                return str(err)
+            return None
         if self.watchdog is None:
             return None
         try:
@@ -193,22 +253,15 @@ class Manager:
         Once `stop` is set the workers drain for --graceful-shutdown-timeout; when that passes
         (or the lease is lost) `hard_stop` is set and nothing more is synced or sent.
         """
-        o = self.options
-        _set_after(self.hard_stop, stop, o.graceful_shutdown_timeout)
-
-        def run(ctrl: JobFlowController | JobTemplateController) -> None:
-            ctrl.run(stop, o.worker_threads, drain_timeout=o.graceful_shutdown_timeout, hard_stop=self.hard_stop)
-
-        threads = [threading.Thread(target=run, args=(ctrl,), name=ctrl.name, daemon=True) for ctrl in self.controllers]
-        for thread in threads:
-            thread.start()
-        for thread in threads:
-            thread.join()
+        run_controllers(self.controllers, stop, self.hard_stop, self.options)
         self._controllers_done.set()
 
     def run(self) -> int:
         o = self.options
-        log.info("starting", version=__version__, controllers=[c.name for c in self.controllers])
+        if o.shards:
+            log.info("starting", version=__version__, shards=o.shards, preferred_shard=self.preferred_shard)
+        else:
+            log.info("starting", version=__version__, controllers=[c.name for c in self.controllers])
         if o.ca_cert_file and not o.tls_cert_file:
             # Upstream accepts it alone and serves plain HTTP too; say so rather than stay silent.
             log.warning("--ca-cert-file has no effect without --tls-cert-file and --tls-private-key-file")
@@ -222,7 +275,9 @@ class Manager:
                 print(f"jobflow-controller: error: {err}", file=sys.stderr)
                 self.exit_code = 1
                 return self.exit_code
-            if o.leader_elect:
+            if o.shards:
+                self._run_shards()
+            elif o.leader_elect:
                 self._run_with_leader_election()
             else:
                 self.run_controllers(self.stop)
@@ -251,9 +306,9 @@ class Manager:
             self._leading_started.set()
             log.info("started leading", identity=identity)
             ctrl_stop = threading.Event()
-            _set_when_any(ctrl_stop, self.stop, leading)
+            set_when_any(ctrl_stop, self.stop, leading)
             # A lost lease is a hard stop: the new leader may be writing already.
-            _set_when_any(self.hard_stop, leading)
+            set_when_any(self.hard_stop, leading)
             self.run_controllers(ctrl_stop)
 
         def on_stopped_leading() -> None:
@@ -292,6 +347,59 @@ class Manager:
         elector.join(timeout=o.leader_elect_renew_deadline + 5.0)
         lease_api.close()  # type: ignore[no-untyped-call]
 
+    def _run_shards(self) -> None:
+        """Sharded mode: run a unit for every shard whose Lease this replica wins, until the stop.
+
+        With --leader-elect=false there are no Leases: the one shard --shard-index names is run.
+        """
+        o = self.options
+        if not o.leader_elect:
+            assert self.preferred_shard is not None  # _init_shards refused to start without one
+            self._run_shard(self.preferred_shard, self.stop, threading.Event())
+            return
+        identity = default_identity()
+        lease_api = k8s_client.ApiClient(self.rest.configuration)
+        lease_api.user_agent = add_user_agent(self.rest.api_client.user_agent, "leader-election")
+
+        def lease_name(shard: int) -> str:
+            return shard_lease_name(o.leader_elect_resource_name, shard)
+
+        def lock_for(shard: int) -> LeaseLock:
+            return LeaseLock(
+                lease_api,
+                o.leader_elect_resource_namespace,
+                lease_name(shard),
+                identity,
+                event_recorder=self.recorder,
+                request_timeout=lease_request_timeout(o.leader_elect_renew_deadline),
+            )
+
+        self.campaign = ShardCampaign(
+            o.shards,
+            self.preferred_shard,
+            lock_for=lock_for,
+            run_shard=self._run_shard,
+            name_for=lease_name,
+            lease_duration=o.leader_elect_lease_duration,
+            renew_deadline=o.leader_elect_renew_deadline,
+            retry_period=o.leader_elect_retry_period,
+            metrics=PrometheusLeaderMetrics(self.registry),
+        )
+        log.info("campaigning for shards", identity=identity, shards=o.shards, preferred=self.preferred_shard)
+        try:
+            self.campaign.run(self.stop)
+        finally:
+            lease_api.close()  # type: ignore[no-untyped-call]
+
+    def _run_shard(self, shard: int, stop: threading.Event, lost: threading.Event) -> None:
+        assert self.shard_units is not None
+        unit = self._new_unit(shard)
+        self.shard_units.add(unit)
+        try:
+            unit.run(stop, lost)
+        finally:
+            self.shard_units.remove(unit)
+
     def _shutdown(self) -> None:
         self.stop.set()
         self.broadcaster.shutdown(timeout=5.0)
@@ -303,30 +411,6 @@ class Manager:
         self.rest.close()
         self.event_rest.close()
         log.info("stopped", exit_code=self.exit_code)
-
-
-def _set_when_any(target: threading.Event, *sources: threading.Event) -> None:
-    """Set `target` as soon as any of `sources` is set (Go's select over several channels)."""
-
-    def watch() -> None:
-        while not target.is_set():
-            for source in sources:
-                if source.wait(0.05):
-                    target.set()
-                    return
-
-    threading.Thread(target=watch, name="stop-fanin", daemon=True).start()
-
-
-def _set_after(target: threading.Event, source: threading.Event, delay: float) -> None:
-    """Set `target` `delay` seconds after `source` is set (a context.WithTimeout started by it)."""
-
-    def watch() -> None:
-        source.wait()
-        if not target.wait(delay):
-            target.set()
-
-    threading.Thread(target=watch, name="stop-deadline", daemon=True).start()
 
 
 def install_signal_handlers(stop: threading.Event, on_second: Callable[[], None] | None = None) -> None:

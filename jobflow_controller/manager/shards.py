@@ -1,0 +1,191 @@
+"""The sharded manager's parts: one controller unit per held shard (--shards=N; docs/operations.md).
+
+A unit is what the single-replica manager runs, cut down to one shard: its own informers (which
+cache only the shard's namespaces), queues and workers of both controllers, and its own client,
+whose cancel event is the unit's hard stop. Losing a shard's Lease therefore stops that unit's
+requests and syncs at once (nothing more is sent for the shard: its next holder may be writing
+already) while the process, its other units, the event broadcaster and the endpoints go on. All
+units share the process's QPS budget, event recorder and metrics.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import threading
+from collections.abc import Callable
+
+import structlog
+from kubernetes import client as k8s_client
+from prometheus_client import CollectorRegistry, Gauge
+
+from informers import ListerWatcher
+from jobflow_controller.jobflow import JobFlowController
+from jobflow_controller.jobflow.state.metrics import JobFlowMetrics
+from jobflow_controller.jobtemplate import JobTemplateController
+from jobflow_controller.kube import resources
+from jobflow_controller.kube.clientset import Clientset
+from jobflow_controller.kube.informers import VolcanoInformerFactory
+from jobflow_controller.kube.rest import RequestMetrics, RestClient, TokenBucket
+from jobflow_controller.manager import options as opts
+from jobflow_controller.manager.stops import set_after, set_when_any
+from jobflow_controller.sharding import ShardFilter, ShardListerWatcher, ordinal_from_name
+
+log = structlog.get_logger("jobflow_controller.manager")
+
+Controller = JobFlowController | JobTemplateController
+
+#: The gauge of how many shards this replica runs a unit for.
+SHARDS_HELD = "jobflow_controller_shards_held"
+
+
+def build_controllers(
+    clientset: Clientset,
+    factory: VolcanoInformerFactory,
+    recorder: object,
+    options: opts.Options,
+    jobflow_metrics: Callable[[], JobFlowMetrics],
+    queue_metrics: object,
+) -> list[Controller]:
+    """The controllers --controllers enables, over one client and one informer factory."""
+    controllers: list[Controller] = []
+    if opts.is_controller_enabled(opts.JOBFLOW_CONTROLLER, options.controllers):
+        controllers.append(
+            JobFlowController(
+                clientset,
+                factory,
+                recorder,
+                max_requeue_num=options.max_requeue_num,
+                metrics=jobflow_metrics(),
+                queue_metrics_provider=queue_metrics,
+            )
+        )
+    if opts.is_controller_enabled(opts.JOBTEMPLATE_CONTROLLER, options.controllers):
+        controllers.append(
+            JobTemplateController(
+                clientset,
+                factory,
+                recorder,
+                max_requeue_num=options.max_requeue_num,
+                queue_metrics_provider=queue_metrics,
+            )
+        )
+    return controllers
+
+
+def run_controllers(
+    controllers: list[Controller], stop: threading.Event, hard_stop: threading.Event, options: opts.Options
+) -> None:
+    """Run every controller until `stop` (drain for --graceful-shutdown-timeout, then `hard_stop`)."""
+    set_after(hard_stop, stop, options.graceful_shutdown_timeout)
+
+    def run(ctrl: Controller) -> None:
+        ctrl.run(stop, options.worker_threads, drain_timeout=options.graceful_shutdown_timeout, hard_stop=hard_stop)
+
+    threads = [threading.Thread(target=run, args=(ctrl,), name=ctrl.name, daemon=True) for ctrl in controllers]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+
+
+def preferred_shard(options: opts.Options, pod_name: str | None = None) -> int | None:
+    """--shard-index, else the StatefulSet ordinal of $POD_NAME (or the hostname) when it is a shard."""
+    if options.shard_index is not None:
+        return options.shard_index
+    name = pod_name if pod_name is not None else (os.environ.get("POD_NAME") or socket.gethostname())
+    ordinal = ordinal_from_name(name)
+    if ordinal is None or ordinal >= options.shards:
+        return None
+    return ordinal
+
+
+class ShardUnit:
+    """Both controllers for one shard: informers filtered to its namespaces, a client it can cancel."""
+
+    def __init__(
+        self,
+        shard: int,
+        *,
+        configuration: k8s_client.Configuration,
+        options: opts.Options,
+        recorder: object,
+        limiter: TokenBucket,
+        user_agent: str,
+        request_metrics: RequestMetrics,
+        jobflow_metrics: Callable[[], JobFlowMetrics],
+        queue_metrics: object,
+    ) -> None:
+        self.shard = shard
+        self.options = options
+        # Set when the Lease is lost or the drain's deadline passed: the unit sends nothing more.
+        self.hard_stop = threading.Event()
+        self.rest = RestClient(
+            configuration,
+            user_agent=user_agent,
+            metrics=request_metrics,
+            cancel=self.hard_stop,
+            limiter=limiter,
+        )
+        shard_filter = ShardFilter(shard, options.shards)
+
+        def only_this_shard(lw: ListerWatcher) -> ListerWatcher:
+            return ShardListerWatcher(lw, shard_filter)
+
+        clientset = Clientset(self.rest)
+        self.factory = VolcanoInformerFactory(
+            clientset,
+            custom_resync={resources.JOB_FLOWS: options.resync_period},
+            wrap_lister_watcher=only_this_shard,
+        )
+        self.controllers = build_controllers(clientset, self.factory, recorder, options, jobflow_metrics, queue_metrics)
+
+    def has_synced(self) -> bool:
+        return self.factory.has_synced()
+
+    def run(self, stop: threading.Event, lost: threading.Event) -> None:
+        """Run until `stop` (a drain) or `lost` (a hard stop: the shard's Lease is gone)."""
+        unit_stop = threading.Event()
+        set_when_any(unit_stop, stop, lost)
+        set_when_any(self.hard_stop, lost)
+        log.info("starting shard unit", shard=self.shard, controllers=[c.name for c in self.controllers])
+        try:
+            run_controllers(self.controllers, unit_stop, self.hard_stop, self.options)
+        finally:
+            # Whatever ended the unit, it is over: nothing of it may reach the API any more.
+            self.hard_stop.set()
+            unit_stop.set()
+            self.factory.shutdown()
+            self.rest.close()
+
+
+class ShardUnits:
+    """The units running now, for /readyz and the shards-held gauge."""
+
+    def __init__(self, registry: CollectorRegistry) -> None:
+        self._mu = threading.Lock()
+        self._units: dict[int, ShardUnit] = {}
+        gauge = Gauge(SHARDS_HELD, "Number of JobFlow shards this replica runs controllers for.", registry=registry)
+        gauge.set_function(lambda: float(len(self.held())))
+
+    def add(self, unit: ShardUnit) -> None:
+        with self._mu:
+            self._units[unit.shard] = unit
+
+    def remove(self, unit: ShardUnit) -> None:
+        with self._mu:
+            if self._units.get(unit.shard) is unit:
+                del self._units[unit.shard]
+
+    def held(self) -> list[int]:
+        with self._mu:
+            return sorted(self._units)
+
+    def get(self, shard: int) -> ShardUnit | None:
+        with self._mu:
+            return self._units.get(shard)
+
+    def not_synced(self) -> list[int]:
+        with self._mu:
+            units = list(self._units.values())
+        return sorted(unit.shard for unit in units if not unit.has_synced())
