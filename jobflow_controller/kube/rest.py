@@ -23,7 +23,7 @@ from kubernetes import client as k8s_client
 from kubernetes.client.exceptions import ApiException
 
 from jobflow_controller.kube import errors
-from workqueue import BucketRateLimiter
+from workqueue import BucketRateLimiter, Clock
 
 Query = Mapping[str, str | int | bool | None] | Sequence[tuple[str, str]]
 DEFAULT_TIMEOUT = (10.0, 60.0)
@@ -69,8 +69,9 @@ class TokenBucket:
     bursts beyond `burst` are smoothed to `qps`). A qps of 0 means no limit, as in rest.Config.
     """
 
-    def __init__(self, qps: float, burst: int) -> None:
-        self._bucket: BucketRateLimiter[None] = BucketRateLimiter(qps if qps > 0 else math.inf, max(1, burst))
+    def __init__(self, qps: float, burst: int, clock: Clock | None = None) -> None:
+        # The clock is the bucket's time source (tests pass a FakeClock); `accept` sleeps for real.
+        self._bucket: BucketRateLimiter[None] = BucketRateLimiter(qps if qps > 0 else math.inf, max(1, burst), clock)
 
     def reserve(self) -> float:
         """Take a token and return how long to wait before using it."""
