@@ -72,9 +72,12 @@ class ActionMixin(JobFlowControllerBase):
         except NotFoundError:
             log.info(f"JobFlow {name} has been deleted.", jobflow=f"{req.namespace}/{name}")
             self.deleted_jobs.forget(req.namespace, name)
+            self.own_writes.forget(req.namespace, name)
             return
         except Exception as err:
             raise RuntimeError(f"get jobflow {name} failed for {err}") from err
+        # Our own last status write, while the cache has not shown it yet (own_writes.py).
+        cached = self.own_writes.newest(cached)
 
         # RetryOnConflict: a 409 on the status write means another writer (an annotation, a label,
         # our own earlier write the cache has not shown yet) got in first. The first attempt works
@@ -143,16 +146,30 @@ class ActionMixin(JobFlowControllerBase):
         status = self.get_all_job_status(job_flow)
         update_state_fn(status, len(jf.flows(job_flow)))
         body = status.to_dict()
-        if body != dict(jf.status(job_flow)):
+        if body != dict(jf.status(job_flow)) and not self._status_write_can_wait(ns, name):
             updated = {**job_flow, "status": body}
             try:
-                self.clientset.job_flows(ns).update_status(updated)
+                stored = self.clientset.job_flows(ns).update_status(updated)
             except Exception as err:
                 log.error(f"Failed to update status of JobFlow {ns}/{name}: {err}", jobflow=f"{ns}/{name}")
                 raise
+            self.own_writes.wrote(updated, stored)
             self._count_transition(ns, old_phase, status.phase)
         if deploy_err is not None:
             raise deploy_err
+
+    def _status_write_can_wait(self, ns: str, name: str) -> bool:
+        """Whether the JobFlow is queued again already, so its next sync will write a newer status.
+
+        A Job of the flow changed while this sync ran (the simulator or Volcano moves a Job through
+        Pending, Running and Completed in quick steps): the status computed now is out of date
+        before it is written, and the next sync, already queued, computes and writes the newer
+        one. Writing both costs a request that changes nothing in the end. Never while the queue
+        shuts down: the next sync might not come.
+        """
+        if self.queue.shutting_down() or self.must_stop_now():
+            return False
+        return self.queue.added_while_processing(self.request_for(ns, name))
 
     def _count_transition(self, ns: str, old: str, new: str) -> None:
         if new == old:

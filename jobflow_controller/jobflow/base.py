@@ -12,6 +12,7 @@ from typing import Any
 from jobflow_controller.apis import FlowRequest
 from jobflow_controller.framework import QueueController
 from jobflow_controller.jobflow.finished import DeletedJobs
+from jobflow_controller.jobflow.own_writes import OwnWrites
 from jobflow_controller.jobflow.state import UpdateJobFlowStatusFn
 from jobflow_controller.jobflow.state.metrics import JobFlowMetrics
 from jobflow_controller.kube.clientset import Clientset
@@ -26,6 +27,7 @@ class JobFlowControllerBase(QueueController):
     job_template_lister: JobTemplateLister
     job_lister: JobLister
     deleted_jobs: DeletedJobs
+    own_writes: OwnWrites
 
     def enqueue_job_flow(self, req: FlowRequest) -> None:
         self.queue.add(req)

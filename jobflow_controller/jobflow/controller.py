@@ -18,6 +18,7 @@ from jobflow_controller.jobflow import constants as c
 from jobflow_controller.jobflow.action import ActionMixin
 from jobflow_controller.jobflow.finished import DeletedJobs
 from jobflow_controller.jobflow.handler import HandlerMixin
+from jobflow_controller.jobflow.own_writes import OwnWrites
 from jobflow_controller.jobflow.state.metrics import JobFlowMetrics
 from jobflow_controller.kube.clientset import Clientset
 from jobflow_controller.kube.informers import VolcanoInformerFactory
@@ -52,6 +53,7 @@ class JobFlowController(HandlerMixin, ActionMixin, QueueController):
         self.recorder = recorder
         self.metrics = metrics or JobFlowMetrics()
         self.deleted_jobs = DeletedJobs()
+        self.own_writes = OwnWrites()
 
         job_flows = informer_factory.job_flows()
         job_templates = informer_factory.job_templates()

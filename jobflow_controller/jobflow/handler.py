@@ -67,6 +67,7 @@ class HandlerMixin(JobFlowControllerBase):
         if not isinstance(old, Mapping) or not isinstance(new, Mapping):
             log.error("Failed to convert to jobFlow", old=repr(old)[:200], new=repr(new)[:200])
             return
+        self.own_writes.observed(new)
         succeeded_for_deletion = jf.phase(new) == Phase.SUCCEED and jf.job_retain_policy(new) == RetainPolicy.DELETE
         if meta.resource_version(new) == meta.resource_version(old):
             # A resync replay (ours, every --resync-period; upstream's resync is 0): sync again every
@@ -136,6 +137,7 @@ class HandlerMixin(JobFlowControllerBase):
             obj = obj.obj
         if isinstance(obj, Mapping):
             self.deleted_jobs.forget(meta.namespace(obj), meta.name(obj), meta.uid(obj))
+            self.own_writes.forget(meta.namespace(obj), meta.name(obj))
 
     def _enqueue_owner(self, job: Mapping[str, Any]) -> None:
         name = get_job_flow_name_by_job(job)
