@@ -535,12 +535,19 @@ def main() -> None:
         default=1.0,
         help="multiply the time limits (a machine shared with other work may need 2 or 3)",
     )
+    parser.add_argument(
+        "--controller-flag",
+        action="append",
+        default=[],
+        metavar="FLAG",
+        help="one more jobflow-controller flag, e.g. --controller-flag=--status-write-interval=0 (repeatable)",
+    )
     args = parser.parse_args()
     if args.simulator:
         simulator_main(args.simulator[0], args.simulator[1].split(","))
         return
 
-    client_flags = [] if args.default_qps else FAST_CLIENT_FLAGS
+    client_flags = ([] if args.default_qps else FAST_CLIENT_FLAGS) + args.controller_flag
     # At 50 requests/s the controller needs minutes per run: give that mode more time.
     slow = (3.0 if args.default_qps else 1.0) * args.time_scale
     watchdog = Watchdog(TIME_LIMIT * slow, "bench/e2e_flows.py")
@@ -556,7 +563,11 @@ def main() -> None:
             "job_templates": "a, b, c, d in every namespace, shared by that namespace's JobFlows",
             "job_phase_script": SCRIPT,
         },
-        "controller_client_flags": client_flags or ["defaults: --kube-api-qps=50 --kube-api-burst=100"],
+        "controller_client_flags": (
+            client_flags
+            if not args.default_qps
+            else ["defaults: --kube-api-qps=50 --kube-api-burst=100", *client_flags]
+        ),
         "simulator": f"separate process, {NAMESPACES} JobSimulators (one per namespace), no client-side rate limit",
         "runs": [],
     }

@@ -105,6 +105,8 @@ class ActionMixin(JobFlowControllerBase):
 
     def _handle_job_flow_once(self, req: FlowRequest, job_flow: Obj) -> None:
         name = req.job_flow_name
+        # A status computed and not written yet is where this sync starts (own_writes.py).
+        job_flow = self.own_writes.with_pending(job_flow)
         # Patch problems are not the whole JobFlow's: they stop only their flow (InvalidPatch, below).
         problem = validation_message(job_flow, patches=False)
         if problem is not None:
@@ -146,7 +148,10 @@ class ActionMixin(JobFlowControllerBase):
         status = self.get_all_job_status(job_flow)
         update_state_fn(status, len(jf.flows(job_flow)))
         body = status.to_dict()
-        if body != dict(jf.status(job_flow)) and not self._status_write_can_wait(ns, name):
+        stored_status = self.own_writes.stored_status(job_flow)
+        if body == dict(stored_status):
+            self.own_writes.written_pending(ns, name)
+        elif not self._status_write_waits(job_flow, body):
             updated = {**job_flow, "status": body}
             try:
                 stored = self.clientset.job_flows(ns).update_status(updated)
@@ -154,22 +159,40 @@ class ActionMixin(JobFlowControllerBase):
                 log.error(f"Failed to update status of JobFlow {ns}/{name}: {err}", jobflow=f"{ns}/{name}")
                 raise
             self.own_writes.wrote(updated, stored)
-            self._count_transition(ns, old_phase, status.phase)
+            self.own_writes.written_pending(ns, name)
+            self._count_transition(ns, str((stored_status.get("state") or {}).get("phase") or ""), status.phase)
         if deploy_err is not None:
             raise deploy_err
 
-    def _status_write_can_wait(self, ns: str, name: str) -> bool:
-        """Whether the JobFlow is queued again already, so its next sync will write a newer status.
+    def _status_write_waits(self, job_flow: Obj, body: dict[str, Any]) -> bool:
+        """Whether the status change `body` is left to a later sync (then it is kept, and scheduled).
 
-        A Job of the flow changed while this sync ran (the simulator or Volcano moves a Job through
-        Pending, Running and Completed in quick steps): the status computed now is out of date
-        before it is written, and the next sync, already queued, computes and writes the newer
-        one. Writing both costs a request that changes nothing in the end. Never while the queue
-        shuts down: the next sync might not come.
+        Upstream writes every change at once: one PUT per Job phase change seen, each Job going
+        through Pending, Running and Completed, so most of a JobFlow's writes say what the next
+        one says again. Ours, for a change that does not finish the JobFlow: none while the
+        JobFlow is queued again already (its next sync writes the newer status), and otherwise at
+        most `status_write_interval` (--status-write-interval) after the oldest unwritten change,
+        all changes since written together. Succeed and Failed are written at once, and
+        everything once the queue shuts down (no later sync may come; the drain syncs every
+        JobFlow with a status waiting, see `JobFlowController.shut_down`). The status kept
+        meanwhile is what the next sync builds on (`OwnWrites.with_pending`), so every phase a
+        sync saw still shows in the histories.
         """
         if self.queue.shutting_down() or self.must_stop_now():
             return False
-        return self.queue.added_while_processing(self.request_for(ns, name))
+        if str((body.get("state") or {}).get("phase") or "") in _FINISHED:
+            return False
+        ns, name = meta.namespace(job_flow), meta.name(job_flow)
+        now = self.clock.now()
+        since = self.own_writes.defer(job_flow, body, now)
+        req = self.request_for(ns, name)
+        if self.queue.added_while_processing(req):
+            return True
+        wait = since + self.status_write_interval - now
+        if wait <= 0:
+            return False
+        self.queue.add_after(req, wait)
+        return True
 
     def _count_transition(self, ns: str, old: str, new: str) -> None:
         if new == old:

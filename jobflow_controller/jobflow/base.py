@@ -28,6 +28,7 @@ class JobFlowControllerBase(QueueController):
     job_lister: JobLister
     deleted_jobs: DeletedJobs
     own_writes: OwnWrites
+    status_write_interval: float
 
     def enqueue_job_flow(self, req: FlowRequest) -> None:
         self.queue.add(req)

@@ -42,6 +42,7 @@ class JobFlowController(HandlerMixin, ActionMixin, QueueController):
         *,
         max_requeue_num: int = DEFAULT_MAX_REQUEUE_NUM,
         metrics: JobFlowMetrics | None = None,
+        status_write_interval: float = 0.0,
         clock: Clock | None = None,
         queue_metrics_provider: object | None = None,
     ) -> None:
@@ -54,6 +55,8 @@ class JobFlowController(HandlerMixin, ActionMixin, QueueController):
         self.metrics = metrics or JobFlowMetrics()
         self.deleted_jobs = DeletedJobs()
         self.own_writes = OwnWrites()
+        #: 0 writes every status change at once, as upstream (action.py `_status_write_waits`).
+        self.status_write_interval = status_write_interval
 
         job_flows = informer_factory.job_flows()
         job_templates = informer_factory.job_templates()
@@ -102,6 +105,17 @@ class JobFlowController(HandlerMixin, ActionMixin, QueueController):
             drain_timeout=drain_timeout,
             hard_stop=hard_stop,
         )
+
+    def shut_down(self, drain_timeout: float | None = None) -> None:
+        """Before the drain, queue every JobFlow whose status waits to be written (action.py).
+
+        Their scheduled syncs would be dropped with the queue; queued now, the drain syncs them,
+        and a sync while the queue shuts down writes at once. A stop without a drain syncs
+        nothing: the next leader computes the status afresh from the Jobs.
+        """
+        for namespace, name in self.own_writes.pending_keys():
+            self.queue.add(self.request_for(namespace, name))
+        super().shut_down(drain_timeout)
 
     def sync_handler(self, req: Hashable) -> None:
         assert isinstance(req, FlowRequest)

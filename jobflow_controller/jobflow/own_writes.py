@@ -24,6 +24,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from jobflow_controller.apis import jobflow as jf
 from jobflow_controller.apis import meta
 
 Obj = Mapping[str, Any]
@@ -38,12 +39,24 @@ class _Written:
     superseded: frozenset[str]
 
 
+@dataclass
+class _Pending:
+    uid: str
+    #: The status computed and not written yet: the next sync builds on it, not on the stored one.
+    status: Mapping[str, Any]
+    #: The stored status under it (that of the object the last sync started from).
+    stored: Mapping[str, Any]
+    #: When the oldest change in `status` was computed (queue clock).
+    since: float
+
+
 class OwnWrites:
     """Per JobFlow (namespace, name): our last written object while the informer lags behind it."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._written: dict[tuple[str, str], _Written] = {}
+        self._pending: dict[tuple[str, str], _Pending] = {}
 
     def newest(self, cached: Obj) -> Obj:
         """The newest version of `cached` this process knows of: our own write, or `cached` itself."""
@@ -87,6 +100,54 @@ class OwnWrites:
         """The JobFlow is gone: nothing of ours about it is worth keeping."""
         with self._lock:
             self._written.pop((namespace, name), None)
+            self._pending.pop((namespace, name), None)
+
+    # -- statuses computed and not written yet ---------------------------------------------------------
+    def with_pending(self, job_flow: Obj) -> Obj:
+        """`job_flow` as our unwritten status would make it: a sync continues from what the last one saw.
+
+        A status that waits to be written still holds what that sync saw (a Job's phase opened in
+        its running histories at the time it was seen, a Completed Job recorded); the next sync
+        builds on it, so nothing it saw is lost by not writing it at once.
+        """
+        key = (meta.namespace(job_flow), meta.name(job_flow))
+        with self._lock:
+            pending = self._pending.get(key)
+            if pending is None:
+                return job_flow
+            if pending.uid != meta.uid(job_flow):
+                del self._pending[key]  # a new JobFlow under the same name
+                return job_flow
+            pending.stored = jf.status(job_flow)
+            return {**job_flow, "status": pending.status}
+
+    def stored_status(self, job_flow: Obj) -> Mapping[str, Any]:
+        """The stored status under `job_flow` (which `with_pending` may have given an unwritten one)."""
+        with self._lock:
+            pending = self._pending.get((meta.namespace(job_flow), meta.name(job_flow)))
+            if pending is not None and pending.uid == meta.uid(job_flow):
+                return pending.stored
+        return jf.status(job_flow)
+
+    def defer(self, job_flow: Obj, status: Mapping[str, Any], now: float) -> float:
+        """Keep `status` as the one to write; return when its oldest unwritten change was computed."""
+        key = (meta.namespace(job_flow), meta.name(job_flow))
+        stored = self.stored_status(job_flow)
+        with self._lock:
+            earlier = self._pending.get(key)
+            since = earlier.since if earlier is not None and earlier.uid == meta.uid(job_flow) else now
+            self._pending[key] = _Pending(meta.uid(job_flow), status, stored, since)
+            return since
+
+    def pending_keys(self) -> list[tuple[str, str]]:
+        """(namespace, name) of every JobFlow whose status waits to be written."""
+        with self._lock:
+            return list(self._pending)
+
+    def written_pending(self, namespace: str, name: str) -> None:
+        """The status that waited has been written (or there is nothing left to write)."""
+        with self._lock:
+            self._pending.pop((namespace, name), None)
 
     def __len__(self) -> int:
         with self._lock:

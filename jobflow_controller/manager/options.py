@@ -61,6 +61,7 @@ class Options:
     graceful_shutdown_timeout: float = 30.0
     #: Ours: every unfinished JobFlow is synced again at least this often (0: never, as upstream).
     resync_period: float = 30.0
+    status_write_interval: float = 2.0
     log_format: str = "text"
     verbosity: int = 0
     enable_webhook: bool = False
@@ -186,6 +187,16 @@ def build_parser() -> argparse.ArgumentParser:
         help=(
             "every unfinished JobFlow is synced again at least this often, even without an event, so a "
             "request dropped after --max-requeue-num or lost to an outage cannot strand it; 0 turns it off"
+        ),
+    )
+    g.add_argument(
+        "--status-write-interval",
+        type=dur,
+        default=d.status_write_interval,
+        help=(
+            "ours: a JobFlow status change that does not finish it is written at most this long after it "
+            "is seen, together with the changes that follow; Succeed and Failed at once; 0 writes every "
+            "change at once, as upstream"
         ),
     )
     g.add_argument(
@@ -376,6 +387,10 @@ def validate(o: Options) -> None:
         raise FlagError(f'invalid value "{o.worker_threads}" for flag --worker-threads: must be at least 1')
     if o.resync_period < 0:
         raise FlagError(f'invalid value "{o.resync_period:g}s" for flag --resync-period: must not be negative')
+    if o.status_write_interval < 0:
+        raise FlagError(
+            f'invalid value "{o.status_write_interval:g}s" for flag --status-write-interval: must not be negative'
+        )
     check_controllers(o.controllers)
     _check_address("healthz-address", o.healthz_address)
     _check_address("listen-address", o.listen_address)

@@ -117,6 +117,7 @@ class Manager:
                     self.recorder,
                     max_requeue_num=options.max_requeue_num,
                     metrics=JobFlowMetrics(self.registry),
+                    status_write_interval=options.status_write_interval,
                     queue_metrics_provider=queue_metrics,
                 )
             )

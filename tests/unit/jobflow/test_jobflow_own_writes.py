@@ -8,6 +8,7 @@ from jobflow_fakes import FakeClientset, job, job_flow, job_template, new_fake_c
 
 from jobflow_controller.jobflow.controller import JobFlowController
 from jobflow_controller.jobflow.own_writes import OwnWrites
+from workqueue import FakeClock
 
 UID = "5f1d1c2e-0000-4000-8000-000000000001"
 CHAIN = [{"name": "a"}, {"name": "b", "dependsOn": {"targets": ["a"]}}]
@@ -149,6 +150,91 @@ def test_a_status_write_is_not_left_to_a_next_sync_while_the_queue_shuts_down() 
     controller.queue.add(req)
     controller.queue.shut_down()
 
+    controller.handle_job_flow(item)
+
+    assert _status_writes(clientset) == 1
+
+
+# -- --status-write-interval ------------------------------------------------------------------------------
+
+
+def _paced(flow: dict[str, Any], interval: float = 2.0) -> tuple[JobFlowController, FakeClientset]:
+    controller, clientset = _controller(flow)
+    controller.status_write_interval = interval
+    return controller, clientset
+
+
+def _stored(clientset: FakeClientset) -> dict[str, Any]:
+    status: dict[str, Any] = clientset.api.objects[("jobflows", "default", "f")]["status"]
+    return status
+
+
+def test_a_status_change_that_does_not_finish_the_job_flow_waits_for_the_interval() -> None:
+    controller, clientset = _paced(_flow("1"))
+    controller.job_informer.get_indexer().add(job("f-a", flow="f", owner_uid=UID, phase="Running"))
+
+    controller.handle_job_flow(JobFlowController.request_for("default", "f"))
+
+    assert _status_writes(clientset) == 0
+    assert controller.own_writes.pending_keys() == [("default", "f")]
+
+
+def test_the_changes_within_the_interval_are_written_together_once_it_passed() -> None:
+    controller, clientset = _paced(_flow("1"))
+    clock = controller.clock
+    assert isinstance(clock, FakeClock)
+    req = JobFlowController.request_for("default", "f")
+    controller.job_informer.get_indexer().add(job("f-a", flow="f", owner_uid=UID, phase="Pending"))
+    controller.handle_job_flow(req)
+    clock.step(1.0)
+    controller.job_informer.get_indexer().update(job("f-a", flow="f", owner_uid=UID, phase="Running", rv="2"))
+    controller.handle_job_flow(req)
+    assert _status_writes(clientset) == 0
+
+    clock.step(1.0)
+    controller.handle_job_flow(req)
+
+    assert _status_writes(clientset) == 1
+    histories = _stored(clientset)["jobStatusList"][0]["runningHistories"]
+    assert [h["state"] for h in histories] == ["Pending", "Running"]  # the Pending the first sync saw
+    assert controller.own_writes.pending_keys() == []
+
+
+def test_a_waiting_status_change_schedules_the_sync_that_writes_it() -> None:
+    controller, _ = _paced(_flow("1"))
+    clock = controller.clock
+    assert isinstance(clock, FakeClock)
+    req = JobFlowController.request_for("default", "f")
+    controller.job_informer.get_indexer().add(job("f-a", flow="f", owner_uid=UID, phase="Running"))
+    controller.handle_job_flow(req)
+    assert len(controller.queue) == 0
+
+    clock.step(2.0)
+
+    assert controller.queue.get(timeout=5.0) == (req, False)
+
+
+def test_succeed_is_written_at_once() -> None:
+    flow = job_flow("f", flows=[{"name": "a"}], rv="1", uid=UID)
+    controller, clientset = _paced(flow)
+    controller.job_informer.get_indexer().add(job("f-a", flow="f", owner_uid=UID, phase="Completed"))
+
+    controller.handle_job_flow(JobFlowController.request_for("default", "f"))
+
+    assert _status_writes(clientset) == 1
+    assert _stored(clientset)["state"] == {"phase": "Succeed"}
+    assert controller.metrics.succeed_count("default") == 1
+
+
+def test_a_waiting_status_is_written_by_the_drain_at_shutdown() -> None:
+    controller, clientset = _paced(_flow("1"))
+    req = JobFlowController.request_for("default", "f")
+    controller.job_informer.get_indexer().add(job("f-a", flow="f", owner_uid=UID, phase="Running"))
+    controller.handle_job_flow(req)
+
+    controller.shut_down(drain_timeout=5.0)
+    item, shutdown = controller.queue.get(timeout=5.0)
+    assert (item, shutdown) == (req, False)
     controller.handle_job_flow(item)
 
     assert _status_writes(clientset) == 1
