@@ -15,7 +15,7 @@ import threading
 from collections.abc import Hashable
 
 #: Seconds between two syncs of one template caused by Job adds.
-DEFAULT_BATCH_WINDOW = 2.0
+DEFAULT_BATCH_WINDOW = 5.0
 
 
 class SyncBatcher:
