@@ -196,7 +196,7 @@ def build_parser() -> argparse.ArgumentParser:
         help=(
             "ours: a JobFlow status change that does not finish it is written at most this long after it "
             "is seen, together with the changes that follow; Succeed and Failed at once; 0 writes every "
-            "change at once, as upstream"
+            "change at once, as upstream, unless the JobFlow is queued again already"
         ),
     )
     g.add_argument(
