@@ -35,8 +35,24 @@ test: install control-plane lint
 demo: install control-plane
 	$(BIN)/python -m jobflow_controller.local.demo
 
+# Every benchmark runs, even after one fails; each one's JSON document is printed and kept in
+# $(BENCH_OUT), then bench/summary.py prints the one-screen table. Fails if any benchmark did.
+BENCH_OUT ?= .bench-results
+BENCHES := $(filter-out summary,$(patsubst bench/%.py,%,$(wildcard bench/[!_]*.py))) e2e_flows_default_qps
+
 bench: install control-plane
-	@for b in bench/[!_]*.py; do echo "== $$b" >&2; $(BIN)/python $$b || exit 1; done
+	@rm -rf $(BENCH_OUT) && mkdir -p $(BENCH_OUT)
+	@for name in $(BENCHES); do \
+		case $$name in \
+			e2e_flows_default_qps) cmd="bench/e2e_flows.py --default-qps" ;; \
+			*) cmd="bench/$$name.py" ;; \
+		esac; \
+		echo "== $$cmd" >&2; \
+		$(BIN)/python $$cmd > $(BENCH_OUT)/$$name.json; echo $$? > $(BENCH_OUT)/$$name.rc; \
+		cat $(BENCH_OUT)/$$name.json; \
+	done
+	@$(BIN)/python bench/summary.py $(BENCH_OUT)
+	@! grep -qvx 0 $(BENCH_OUT)/*.rc
 
 clean:
-	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .bench-results

@@ -234,6 +234,8 @@ def scrape(port: int) -> dict[str, dict[tuple[str, ...], float]]:
         "workqueue_queue_duration_seconds_count": "queue_wait_count",
         "workqueue_work_duration_seconds_sum": "work_sum",
         "workqueue_work_duration_seconds_count": "work_count",
+        "rest_client_rate_limiter_duration_seconds_sum": "limiter_wait_sum",
+        "rest_client_rate_limiter_duration_seconds_count": "limiter_wait_count",
     }
     out: dict[str, dict[tuple[str, ...], float]] = {key: {} for key in wanted.values()}
     for family in text_string_to_metric_families(text):
@@ -241,6 +243,8 @@ def scrape(port: int) -> dict[str, dict[tuple[str, ...], float]]:
             series = wanted.get(sample.name)
             if series == "requests":
                 out[series][(sample.labels["method"], sample.labels["code"])] = sample.value
+            elif series is not None and series.startswith("limiter_"):
+                out[series][(sample.labels["verb"],)] = sample.value
             elif series is not None:
                 out[series][(sample.labels["name"],)] = sample.value
     return out
@@ -274,6 +278,30 @@ def apiserver_requests(plane: Any) -> dict[str, float]:
         key = f"{labels.get('verb')} {resource} {labels.get('code')}"
         out[key] = out.get(key, 0.0) + float(match.group(2))
     return out
+
+
+def conflicts(before: dict[Any, float], after: dict[Any, float], api_deltas: dict[str, float]) -> dict[str, Any]:
+    """The run's 409s, totals (not per JobFlow), by source.
+
+    The controller is the only client here that writes JobFlow or JobTemplate status (the simulator
+    writes Jobs' status, this process only creates JobFlows), and its only PUTs are those status
+    writes: each of its PUT 409s is a conflict it caused itself, a status computed from an object
+    older than the stored one. Its POST 409s are Jobs it created again because its cache did not
+    show them yet. The API server's count splits every client's 409s by resource.
+    """
+
+    def delta(key: tuple[str, str]) -> int:
+        return int(after.get(key, 0.0) - before.get(key, 0.0))
+
+    return {
+        "controller_status_writes": delta(("PUT", "409")),
+        "controller_creates_already_existing": delta(("POST", "409")),
+        "by_resource_all_clients": {
+            key.rsplit(" ", 1)[0]: int(value)
+            for key, value in sorted(api_deltas.items())
+            if key.endswith(" 409") and value
+        },
+    }
 
 
 def requests_total(port: int) -> float:
@@ -421,6 +449,7 @@ def run_once(workers: int, client_flags: list[str], watchdog: Watchdog, run_time
             rest.close()
 
     requests = per_flow(before["requests"], after["requests"], len(flows))
+    api_deltas = {key: api_after.get(key, 0.0) - api_before.get(key, 0.0) for key in api_after}
     return {
         "worker_threads": workers,
         "jobflows": len(flows),
@@ -438,6 +467,7 @@ def run_once(workers: int, client_flags: list[str], watchdog: Watchdog, run_time
             for key, value in per_flow(api_before, api_after, len(flows)).items()
             if key.split(" ", 1)[0] in ("POST", "PUT", "PATCH", "DELETE", "APPLY")
         },
+        "conflicts": conflicts(before["requests"], after["requests"], api_deltas),
         "workqueue": {
             "adds_per_jobflow": per_flow(before["queue_adds"], after["queue_adds"], len(flows)),
             "retries_per_jobflow": per_flow(before["queue_retries"], after["queue_retries"], len(flows)),
@@ -445,6 +475,8 @@ def run_once(workers: int, client_flags: list[str], watchdog: Watchdog, run_time
             "mean_wait_in_queue_ms": mean_ms(before, after, "queue_wait_sum", "queue_wait_count"),
             "mean_sync_ms": mean_ms(before, after, "work_sum", "work_count"),
         },
+        # Per verb, both controllers and the event sink together: the client-side QPS limiter's share.
+        "mean_rate_limiter_wait_ms": mean_ms(before, after, "limiter_wait_sum", "limiter_wait_count"),
         "latency": latencies(observer, flows),
         "controller": {
             "peak_rss_mib": round(peak_kib / 1024.0, 1),
@@ -492,14 +524,32 @@ def main() -> None:
         action="store_true",
         help="run the controller with its default --kube-api-qps/--kube-api-burst (50/100) instead of 1000/2000",
     )
+    parser.add_argument(
+        "--worker-threads",
+        default=",".join(str(w) for w in WORKER_THREADS),
+        help="comma-separated --worker-threads values, one run each (default: %(default)s)",
+    )
+    parser.add_argument(
+        "--time-scale",
+        type=float,
+        default=1.0,
+        help="multiply the time limits (a machine shared with other work may need 2 or 3)",
+    )
+    parser.add_argument(
+        "--controller-flag",
+        action="append",
+        default=[],
+        metavar="FLAG",
+        help="one more jobflow-controller flag, e.g. --controller-flag=--status-write-interval=0 (repeatable)",
+    )
     args = parser.parse_args()
     if args.simulator:
         simulator_main(args.simulator[0], args.simulator[1].split(","))
         return
 
-    client_flags = [] if args.default_qps else FAST_CLIENT_FLAGS
+    client_flags = ([] if args.default_qps else FAST_CLIENT_FLAGS) + args.controller_flag
     # At 50 requests/s the controller needs minutes per run: give that mode more time.
-    slow = 3.0 if args.default_qps else 1.0
+    slow = (3.0 if args.default_qps else 1.0) * args.time_scale
     watchdog = Watchdog(TIME_LIMIT * slow, "bench/e2e_flows.py")
     result: dict[str, Any] = {
         "benchmark": "e2e_flows",
@@ -513,12 +563,16 @@ def main() -> None:
             "job_templates": "a, b, c, d in every namespace, shared by that namespace's JobFlows",
             "job_phase_script": SCRIPT,
         },
-        "controller_client_flags": client_flags or ["defaults: --kube-api-qps=50 --kube-api-burst=100"],
+        "controller_client_flags": (
+            client_flags
+            if not args.default_qps
+            else ["defaults: --kube-api-qps=50 --kube-api-burst=100", *client_flags]
+        ),
         "simulator": f"separate process, {NAMESPACES} JobSimulators (one per namespace), no client-side rate limit",
         "runs": [],
     }
     try:
-        for workers in WORKER_THREADS:
+        for workers in [int(w) for w in args.worker_threads.split(",")]:
             result["runs"].append(run_once(workers, client_flags, watchdog, RUN_TIMEOUT * slow))
     except BenchError as err:
         log(f"ERROR: {err}")

@@ -168,6 +168,16 @@ class Queue(Generic[T]):
             if self._waiting_getters:
                 self._cond.notify()
 
+    def added_while_processing(self, item: T) -> bool:
+        """Whether ``item``, handed out and not done yet, was added again meanwhile.
+
+        Not in client-go. The worker holding the item asks it just before a write: such an item
+        will be handed out again after ``done``, and that run will compute the same write from
+        newer state, so this one can be left to it.
+        """
+        with self._lock:
+            return item in self._processing and item in self._dirty
+
     def __len__(self) -> int:
         """Items ready to hand out: neither in-flight items nor items dirty while in flight."""
         with self._lock:

@@ -92,9 +92,12 @@ class ActionMixin(JobFlowControllerBase):
             log.info(f"JobFlow {name} has been deleted.", jobflow=f"{req.namespace}/{name}")
             self.deleted_jobs.forget(req.namespace, name)
             self.invalid_warned.pop((req.namespace, name), None)
+            self.own_writes.forget(req.namespace, name)
             return
         except Exception as err:
             raise RuntimeError(f"get jobflow {name} failed for {err}") from err
+        # Our own last status write, while the cache has not shown it yet (own_writes.py).
+        cached = self.own_writes.newest(cached)
 
         # RetryOnConflict: a 409 on the status write means another writer (an annotation, a label,
         # our own earlier write the cache has not shown yet) got in first. The first attempt works
@@ -122,6 +125,8 @@ class ActionMixin(JobFlowControllerBase):
 
     def _handle_job_flow_once(self, req: FlowRequest, job_flow: Obj) -> None:
         name = req.job_flow_name
+        # A status computed and not written yet is where this sync starts (own_writes.py).
+        job_flow = self.own_writes.with_pending(job_flow)
         # Patch problems are not the whole JobFlow's: they stop only their flow (InvalidPatch, below).
         problem = validation_message(job_flow, patches=False, retries=False)
         if problem is not None:
@@ -178,14 +183,20 @@ class ActionMixin(JobFlowControllerBase):
         for retry in retries:
             _record_retry(status, retry, now)
         body = status.to_dict()
-        if body != dict(jf.status(job_flow)):
+        stored_status = self.own_writes.stored_status(job_flow)
+        if body == dict(stored_status):
+            self.own_writes.written_pending(ns, name)
+        elif retries or not self._status_write_waits(job_flow, body):
+            # A status recording a retry is written at once: the Job is deleted only after it.
             updated = {**job_flow, "status": body}
             try:
-                self.clientset.job_flows(ns).update_status(updated)
+                stored = self.clientset.job_flows(ns).update_status(updated)
             except Exception as err:
                 log.error(f"Failed to update status of JobFlow {ns}/{name}: {err}", jobflow=f"{ns}/{name}")
                 raise
-            self._count_transition(ns, old_phase, status.phase)
+            self.own_writes.wrote(updated, stored)
+            self.own_writes.written_pending(ns, name)
+            self._count_transition(ns, str((stored_status.get("state") or {}).get("phase") or ""), status.phase)
         # Only now that the status records each retry: a restart cannot lose or repeat one.
         for retry in retries:
             self.metrics.update_job_flow_job_retry(ns)
@@ -203,6 +214,36 @@ class ActionMixin(JobFlowControllerBase):
         self.delete_retried_jobs(job_flow, status.retrying_jobs)
         if deploy_err is not None:
             raise deploy_err
+
+    def _status_write_waits(self, job_flow: Obj, body: dict[str, Any]) -> bool:
+        """Whether the status change `body` is left to a later sync (then it is kept, and scheduled).
+
+        Upstream writes every change at once: one PUT per Job phase change seen, each Job going
+        through Pending, Running and Completed, so most of a JobFlow's writes say what the next
+        one says again. Ours, for a change that does not finish the JobFlow: none while the
+        JobFlow is queued again already (its next sync writes the newer status), and otherwise at
+        most `status_write_interval` (--status-write-interval) after the oldest unwritten change,
+        all changes since written together. Succeed and Failed are written at once, and
+        everything once the queue shuts down (no later sync may come; the drain syncs every
+        JobFlow with a status waiting, see `JobFlowController.shut_down`). The status kept
+        meanwhile is what the next sync builds on (`OwnWrites.with_pending`), so every phase a
+        sync saw still shows in the histories.
+        """
+        if self.queue.shutting_down() or self.must_stop_now():
+            return False
+        if str((body.get("state") or {}).get("phase") or "") in _FINISHED:
+            return False
+        ns, name = meta.namespace(job_flow), meta.name(job_flow)
+        now = self.clock.now()
+        since = self.own_writes.defer(job_flow, body, now)
+        req = self.request_for(ns, name)
+        if self.queue.added_while_processing(req):
+            return True
+        wait = since + self.status_write_interval - now
+        if wait <= 0:
+            return False
+        self.queue.add_after(req, wait)
+        return True
 
     def _count_transition(self, ns: str, old: str, new: str) -> None:
         if new == old:

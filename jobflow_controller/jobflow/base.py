@@ -14,6 +14,7 @@ from jobflow_controller.apis.jobflow import Flow
 from jobflow_controller.apis.probe import Probe
 from jobflow_controller.framework import QueueController
 from jobflow_controller.jobflow.finished import DeletedJobs
+from jobflow_controller.jobflow.own_writes import OwnWrites
 from jobflow_controller.jobflow.probe import ProbeGate
 from jobflow_controller.jobflow.state import UpdateJobFlowStatusFn
 from jobflow_controller.jobflow.state.metrics import JobFlowMetrics
@@ -32,6 +33,8 @@ class JobFlowControllerBase(QueueController):
     #: (namespace, name) -> (uid, generation) of the invalid JobFlows already given their Warning.
     invalid_warned: dict[tuple[str, str], tuple[str, int]]
     probe_gate: ProbeGate
+    own_writes: OwnWrites
+    status_write_interval: float
 
     def enqueue_job_flow(self, req: FlowRequest) -> None:
         self.queue.add(req)

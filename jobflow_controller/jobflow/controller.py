@@ -19,6 +19,7 @@ from jobflow_controller.jobflow import constants as c
 from jobflow_controller.jobflow.action import ActionMixin
 from jobflow_controller.jobflow.finished import DeletedJobs
 from jobflow_controller.jobflow.handler import HandlerMixin
+from jobflow_controller.jobflow.own_writes import OwnWrites
 from jobflow_controller.jobflow.probe import NetworkProbeRunner, ProbeCache, ProbeGate, ProbeRunner
 from jobflow_controller.jobflow.probe_judge import ProbeJudgeMixin
 from jobflow_controller.jobflow.state.metrics import JobFlowMetrics
@@ -44,6 +45,7 @@ class JobFlowController(HandlerMixin, ActionMixin, ProbeJudgeMixin, QueueControl
         *,
         max_requeue_num: int = DEFAULT_MAX_REQUEUE_NUM,
         metrics: JobFlowMetrics | None = None,
+        status_write_interval: float = 0.0,
         clock: Clock | None = None,
         queue_metrics_provider: object | None = None,
         probe_runner: ProbeRunner | None = None,
@@ -67,6 +69,9 @@ class JobFlowController(HandlerMixin, ActionMixin, ProbeJudgeMixin, QueueControl
             self,
             self._requeue_job_flow,
         )
+        self.own_writes = OwnWrites()
+        #: 0 writes every status change at once, as upstream (action.py `_status_write_waits`).
+        self.status_write_interval = status_write_interval
 
         job_flows = informer_factory.job_flows()
         job_templates = informer_factory.job_templates()
@@ -127,6 +132,17 @@ class JobFlowController(HandlerMixin, ActionMixin, ProbeJudgeMixin, QueueControl
             self.queue.add_after(req, delay)
         else:
             self.queue.add(req)
+
+    def shut_down(self, drain_timeout: float | None = None) -> None:
+        """Before the drain, queue every JobFlow whose status waits to be written (action.py).
+
+        Their scheduled syncs would be dropped with the queue; queued now, the drain syncs them,
+        and a sync while the queue shuts down writes at once. A stop without a drain syncs
+        nothing: the next leader computes the status afresh from the Jobs.
+        """
+        for namespace, name in self.own_writes.pending_keys():
+            self.queue.add(self.request_for(namespace, name))
+        super().shut_down(drain_timeout)
 
     def sync_handler(self, req: Hashable) -> None:
         assert isinstance(req, FlowRequest)

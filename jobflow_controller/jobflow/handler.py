@@ -45,6 +45,10 @@ def get_job_flow_name_by_job(job: Mapping[str, Any]) -> str:
 #: upstream no-ops; Succeed only matters while `jobRetainPolicy: delete` has Jobs to delete.
 _UNFINISHED = frozenset({"", Phase.PENDING, Phase.RUNNING})
 
+#: Job phases whose arrival can change nothing but the JobFlow's status: no dependent becomes due,
+#: no phase rule fires.
+_STATUS_ONLY_PHASES = frozenset({"", JobPhase.PENDING, JobPhase.RUNNING})
+
 
 class HandlerMixin(JobFlowControllerBase):
     """The informer callbacks of JobFlowController."""
@@ -67,6 +71,7 @@ class HandlerMixin(JobFlowControllerBase):
         if not isinstance(old, Mapping) or not isinstance(new, Mapping):
             log.error("Failed to convert to jobFlow", old=repr(old)[:200], new=repr(new)[:200])
             return
+        self.own_writes.observed(new)
         succeeded_for_deletion = jf.phase(new) == Phase.SUCCEED and jf.job_retain_policy(new) == RetainPolicy.DELETE
         if meta.resource_version(new) == meta.resource_version(old):
             # A resync replay (ours, every --resync-period; upstream's resync is 0): sync again every
@@ -90,6 +95,15 @@ class HandlerMixin(JobFlowControllerBase):
         if not is_controlled_by(new, FLOW_GROUP_VERSION, JOB_FLOW_KIND):
             return
         if meta.resource_version(new) == meta.resource_version(old):
+            return
+        if self.status_write_interval > 0 and vcjob.phase(new) in _STATUS_ONLY_PHASES:
+            # Such an update can change only the status, which waits for --status-write-interval
+            # anyway (action.py `_status_write_waits`): the sync comes then, and the Job updates
+            # of that interval share it. Completed (a dependent may be due), Failed and the rest
+            # still sync at once.
+            name = get_job_flow_name_by_job(new)
+            if name:
+                self.queue.add_after(self.request_for(meta.namespace(new), name), self.status_write_interval)
             return
         self._enqueue_owner(new)
 
@@ -136,6 +150,7 @@ class HandlerMixin(JobFlowControllerBase):
             obj = obj.obj
         if isinstance(obj, Mapping):
             self.deleted_jobs.forget(meta.namespace(obj), meta.name(obj), meta.uid(obj))
+            self.own_writes.forget(meta.namespace(obj), meta.name(obj))
 
     def _enqueue_owner(self, job: Mapping[str, Any]) -> None:
         name = get_job_flow_name_by_job(job)

@@ -20,6 +20,7 @@ from informers import ResourceEventHandlerFuncs
 from informers.errors import NotFoundError
 from jobflow_controller.apis import CREATED_BY_JOB_TEMPLATE, FlowRequest, meta
 from jobflow_controller.framework import DEFAULT_MAX_REQUEUE_NUM, QueueController
+from jobflow_controller.jobtemplate.batching import DEFAULT_BATCH_WINDOW, SyncBatcher
 from jobflow_controller.kube.clientset import Clientset
 from jobflow_controller.kube.informers import BY_CREATED_BY_JOB_TEMPLATE, VolcanoInformerFactory
 from jobflow_controller.kube.retry import DEFAULT_RETRY, retry_on_conflict
@@ -54,6 +55,7 @@ class JobTemplateController(QueueController):
         recorder: Any,
         *,
         max_requeue_num: int = DEFAULT_MAX_REQUEUE_NUM,
+        batch_window: float = DEFAULT_BATCH_WINDOW,
         clock: Clock | None = None,
         queue_metrics_provider: object | None = None,
     ) -> None:
@@ -63,6 +65,7 @@ class JobTemplateController(QueueController):
         self.clientset = clientset
         self.informer_factory = informer_factory
         self.recorder = recorder
+        self.batcher = SyncBatcher(batch_window)
         job_templates = informer_factory.job_templates()
         jobs = informer_factory.jobs()
         self.job_template_informer = job_templates.informer()
@@ -89,7 +92,15 @@ class JobTemplateController(QueueController):
         parts = split_template_label(value)
         if parts is None:
             return
-        self.enqueue_job_template(FlowRequest(parts[0], job_template_name=parts[1]))
+        # Upstream enqueues at once; ours shares one sync among the Jobs of a burst (batching.py).
+        req = FlowRequest(parts[0], job_template_name=parts[1])
+        delay = self.batcher.delay(req, self.clock.now())
+        if delay is None:
+            return
+        if delay <= 0:
+            self.enqueue_job_template(req)
+        else:
+            self.queue.add_after(req, delay)
 
     # -- run and sync ---------------------------------------------------------------------------
     def run(

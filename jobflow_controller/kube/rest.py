@@ -60,6 +60,9 @@ class RequestMetrics(Protocol):
 
     def observe(self, verb: str, host: str, code: str, seconds: float) -> None: ...
 
+    def observe_rate_limiter(self, verb: str, host: str, seconds: float) -> None:
+        """How long the request waited for the client-side QPS/burst limiter."""
+
 
 class TokenBucket:
     """client-go's flowcontrol token bucket: `accept()` blocks until a token is free.
@@ -153,7 +156,10 @@ class RestClient:
         content_type: str,
         timeout: float | tuple[float, float],
     ) -> Any:
+        waited = time.monotonic()
         self.limiter.accept(self.cancel)
+        if self.metrics is not None:
+            self.metrics.observe_rate_limiter(method, self.host, time.monotonic() - waited)
         params = _query_tuples(query)
         headers = {"Accept": "application/json"}
         if body is not None:

@@ -41,7 +41,8 @@ def exposition(registry: CollectorRegistry) -> bytes:
 
 
 class RestClientMetrics:
-    """client-go's `rest_client_requests_total` and `rest_client_request_duration_seconds`."""
+    """client-go's `rest_client_requests_total`, `rest_client_request_duration_seconds` and
+    `rest_client_rate_limiter_duration_seconds`."""
 
     def __init__(self, registry: CollectorRegistry) -> None:
         self.requests = Counter(
@@ -57,7 +58,17 @@ class RestClientMetrics:
             buckets=(0.005, 0.025, 0.1, 0.25, 0.5, 1.0, 2.0, 4.0, 8.0, 15.0, 30.0, 60.0),
             registry=registry,
         )
+        self.rate_limiter_latency = Histogram(
+            "rest_client_rate_limiter_duration_seconds",
+            "Client side rate limiter latency in seconds. Broken down by verb, and host.",
+            ["verb", "host"],
+            buckets=(0.005, 0.025, 0.1, 0.25, 0.5, 1.0, 2.0, 4.0, 8.0, 15.0, 30.0, 60.0),
+            registry=registry,
+        )
 
     def observe(self, verb: str, host: str, code: str, seconds: float) -> None:
         self.requests.labels(code=code, method=verb, host=host).inc()
         self.latency.labels(verb=verb, host=host).observe(seconds)
+
+    def observe_rate_limiter(self, verb: str, host: str, seconds: float) -> None:
+        self.rate_limiter_latency.labels(verb=verb, host=host).observe(seconds)

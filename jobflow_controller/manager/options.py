@@ -65,6 +65,9 @@ class Options:
     shards: int = 0
     #: Ours: the shard this replica campaigns for first (None: the pod name's StatefulSet ordinal).
     shard_index: int | None = None
+    #: Ours (docs/performance.md): at most this long between a status change and its write; 0 writes
+    #: every change at once, as upstream.
+    status_write_interval: float = 0.0
     log_format: str = "text"
     verbosity: int = 0
     enable_webhook: bool = False
@@ -190,6 +193,16 @@ def build_parser() -> argparse.ArgumentParser:
         help=(
             "every unfinished JobFlow is synced again at least this often, even without an event, so a "
             "request dropped after --max-requeue-num or lost to an outage cannot strand it; 0 turns it off"
+        ),
+    )
+    g.add_argument(
+        "--status-write-interval",
+        type=dur,
+        default=d.status_write_interval,
+        help=(
+            "ours: a JobFlow status change that does not finish it is written at most this long after it "
+            "is seen, together with the changes that follow; Succeed and Failed at once; 0 writes every "
+            "change at once, as upstream, unless the JobFlow is queued again already"
         ),
     )
     g.add_argument(
@@ -406,6 +419,10 @@ def validate(o: Options) -> None:
             raise FlagError("--shard-index needs --shards")
         if not 0 <= o.shard_index < o.shards:
             raise FlagError(f'invalid value "{o.shard_index}" for flag --shard-index: must be in 0..{o.shards - 1}')
+    if o.status_write_interval < 0:
+        raise FlagError(
+            f'invalid value "{o.status_write_interval:g}s" for flag --status-write-interval: must not be negative'
+        )
     check_controllers(o.controllers)
     _check_address("healthz-address", o.healthz_address)
     _check_address("listen-address", o.listen_address)

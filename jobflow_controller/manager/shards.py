@@ -57,6 +57,7 @@ def build_controllers(
                 recorder,
                 max_requeue_num=options.max_requeue_num,
                 metrics=jobflow_metrics(),
+                status_write_interval=options.status_write_interval,
                 queue_metrics_provider=queue_metrics,
             )
         )

@@ -7,6 +7,7 @@ from jobflow_fakes import job, job_flow, job_template, new_fake_controller
 from informers import DeletedFinalStateUnknown
 from jobflow_controller.apis import Action, Event, FlowRequest
 from jobflow_controller.jobflow.handler import get_job_flow_name_by_job
+from workqueue import FakeClock
 
 
 def test_add_job_flow_enqueues_it() -> None:
@@ -108,3 +109,28 @@ def test_get_job_flow_name_by_job_does_not_require_a_controller_reference() -> N
 
 def test_get_job_flow_name_by_job_is_empty_without_a_job_flow_owner() -> None:
     assert get_job_flow_name_by_job(job("j")) == ""
+
+
+def test_with_a_status_write_interval_a_job_turning_running_syncs_its_flow_after_the_interval() -> None:
+    """Ours (--status-write-interval): such an update can change only the status, which waits anyway."""
+    controller, _, _ = new_fake_controller()
+    controller.status_write_interval = 2.0
+    clock = controller.clock
+    assert isinstance(clock, FakeClock)
+    controller.update_job(
+        job("job1", "test", owner="jobflow1", rv="1"), job("job1", "test", owner="jobflow1", phase="Running", rv="2")
+    )
+    assert len(controller.queue) == 0
+    clock.step(2.0)
+    item, _ = controller.queue.get(timeout=5.0)
+    assert item == FlowRequest("test", "jobflow1", action=Action.SYNC_JOB_FLOW, event=Event.OUT_OF_SYNC)
+
+
+def test_with_a_status_write_interval_a_job_turning_completed_still_syncs_its_flow_at_once() -> None:
+    controller, _, _ = new_fake_controller()
+    controller.status_write_interval = 2.0
+    controller.update_job(
+        job("job1", "test", owner="jobflow1", phase="Running", rv="1"),
+        job("job1", "test", owner="jobflow1", phase="Completed", rv="2"),
+    )
+    assert len(controller.queue) == 1

@@ -11,7 +11,9 @@ from jobflow_fakes import job, job_template, new_fake_job_template_controller
 
 from jobflow_controller.apis import FlowRequest
 from jobflow_controller.jobtemplate import CONTROLLER_NAME
+from jobflow_controller.jobtemplate.batching import DEFAULT_BATCH_WINDOW, SyncBatcher
 from jobflow_controller.jobtemplate.controller import get_template_string
+from workqueue import FakeClock
 
 
 def test_controller_name_is_upstreams() -> None:
@@ -104,3 +106,64 @@ def test_a_status_conflict_re_reads_the_template_and_writes_again() -> None:
         ("update_status", "jobtemplate"),
     ]
     assert clientset.api.objects[("jobtemplates", "test", "jobtemplate")]["status"] == {"jobDependsOnList": ["job1"]}
+
+
+# -- one sync per template per batch of Jobs (batching.py) -------------------------------------------------
+
+
+def test_a_job_add_after_a_quiet_spell_syncs_its_template_at_once() -> None:
+    controller, _, _ = new_fake_job_template_controller()
+    controller.add_job(job("job1", "test", template="jobtemplate"))
+    assert len(controller.queue) == 1
+
+
+def test_the_job_adds_of_a_burst_share_one_sync_at_the_end_of_the_window() -> None:
+    controller, _, _ = new_fake_job_template_controller()
+    clock = controller.clock
+    assert isinstance(clock, FakeClock)
+    req = FlowRequest("test", job_template_name="jobtemplate")
+    controller.add_job(job("job1", "test", template="jobtemplate"))
+    item, _ = controller.queue.get()
+    controller.queue.done(item)
+
+    for name in ("job2", "job3", "job4"):
+        clock.step(0.1)
+        controller.add_job(job(name, "test", template="jobtemplate"))
+
+    assert len(controller.queue) == 0
+    clock.step(DEFAULT_BATCH_WINDOW)
+    assert controller.queue.get(timeout=5.0) == (req, False)
+    controller.queue.done(req)
+    assert len(controller.queue) == 0
+
+
+def test_a_batched_sync_records_every_job_of_the_burst_in_one_write() -> None:
+    controller, clientset, _ = new_fake_job_template_controller()
+    clock = controller.clock
+    assert isinstance(clock, FakeClock)
+    template = job_template("jobtemplate", "test")
+    controller.job_template_informer.get_indexer().add(template)
+    clientset.api.objects[("jobtemplates", "test", "jobtemplate")] = template
+    for name in ("job1", "job2", "job3"):
+        obj = job(name, "test", template="jobtemplate")
+        controller.job_informer.get_indexer().add(obj)
+        controller.add_job(obj)  # the first sync is not run yet: it will list all three
+
+    item, _ = controller.queue.get(timeout=5.0)
+    controller.sync_handler(item)
+    controller.queue.done(item)
+    clock.step(DEFAULT_BATCH_WINDOW)
+    assert len(controller.queue) == 0
+
+    writes = [a.body["status"]["jobDependsOnList"] for a in clientset.api.actions if a.verb == "update_status"]
+    assert writes == [["job1", "job2", "job3"]]
+
+
+def test_sync_batcher_schedules_the_next_sync_one_window_after_the_last() -> None:
+    batcher = SyncBatcher(window=2.0)
+    assert batcher.delay("k", 10.0) == 0.0
+    assert batcher.delay("k", 10.5) == 1.5
+    assert batcher.delay("k", 11.0) is None  # the sync at 12.0 will see it
+    assert batcher.delay("k", 12.5) == 1.5  # after the sync at 12.0: the next one at 14.0
+    assert batcher.delay("k", 20.0) == 0.0  # a quiet spell: at once
+    assert batcher.delay("other", 20.0) == 0.0

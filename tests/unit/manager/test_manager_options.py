@@ -43,6 +43,14 @@ def test_resync_period_bounds_how_long_an_unfinished_job_flow_can_go_unsynced() 
     assert opts.parse(["--resync-period=0"])[0].resync_period == 0.0
 
 
+def test_status_write_interval_bounds_how_late_a_status_change_is_written() -> None:
+    """Ours (docs/performance.md): a Go duration; 0, the default, writes every change at once as upstream."""
+    assert opts.parse([])[0].status_write_interval == 0.0
+    assert opts.parse(["--status-write-interval=2s"])[0].status_write_interval == 2.0
+    assert opts.parse(["--status-write-interval=500ms"])[0].status_write_interval == 0.5
+    assert opts.parse(["--status-write-interval=0"])[0].status_write_interval == 0.0
+
+
 def test_kubeconfig_defaults_to_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("KUBECONFIG", "/tmp/k")
     assert opts.parse([])[0].kubeconfig == "/tmp/k"
@@ -64,6 +72,10 @@ def test_kubeconfig_defaults_to_the_environment(monkeypatch: pytest.MonkeyPatch)
         (["--no-such-flag"], "unrecognized arguments: --no-such-flag"),
         (["--resync-period=-5s"], 'invalid value "-5s" for flag --resync-period: must not be negative'),
         (["--resync-period=30"], "argument --resync-period: invalid duration value '30'"),
+        (
+            ["--status-write-interval=-1s"],
+            'invalid value "-1s" for flag --status-write-interval: must not be negative',
+        ),
     ],
 )
 def test_a_bad_flag_exits_2_with_one_line_naming_it(

@@ -436,3 +436,15 @@ def test_items_may_be_any_hashable_value() -> None:
     assert len(q) == 2
     assert q.get() == (key, False)
     assert q.get() == (None, False)
+
+
+def test_added_while_processing_is_true_only_for_an_item_added_again_while_handed_out() -> None:
+    q: Queue[str] = Queue()
+    q.add("a")
+    assert not q.added_while_processing("a")  # queued, not handed out
+    item, _ = q.get()
+    assert not q.added_while_processing(item)
+    q.add("a")
+    assert q.added_while_processing(item)
+    q.done(item)
+    assert not q.added_while_processing("a")  # queued again, not handed out

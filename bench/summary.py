@@ -1,0 +1,214 @@
+"""The one-screen summary `make bench` prints after the benchmarks' JSON documents.
+
+Usage: ``python bench/summary.py DIR``. ``DIR`` holds, per benchmark run, ``<name>.json`` (what it
+printed on stdout) and ``<name>.rc`` (its exit status), as the Makefile's ``bench`` target writes
+them. Each row is one figure: its value, its target and whether the value meets it. A benchmark
+that failed (non-zero exit, or no JSON document) gets one FAIL row instead of its figures, so one
+broken benchmark never hides the others' results. A figure its document lacks shows ``n/a``.
+
+Exits 0 whatever the figures say: a missed target is a result to read, not a broken build. The
+Makefile decides the exit status of ``make bench`` from the benchmarks' own exit statuses.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+Doc = dict[str, Any]
+
+
+@dataclass(frozen=True)
+class Figure:
+    """One row: `value(doc)` extracts the figure, `target` says what it must be (None: context only)."""
+
+    benchmark: str
+    label: str
+    value: Callable[[Doc], float | None]
+    unit: str = ""
+    at_most: float | None = None
+    at_least: float | None = None
+    #: A target that depends on the document itself (e.g. "no slower than with 1 worker").
+    bound: Callable[[Doc], float | None] | None = None
+    bound_text: str = ""
+
+    def target(self, doc: Doc) -> tuple[str, float | None, bool]:
+        """(text, limit, limit is an upper bound)."""
+        if self.bound is not None:
+            return self.bound_text, self.bound(doc), True
+        if self.at_most is not None:
+            return f"<= {_fmt(self.at_most)}{self.unit}", self.at_most, True
+        if self.at_least is not None:
+            return f">= {_fmt(self.at_least)}{self.unit}", self.at_least, False
+        return "", None, True
+
+
+def _get(doc: Any, *path: str | int) -> Any:
+    for step in path:
+        if isinstance(step, int):
+            if not isinstance(doc, list) or len(doc) <= step:
+                return None
+            doc = doc[step]
+        else:
+            if not isinstance(doc, dict):
+                return None
+            doc = doc.get(step)
+    return doc
+
+
+def _run(doc: Doc, workers: int) -> Doc | None:
+    for run in _get(doc, "runs") or []:
+        if isinstance(run, dict) and run.get("worker_threads") == workers:
+            return run
+    return None
+
+
+def _writes_per_jobflow(workers: int) -> Callable[[Doc], float | None]:
+    def value(doc: Doc) -> float | None:
+        by_verb = _get(_run(doc, workers), "api_requests_per_jobflow", "by_verb")
+        if not isinstance(by_verb, dict):
+            return None
+        return round(sum(v for k, v in by_verb.items() if k in ("POST", "PUT", "PATCH", "DELETE")), 2)
+
+    return value
+
+
+def _run_field(workers: int, *path: str) -> Callable[[Doc], float | None]:
+    def value(doc: Doc) -> float | None:
+        found = _get(_run(doc, workers), *path)
+        return float(found) if isinstance(found, int | float) else None
+
+    return value
+
+
+def _field(*path: str | int, scale: float = 1.0) -> Callable[[Doc], float | None]:
+    def value(doc: Doc) -> float | None:
+        found = _get(doc, *path)
+        return round(float(found) * scale, 2) if isinstance(found, int | float) else None
+
+    return value
+
+
+_LATENCY = ("latency", "dependency_completed_to_dependent_added", "p99_ms")
+
+FIGURES: tuple[Figure, ...] = (
+    Figure("workqueue", "queue add+get+done, one thread", _field("single_thread", "ops_per_s"), " ops/s"),
+    Figure(
+        "informers",
+        "RSS per cached Job (managedFields stripped)",
+        _field("summary", "rss_bytes_per_object", "strip_managed_fields", scale=1 / 1024),
+        " KiB",
+        at_most=8.0,
+    ),
+    Figure(
+        "informers",
+        "initial sync of 10,000 Jobs",
+        _field("summary", "initial_sync_seconds", "strip_managed_fields"),
+        " s",
+        at_most=2.0,
+    ),
+    Figure("e2e_flows", "API writes per JobFlow, 1 worker", _writes_per_jobflow(1), at_most=10.0),
+    Figure("e2e_flows", "API writes per JobFlow, 3 workers", _writes_per_jobflow(3), at_most=10.0),
+    Figure("e2e_flows", "all 300 Succeed, 1 worker", _run_field(1, "seconds_until_all_succeed"), " s"),
+    Figure(
+        "e2e_flows",
+        "all 300 Succeed, 3 workers",
+        _run_field(3, "seconds_until_all_succeed"),
+        " s",
+        bound=_run_field(1, "seconds_until_all_succeed"),
+        bound_text="<= 1 worker",
+    ),
+    Figure(
+        "e2e_flows",
+        "status 409s from the controller, 3 workers",
+        _run_field(3, "conflicts", "controller_status_writes"),
+        at_most=0,
+    ),
+    Figure("e2e_flows", "reaction p99, fast flags, 1 worker", _run_field(1, *_LATENCY), " ms", at_most=250.0),
+    Figure("e2e_flows", "reaction p99, fast flags, 3 workers", _run_field(3, *_LATENCY), " ms", at_most=250.0),
+    Figure("e2e_flows_default_qps", "API writes per JobFlow, 3 workers", _writes_per_jobflow(3), at_most=10.0),
+    Figure(
+        "e2e_flows_default_qps",
+        "reaction p99, default flags, 3 workers",
+        _run_field(3, *_LATENCY),
+        " ms",
+        at_most=1000.0,
+    ),
+    Figure("failover", "SIGKILL: standby leads after", _field("kill_9_takeover", "median_s"), " s", at_most=17.0),
+    Figure("failover", "SIGTERM: standby leads after", _field("sigterm_handover", "median_s"), " s"),
+    Figure("chaos", "JobFlows stranded, all faults", _field("flows_stranded_total"), at_most=0),
+    Figure("chaos", "duplicate Job creations, all faults", _field("duplicate_job_creations_total"), at_most=0),
+)
+
+
+def _fmt(value: float) -> str:
+    return f"{value:g}" if abs(value) < 1e6 else f"{value:.3g}"
+
+
+def load(directory: Path, name: str) -> tuple[Doc | None, str]:
+    """The benchmark's document, or None and why it is missing."""
+    rc_path, json_path = directory / f"{name}.rc", directory / f"{name}.json"
+    if not rc_path.exists() and not json_path.exists():
+        return None, "not run"
+    rc = rc_path.read_text().strip() if rc_path.exists() else "?"
+    try:
+        doc = json.loads(json_path.read_text()) if json_path.exists() else None
+    except ValueError:
+        doc = None
+    if rc != "0":
+        return None, f"exit status {rc}"
+    if not isinstance(doc, dict):
+        return None, "no JSON document"
+    return doc, ""
+
+
+def rows(directory: Path) -> list[tuple[str, str, str, str, str]]:
+    """(benchmark, figure, value, target, verdict) for every figure, in order."""
+    out: list[tuple[str, str, str, str, str]] = []
+    seen: dict[str, tuple[Doc | None, str]] = {}
+    for figure in FIGURES:
+        if figure.benchmark not in seen:
+            seen[figure.benchmark] = load(directory, figure.benchmark)
+            doc, problem = seen[figure.benchmark]
+            if doc is None and problem != "not run":
+                out.append((figure.benchmark, "the benchmark itself", problem, "exit 0", "FAIL"))
+        doc, problem = seen[figure.benchmark]
+        if doc is None:
+            continue
+        value = figure.value(doc)
+        text, limit, upper = figure.target(doc)
+        if value is None:
+            out.append((figure.benchmark, figure.label, "n/a", text, "?"))
+            continue
+        if limit is None:
+            verdict = "" if not text else "?"
+        else:
+            verdict = "pass" if (value <= limit if upper else value >= limit) else "FAIL"
+        out.append((figure.benchmark, figure.label, f"{_fmt(value)}{figure.unit}", text, verdict))
+    return out
+
+
+def render(table: list[tuple[str, str, str, str, str]]) -> str:
+    header = ("benchmark", "figure", "value", "target", "")
+    widths = [max(len(r[i]) for r in [header, *table]) for i in range(5)]
+    lines = ["  ".join(cell.ljust(widths[i]) for i, cell in enumerate(row)).rstrip() for row in [header, *table]]
+    lines.insert(1, "  ".join("-" * w for w in widths).rstrip())
+    return "\n".join(lines)
+
+
+def main(argv: list[str]) -> int:
+    if len(argv) != 2:
+        print(f"usage: {argv[0]} DIR", file=sys.stderr)
+        return 2
+    table = rows(Path(argv[1]))
+    print()
+    print(render(table) if table else "no benchmark results")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))

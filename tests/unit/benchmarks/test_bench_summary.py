@@ -1,0 +1,78 @@
+"""bench/summary.py: the table `make bench` prints after the benchmarks' JSON documents."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+_SPEC = importlib.util.spec_from_file_location(
+    "bench_summary", Path(__file__).resolve().parents[3] / "bench" / "summary.py"
+)
+assert _SPEC is not None and _SPEC.loader is not None
+summary = importlib.util.module_from_spec(_SPEC)
+sys.modules["bench_summary"] = summary  # dataclasses look their module up by name
+_SPEC.loader.exec_module(summary)
+rows, main = summary.rows, summary.main
+
+
+def _write(directory: Path, name: str, doc: object, rc: int = 0) -> None:
+    (directory / f"{name}.json").write_text(json.dumps(doc) if doc is not None else "")
+    (directory / f"{name}.rc").write_text(f"{rc}\n")
+
+
+def _run(workers: int, writes: float, seconds: float, p99: float, conflicts: int = 0) -> dict[str, object]:
+    return {
+        "worker_threads": workers,
+        "seconds_until_all_succeed": seconds,
+        "api_requests_per_jobflow": {"by_verb": {"GET": 0.5, "POST": writes - 3.0, "PUT": 3.0}},
+        "conflicts": {"controller_status_writes": conflicts},
+        "latency": {"dependency_completed_to_dependent_added": {"p99_ms": p99}},
+    }
+
+
+def _row(table: list[tuple[str, str, str, str, str]], label: str) -> tuple[str, str, str, str, str]:
+    return next(r for r in table if r[1] == label)
+
+
+def test_a_figure_within_its_target_passes_and_one_beyond_it_fails(tmp_path: Path) -> None:
+    _write(tmp_path, "e2e_flows", {"runs": [_run(1, 9.5, 40.0, 200.0), _run(3, 10.5, 41.0, 300.0)]})
+    table = rows(tmp_path)
+    assert _row(table, "API writes per JobFlow, 1 worker")[2:] == ("9.5", "<= 10", "pass")
+    assert _row(table, "API writes per JobFlow, 3 workers")[2:] == ("10.5", "<= 10", "FAIL")
+    assert _row(table, "reaction p99, fast flags, 3 workers")[4] == "FAIL"
+
+
+def test_three_workers_are_held_to_the_one_worker_time(tmp_path: Path) -> None:
+    _write(tmp_path, "e2e_flows", {"runs": [_run(1, 9.0, 40.0, 200.0), _run(3, 9.0, 41.0, 200.0)]})
+    assert _row(rows(tmp_path), "all 300 Succeed, 3 workers")[2:] == ("41 s", "<= 1 worker", "FAIL")
+
+
+def test_a_failed_benchmark_is_one_fail_row_and_the_others_still_report(tmp_path: Path) -> None:
+    _write(tmp_path, "informers", None, rc=1)
+    _write(tmp_path, "chaos", {"flows_stranded_total": 0, "duplicate_job_creations_total": 0})
+    table = rows(tmp_path)
+    assert ("informers", "the benchmark itself", "exit status 1", "exit 0", "FAIL") in table
+    assert not any(r[0] == "informers" and r[1] != "the benchmark itself" for r in table)
+    assert _row(table, "JobFlows stranded, all faults")[4] == "pass"
+
+
+def test_a_figure_the_document_lacks_shows_n_a(tmp_path: Path) -> None:
+    _write(tmp_path, "e2e_flows", {"runs": []})
+    assert _row(rows(tmp_path), "API writes per JobFlow, 1 worker")[2] == "n/a"
+
+
+def test_a_benchmark_that_was_not_run_has_no_rows(tmp_path: Path) -> None:
+    assert rows(tmp_path) == []
+
+
+def test_main_prints_the_table_and_exits_0_even_when_a_target_is_missed(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    _write(tmp_path, "e2e_flows", {"runs": [_run(1, 19.0, 40.0, 200.0)]})
+    assert main(["summary.py", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    assert "API writes per JobFlow, 1 worker" in out and "FAIL" in out
