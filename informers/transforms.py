@@ -6,9 +6,10 @@ The usual one strips ``metadata.managedFields``: a controller never reads it, an
 A transform never modifies its input, which is still referenced by whoever decoded it: it returns
 a new object, or the input itself when there is nothing to drop. It must keep what the informer
 needs of every object: ``apiVersion``, ``kind`` and ``metadata.name``, ``namespace`` and
-``resourceVersion``. It runs exactly once on every object on its way into the cache, where the
-object is decoded when the ListerWatcher can do that (see
-:class:`informers.listwatch.TransformingListerWatcher`), else in the DeltaFIFO.
+``resourceVersion``. An informer's reflector runs it exactly once on every object, as the object
+arrives (each list page, each watch event), so the raw object is garbage before the next one is
+decoded. Applied to its own output it must give an equal object (client-go asks transforms to be
+idempotent): every transform here is.
 """
 
 from __future__ import annotations
