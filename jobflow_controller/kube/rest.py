@@ -9,7 +9,6 @@ callers, a user agent, per-request timeouts, API errors as typed exceptions, and
 
 from __future__ import annotations
 
-import json
 import math
 import platform
 import threading
@@ -18,6 +17,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any, Protocol
 from urllib.parse import urlsplit
 
+import orjson
 import urllib3
 from kubernetes import client as k8s_client
 from kubernetes.client.exceptions import ApiException
@@ -129,7 +129,7 @@ class RestClient:
         """Send one request and return its decoded JSON body; raise an `ApiStatusError` on non-2xx."""
         response = self._send(method, path, query, body, content_type, timeout)
         data = response.read()
-        return json.loads(data) if data else None
+        return decode_json(data) if data else None
 
     def stream(self, path: str, *, query: Query | None = None, read_timeout: float) -> urllib3.BaseHTTPResponse:
         """Open a streaming GET (a watch) and hand back the unread response."""
@@ -175,6 +175,17 @@ class RestClient:
         if not 200 <= response.status <= 299:
             raise errors.from_response(response.status, response.read())
         return response
+
+
+def decode_json(data: bytes | bytearray | memoryview | str) -> Any:
+    """Decode one JSON document from the API server (orjson: see pyproject.toml for why).
+
+    Besides being two to three times faster than `json.loads`, orjson keeps one copy of each
+    dictionary key across calls (a cache of short keys), so objects decoded one by one, as
+    watch events are, share their keys the way a single `json.loads` shares them within a list.
+    It raises `orjson.JSONDecodeError`, a `json.JSONDecodeError` (so a `ValueError`).
+    """
+    return orjson.loads(data)
 
 
 def _query_tuples(query: Query | None) -> list[tuple[str, str]]:
