@@ -15,6 +15,8 @@ baseline taken after imports and a first request, divided by the object count:
 
 * ``raw_list``: the reflector's first LIST (RV "0", pages of 500) through the REST layer, items
   kept in a list, no informer: the floor under the sync time and the memory of the bare JSON dicts.
+* ``raw_list_consistent_pages``: the same with RV "" (a consistent read, which the API server
+  pages): the paginated first LIST a reflector could do instead of a watch-list.
 * ``sync_plain`` and ``sync_strip_managed_fields``: a ``SharedIndexInformer`` (namespace index, one
   counting handler, the first LIST as above, no watch-list) without and with the
   ``strip_managed_fields`` transform: seconds until
@@ -458,15 +460,19 @@ class _Memory:
         }
 
 
-def child_raw_list(lw: ResourceListerWatcher) -> dict[str, Any]:
-    """The reflector's first LIST (RV "0", pages of 500) through the REST layer, items kept, no informer."""
+def child_raw_list(lw: ResourceListerWatcher, first_rv: str = "0", variant: str = "raw_list") -> dict[str, Any]:
+    """The reflector's first LIST (RV "0", pages of 500) through the REST layer, items kept, no informer.
+
+    With ``first_rv`` "" (``raw_list_consistent_pages``) it is the paginated consistent LIST the
+    API server does honour ``limit`` for: what a reflector would cost if it paged its first list.
+    """
     memory = _Memory()
     started = time.monotonic()
     items: list[dict[str, Any]] = []
     pages = 0
     token: str | None = None
     while True:
-        page = lw.list(ListOptions(resource_version=None if token else "0", limit=500, continue_token=token))
+        page = lw.list(ListOptions(resource_version=None if token else first_rv, limit=500, continue_token=token))
         pages += 1
         items.extend(page.items)
         token = page.continue_token
@@ -474,7 +480,7 @@ def child_raw_list(lw: ResourceListerWatcher) -> dict[str, Any]:
             break
     seconds = time.monotonic() - started
     return {
-        "variant": "raw_list",
+        "variant": variant,
         "objects": len(items),
         "pages": pages,
         "list_seconds": round(seconds, 2),
@@ -574,6 +580,8 @@ def child_main(variant: str, kubeconfig: str) -> None:
     stop = threading.Event()
     if variant == "raw_list":
         result = child_raw_list(lw)
+    elif variant == "raw_list_consistent_pages":
+        result = child_raw_list(lw, "", variant)
     elif variant == "watch":
         result = child_watch(lw, stop)
     else:
@@ -590,7 +598,15 @@ def main() -> None:
     global COUNT, EVENTS
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument(
-        "--child", choices=["raw_list", "sync_plain", "sync_strip_managed_fields", "sync_product", "watch"]
+        "--child",
+        choices=[
+            "raw_list",
+            "raw_list_consistent_pages",
+            "sync_plain",
+            "sync_strip_managed_fields",
+            "sync_product",
+            "watch",
+        ],
     )
     parser.add_argument("--kubeconfig")
     parser.add_argument("--count", type=int, default=COUNT, help="Jobs to create and sync")
@@ -616,7 +632,14 @@ def main() -> None:
             apiserver_pid = plane.processes["kube-apiserver"].pid
             result["setup"] = create_jobs(rest, names, apiserver_pid)
             result["object"] = object_sizes(clientset, names[0])
-            for variant in ("raw_list", "sync_plain", "sync_strip_managed_fields", "sync_product"):
+            variants = (
+                "raw_list",
+                "raw_list_consistent_pages",
+                "sync_plain",
+                "sync_strip_managed_fields",
+                "sync_product",
+            )
+            for variant in variants:
                 result[variant] = run_sync_child(variant, plane.kubeconfig_path, watchdog)
             result["watch"] = run_watch_child(plane.kubeconfig_path, rest, names, watchdog)
             rest.close()
@@ -631,6 +654,7 @@ def main() -> None:
     def per_variant(key: str) -> dict[str, Any]:
         return {
             "raw_list": raw.get(key),
+            "raw_list_consistent_pages": result["raw_list_consistent_pages"].get(key),
             "plain": plain.get(key),
             "strip_managed_fields": strip.get(key),
             "product": product.get(key),
@@ -644,6 +668,7 @@ def main() -> None:
         },
         "initial_sync_seconds": {
             "raw_list": raw["list_seconds"],
+            "raw_list_consistent_pages": result["raw_list_consistent_pages"]["list_seconds"],
             "plain": plain["sync_seconds"],
             "strip_managed_fields": strip["sync_seconds"],
             "product": product["sync_seconds"],

@@ -23,7 +23,9 @@ when ``use_watch_list`` is on and the ListerWatcher says its watch can send init
 ``resourceVersionMatch=NotOlderThan`` and the rewatch RV (``""`` at first: a consistent read,
 served by the API server from its watch cache) streams every object as an ADDED event, then a
 BOOKMARK annotated ``k8s.io/initial-events-end``. The objects collected until then replace the
-store at the bookmark's RV, and the same watch goes on. An expired or too large RV retries at
+store at the bookmark's RV, and the same watch goes on. A plain BOOKMARK before that one means
+the server ignored ``sendInitialEvents`` (Kubernetes before 1.27): the reflector falls back to
+LIST rather than wait, as client-go would, for a bookmark that never comes. An expired or too large RV retries at
 ``""``; connection refused and 429 back off and retry; any other failure falls back to LIST.
 Unlike a LIST, whose response must be read and decoded whole (the API server ignores ``limit``
 for RV ``"0"``), the stream is decoded one object at a time, so memory never holds the raw list.
@@ -87,6 +89,13 @@ class VeryShortWatchError(Exception):
             f"very short watch: {name}: Unexpected watch close - watch lasted less than a second and no items received"
         )
         self.name = name
+
+
+class WatchListNotSupportedError(Exception):
+    """A plain BOOKMARK came before the end of the initial events: the server ignored the watch-list."""
+
+    def __init__(self, name: str) -> None:
+        super().__init__(f"{name}: a bookmark without {INITIAL_EVENTS_END_ANNOTATION} during a watch-list")
 
 
 class _StopRequested:
@@ -421,7 +430,9 @@ class Reflector:
                     if annotations.get(INITIAL_EVENTS_END_ANNOTATION) == "true":
                         logger.debug("%s: watch-list delivered %d initial events", self.name, event_count)
                         return rv
-                    continue
+                    # A server that does watch-lists sends no other bookmark before that one; one
+                    # older than Kubernetes 1.27 ignores sendInitialEvents and would never send it.
+                    raise WatchListNotSupportedError(self.name)
                 if self._expected_gvk is not None and (obj.get("apiVersion"), obj.get("kind")) != self._expected_gvk:
                     logger.error(
                         "%s: expected gvk %s, but watch event object had %s",

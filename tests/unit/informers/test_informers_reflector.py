@@ -1014,3 +1014,20 @@ def test_an_informer_syncs_through_a_watch_list_against_the_fake_api() -> None:
     assert len(lw.watch_calls) == 1
     stop.set()
     runner.join()
+
+
+def test_a_plain_bookmark_during_the_initial_events_falls_back_to_list() -> None:
+    ignored = FakeWatch()
+    ignored.add(pod("a", "2"))
+    ignored.bookmark("3")  # a server that ignored sendInitialEvents: no end annotation
+    lw = WatchListLW(lists=[ListResult([pod("a", "2")], "3")], watches=[ignored])
+    store = new_store()
+    reflector = new_reflector(lw, store)
+    stop = threading.Event()
+    runner = Runner(reflector.list_and_watch, stop)
+    assert lw.wait_for_watch_calls(2)
+    assert len(lw.list_calls) == 1
+    assert ignored.stopped
+    assert [o["metadata"]["name"] for o in store.list()] == ["a"]
+    stop.set()
+    runner.join()
