@@ -46,6 +46,9 @@ DEFAULT_MAX_LENGTH = 256
 DEFAULT_SUBTREE_CAPACITY = 4096
 DEFAULT_MAX_DEPTH = 4
 
+#: Metadata strings that belong to one object: looking them up would only fill the string table.
+OWN_METADATA_FIELDS = frozenset({"name", "uid", "resourceVersion", "creationTimestamp", "deletionTimestamp"})
+
 V = TypeVar("V")
 K = TypeVar("K", bound=Hashable)
 
@@ -106,11 +109,15 @@ class StringTable:
 
     def share(self, value: str) -> str:
         """The table's string equal to ``value`` (``value`` itself the first time it is seen)."""
+        table = self._table
+        shared = table._young.get(value)  # the common case, without a call
+        if shared is not None:
+            return shared
         if len(value) > self.max_length:
             return value
-        shared = self._table.get(value)
+        shared = table.get(value)
         if shared is None:
-            self._table.put(value, value)
+            table.put(value, value)
             return value
         return shared
 
@@ -166,14 +173,28 @@ class Interner:
             return obj
         share = self.strings.share
         out: dict[Any, Any] = {}
+        # Keys at this level and in metadata are kept as decoded: a decoder that shares keys
+        # (orjson across documents, json.loads within one list) has already made them one.
         for key, value in obj.items():
-            if type(key) is str:
-                key = share(key)
             kind = type(value)
             if kind is str:
                 value = share(value)
-            elif key == "metadata" and kind is dict:
-                value = {share(k) if type(k) is str else k: self._value(v, 0) for k, v in value.items()}
+            elif kind is dict and key == "metadata":
+                value = self._metadata(value)
+            elif kind is dict or kind is list:
+                value = self._subtree(value, 0)
+            out[key] = value
+        return out
+
+    def _metadata(self, metadata: dict[Any, Any]) -> dict[Any, Any]:
+        """A new metadata dict: its own strings kept, shared ones (namespace) and subtrees shared."""
+        share = self.strings.share
+        out: dict[Any, Any] = {}
+        for key, value in metadata.items():
+            kind = type(value)
+            if kind is str:
+                if key not in OWN_METADATA_FIELDS:
+                    value = share(value)
             elif kind is dict or kind is list:
                 value = self._subtree(value, 0)
             out[key] = value
