@@ -13,7 +13,8 @@ equal parts of different objects are one: a subtree (any dict or list below ``me
 the top level) equal to one seen before is replaced by that one, and strings are taken from a
 :class:`StringTable`. Two subtrees are equal when their compact JSON texts are: that is exact
 equality of JSON values, types included (``1``, ``1.0`` and ``true`` differ, and so does the
-order of a dict's keys, so iteration order is kept too). The texts are made by the C encoder of
+order of a dict's keys, so iteration order is kept too). A subtree is kept in the table from the
+second time it is seen, so values that only one object has are never held there. The texts are made by the C encoder of
 the standard library; a subtree seen for the first time is rebuilt from shared children, down to
 ``max_depth`` levels, so two specs that differ in one field still share all the rest.
 
@@ -153,7 +154,7 @@ class Interner:
     it to its own output returns an equal object, as client-go asks of a transform.
     """
 
-    __slots__ = ("_encode", "_subtrees", "max_depth", "strings")
+    __slots__ = ("_encode", "_seen", "_subtrees", "max_depth", "strings")
 
     def __init__(
         self,
@@ -165,6 +166,8 @@ class Interner:
     ) -> None:
         self.strings = strings if strings is not None else StringTable()
         self._subtrees: _Generations[str | bytes, Any] = _Generations(subtree_capacity)
+        # Hashes of subtrees seen once: a subtree enters the table the second time it is seen.
+        self._seen: _Generations[int, bool] = _Generations(4 * subtree_capacity)
         self.max_depth = max_depth
         self._encode: Fingerprint = fingerprint or standard_fingerprint
 
@@ -224,6 +227,12 @@ class Interner:
             shared = {share(k) if type(k) is str else k: self._value(v, depth + 1) for k, v in value.items()}
         else:
             shared = [self._value(v, depth + 1) for v in value]
+        # Only a subtree seen twice is kept: a value only one object has (a status with its own
+        # timestamps) would otherwise sit in the table, key and all, until it ages out.
+        seen = hash(text)
+        if self._seen.get(seen) is None:
+            self._seen.put(seen, True)
+            return shared
         if type(text) is bytes:
             # A fast encoder may hand back its whole output buffer (orjson's keeps 4 KiB for a
             # 100-byte text); the key kept for good must be a compact copy.

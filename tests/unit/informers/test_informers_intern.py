@@ -98,6 +98,7 @@ def test_the_interned_object_equals_its_input_which_is_not_modified() -> None:
 
 def test_equal_subtrees_of_two_objects_are_one_object() -> None:
     intern = Interner()
+    intern(job("first"))  # seen once: not kept yet
     a = intern(job("a"))
     b = intern(job("b"))
     assert a["spec"] is b["spec"]
@@ -115,8 +116,16 @@ def test_the_top_level_and_metadata_are_never_shared() -> None:
     assert a["metadata"] is not b["metadata"]
 
 
+def test_a_subtree_seen_once_is_not_kept() -> None:
+    intern = Interner()
+    intern({"metadata": {"name": "a"}, "status": {"state": {"lastTransitionTime": "10:00:01"}}})
+    intern({"metadata": {"name": "b"}, "status": {"state": {"lastTransitionTime": "10:00:02"}}})
+    assert len(intern) == 0
+
+
 def test_subtrees_that_differ_in_one_field_share_everything_else() -> None:
     intern = Interner()
+    intern(job("first"))
     a = intern(job("a", image="trainer:v1"))
     b = intern(job("b", image="trainer:v2"))
     assert a["spec"] is not b["spec"]
@@ -151,6 +160,7 @@ def test_dicts_with_the_same_items_in_another_order_keep_their_own_order() -> No
 
 def test_interning_its_own_output_gives_an_equal_object() -> None:
     intern = Interner()
+    intern(job("first"))
     once = intern(job("a"))
     twice = intern(once)
     assert twice == once
@@ -180,8 +190,9 @@ def test_below_max_depth_a_new_subtree_is_copied_with_shared_strings() -> None:
 def test_the_subtree_table_stays_within_two_generations() -> None:
     intern = Interner(subtree_capacity=2)
     for i in range(20):
-        intern({"metadata": {"name": str(i)}, "spec": {"n": i}})
-    assert len(intern) <= 4
+        for name in ("a", "b"):  # each spec seen twice, so kept
+            intern({"metadata": {"name": name}, "spec": {"n": i}})
+    assert 2 <= len(intern) <= 4
 
 
 def test_a_bytes_fingerprint_is_kept_as_a_compact_copy() -> None:
@@ -194,7 +205,8 @@ def test_a_bytes_fingerprint_is_kept_as_a_compact_copy() -> None:
 
     intern = Interner(fingerprint=fingerprint)
     intern({"metadata": {"name": "a"}, "spec": {"n": 1}})
-    b = intern({"metadata": {"name": "b"}, "spec": {"n": 1}})
+    intern({"metadata": {"name": "b"}, "spec": {"n": 1}})
+    b = intern({"metadata": {"name": "c"}, "spec": {"n": 1}})
     assert b["spec"] == {"n": 1}
     kept = list(intern._subtrees._young)  # the table's keys
     assert kept == [b'{"n":1}']

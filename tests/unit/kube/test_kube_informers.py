@@ -56,6 +56,7 @@ def test_the_cached_object_is_the_served_one_without_managed_fields(obj: dict[st
 def test_two_objects_with_one_spec_share_it_in_the_cache() -> None:
     template = next(o for o in _examples() if o["kind"] == "JobTemplate")
     transform = default_transform()
+    transform(_as_served(template, "seen-once"))
     first = transform(_as_served(template, "a"))
     second = transform(_as_served(template, "b"))
     assert first["spec"] is second["spec"]
