@@ -212,7 +212,7 @@ def create_jobs(rest: Any, names_out: list[str], apiserver_pid: int) -> dict[str
 
     started = time.monotonic()
     cpu_self, cpu_apiserver = cpu_seconds(), cpu_seconds(apiserver_pid)
-    names_out.extend(run_pool(create, list(range(COUNT)), CREATE_WORKERS, "create jobs", timeout=600.0))
+    names_out.extend(run_pool(create, list(range(COUNT)), CREATE_WORKERS, "create jobs", timeout=900.0))
     seconds = time.monotonic() - started
     cpu_self, cpu_apiserver = cpu_seconds() - cpu_self, cpu_seconds(apiserver_pid) - cpu_apiserver
     log(f"created {COUNT} jobs in {seconds:.1f}s ({COUNT / seconds:.0f}/s)")
