@@ -201,3 +201,13 @@ def test_a_watch_list_watch_asks_for_the_initial_events() -> None:
     assert watch_list["resourceVersion"] is None  # "" is sent as no resourceVersion
     assert plain["sendInitialEvents"] is None
     assert plain["resourceVersion"] == "7"
+
+
+def test_a_document_above_the_large_size_decodes_the_same(monkeypatch: pytest.MonkeyPatch) -> None:
+    document = json.dumps({"items": [{"metadata": {"name": f"j{i}"}} for i in range(50)]}).encode()
+    small = decode_json(document)
+    monkeypatch.setattr("jobflow_controller.kube.rest.LARGE_DOCUMENT_BYTES", 100)
+    assert decode_json(document) == small
+    assert decode_json(memoryview(document)) == small
+    with pytest.raises(ValueError):
+        decode_json(document[:-1])
