@@ -642,7 +642,10 @@ def main() -> None:
                 "sync_product",
             )
             for variant in variants:
+                apiserver_cpu = cpu_seconds(apiserver_pid)
                 result[variant] = run_sync_child(variant, plane.kubeconfig_path, watchdog)
+                # What the API server spent serving it (the child's start and warm-up GET included).
+                result[variant]["apiserver_cpu_seconds"] = round(cpu_seconds(apiserver_pid) - apiserver_cpu, 2)
             try:
                 result["watch"] = run_watch_child(plane.kubeconfig_path, rest, names, watchdog)
             except BenchError as err:
