@@ -50,6 +50,7 @@ from informers.index import (
     UnknownIndexError,
     meta_namespace_index_func,
 )
+from informers.intern import Interner, StringTable
 from informers.keys import (
     ExplicitKey,
     KeyFunc,
@@ -78,6 +79,7 @@ from informers.listwatch import (
     ListWatch,
     Watch,
     WatchEvent,
+    supports_watch_list,
 )
 from informers.pager import ListPager
 from informers.processor_listener import ProcessListener
@@ -127,6 +129,7 @@ __all__ = [
     "Indexers",
     "InformerStartedError",
     "InformerStoppedError",
+    "Interner",
     "KeyFunc",
     "KeyFuncError",
     "KeyListerGetter",
@@ -150,6 +153,7 @@ __all__ = [
     "SharedIndexInformer",
     "SharedInformerFactory",
     "Store",
+    "StringTable",
     "ThreadSafeStore",
     "TooManyRequestsError",
     "TransformFunc",
@@ -182,6 +186,7 @@ __all__ = [
     "split_meta_namespace_key",
     "status_error_from_object",
     "strip_managed_fields",
+    "supports_watch_list",
     "wait_for_cache_sync",
     "wait_for_named_cache_sync",
 ]

@@ -41,6 +41,11 @@ class Config:
     expected_gvk: tuple[str, str] | None = None
     clock: Clock | None = None
     name: str = "informer"
+    #: Applied by the reflector to each object as it arrives (see :class:`Reflector`).
+    transform: TransformFunc | None = None
+    #: client-go's ``WatchListClient`` gate (on by default since 1.35); used only when the
+    #: ListerWatcher supports it.
+    use_watch_list: bool = True
 
 
 class Controller:
@@ -75,6 +80,8 @@ class Controller:
             min_watch_timeout=self.config.min_watch_timeout,
             expected_gvk=self.config.expected_gvk,
             watch_error_handler=self.config.watch_error_handler,
+            transform=self.config.transform,
+            use_watch_list=self.config.use_watch_list,
         )
         with self._lock:
             self._reflector = reflector
@@ -146,14 +153,20 @@ def _new_informer(
         key_function=deletion_handling_meta_namespace_key_func,
         known_objects=client_state,
         emit_delta_type_replaced=True,
-        transformer=transform,
     )
 
     def process(deltas: Deltas, is_in_initial_list: bool) -> None:
         process_deltas(handler, client_state, deltas, is_in_initial_list)
 
     return Controller(
-        Config(queue=fifo, lister_watcher=lw, process=process, full_resync_period=resync_period, clock=clock)
+        Config(
+            queue=fifo,
+            lister_watcher=lw,
+            process=process,
+            full_resync_period=resync_period,
+            clock=clock,
+            transform=transform,
+        )
     )
 
 

@@ -39,6 +39,7 @@ class ListOptions:
     allow_watch_bookmarks: bool = False
     label_selector: str | None = None
     field_selector: str | None = None
+    send_initial_events: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,6 +64,8 @@ class Watch(Protocol):
 
     Iteration ends normally when the server closes the stream (timeout, normal close). It may raise
     an :class:`informers.errors.ApiStatusError` (for example an ``ExpiredError``) or a transport error.
+    Iterating again resumes after the last event delivered: a watch-list reads the initial events,
+    then hands the same watch on to the ordinary watch loop.
     """
 
     def __iter__(self) -> Iterator[WatchEvent]: ...
@@ -76,6 +79,18 @@ class ListerWatcher(Protocol):
     def list(self, options: ListOptions) -> ListResult: ...
 
     def watch(self, options: ListOptions) -> Watch: ...
+
+
+def supports_watch_list(lw: object) -> bool:
+    """Whether ``lw``'s watch honours ``send_initial_events`` (client-go's watch-list semantics).
+
+    A ListerWatcher opts in with a method ``is_watch_list_semantics_supported()`` returning True.
+    Opt-in, not opt-out as in client-go: a wrapper around a ListerWatcher (a test double, a
+    filter) that does not pass the option through would otherwise hang waiting for a bookmark
+    that never comes; without the method the reflector simply LISTs.
+    """
+    check = getattr(lw, "is_watch_list_semantics_supported", None)
+    return bool(check()) if callable(check) else False
 
 
 class ListWatch:

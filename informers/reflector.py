@@ -17,8 +17,22 @@ The resourceVersion rules are the whole point, and they are upstream's:
 * the run loop waits one backoff step (0.8 s doubling to 30 s, jittered, reset after 2 minutes)
   between *every* list-and-watch attempt.
 
-The watch-list streaming mode (``sendInitialEvents``) is not ported: custom resources are served
-through ``CustomObjectsApi``, which cannot request it, so LIST+WATCH is the only mode.
+Watch-list (client-go's ``WatchListClient``, on by default since 1.35) replaces the first LIST
+when ``use_watch_list`` is on and the ListerWatcher says its watch can send initial events
+(:func:`informers.listwatch.supports_watch_list`): one WATCH with ``sendInitialEvents=true``,
+``resourceVersionMatch=NotOlderThan`` and the rewatch RV (``""`` at first: a consistent read,
+served by the API server from its watch cache) streams every object as an ADDED event, then a
+BOOKMARK annotated ``k8s.io/initial-events-end``. The objects collected until then replace the
+store at the bookmark's RV, and the same watch goes on. A plain BOOKMARK before that one means
+the server ignored ``sendInitialEvents`` (Kubernetes before 1.27): the reflector falls back to
+LIST rather than wait, as client-go would, for a bookmark that never comes. An expired or too large RV retries at
+``""``; connection refused and 429 back off and retry; any other failure falls back to LIST.
+Unlike a LIST, whose response must be read and decoded whole (the API server ignores ``limit``
+for RV ``"0"``), the stream is decoded one object at a time, so memory never holds the raw list.
+
+``transform`` is applied by the reflector, to each object as it arrives (each list page, each
+watch event), not later in the store: the raw object, ``managedFields`` and all, is garbage
+before the next one is decoded. It runs exactly once on every object on its way in.
 """
 
 from __future__ import annotations
@@ -40,14 +54,29 @@ from informers.errors import (
     status_error_from_object,
 )
 from informers.index import IndexFuncError
-from informers.listwatch import EventType, ListerWatcher, ListOptions, Watch
+from informers.keys import deletion_handling_meta_namespace_key_func
+from informers.listwatch import (
+    RESOURCE_VERSION_MATCH_NOT_OLDER_THAN,
+    EventType,
+    ListerWatcher,
+    ListOptions,
+    ListResult,
+    Watch,
+    supports_watch_list,
+)
 from informers.pager import DEFAULT_PAGE_SIZE, ListCancelled, ListPager
-from informers.store import Store
+from informers.store import Store, new_store
+from informers.transforms import TransformFunc
 
 logger = logging.getLogger(__name__)
 
 DEFAULT_MIN_WATCH_TIMEOUT = 300.0
 VERY_SHORT_WATCH_SECONDS = 1.0
+
+#: The annotation of the BOOKMARK that ends a watch-list's initial events.
+INITIAL_EVENTS_END_ANNOTATION = "k8s.io/initial-events-end"
+#: How often a watch-list still waiting for that bookmark says so.
+WATCH_LIST_PROGRESS_LOG_SECONDS = 10.0
 
 WatchErrorHandler = Callable[["Reflector", BaseException], None]
 
@@ -60,6 +89,13 @@ class VeryShortWatchError(Exception):
             f"very short watch: {name}: Unexpected watch close - watch lasted less than a second and no items received"
         )
         self.name = name
+
+
+class WatchListNotSupportedError(Exception):
+    """A plain BOOKMARK came before the end of the initial events: the server ignored the watch-list."""
+
+    def __init__(self, name: str) -> None:
+        super().__init__(f"{name}: a bookmark without {INITIAL_EVENTS_END_ANNOTATION} during a watch-list")
 
 
 class _StopRequested:
@@ -124,6 +160,8 @@ class Reflector:
         expected_gvk: tuple[str, str] | None = None,
         watch_error_handler: WatchErrorHandler | None = None,
         rand: Callable[[], float] | None = None,
+        transform: TransformFunc | None = None,
+        use_watch_list: bool = True,
     ) -> None:
         self.name = name
         self._lw = lw
@@ -140,6 +178,8 @@ class Reflector:
             self._min_watch_timeout = min_watch_timeout
         self._expected_gvk = expected_gvk
         self._watch_error_handler: WatchErrorHandler = watch_error_handler or default_watch_error_handler
+        self._transform = transform
+        self.use_watch_list = use_watch_list and supports_watch_list(lw)
 
         self._rv_lock = threading.Lock()
         self._last_sync_resource_version = ""
@@ -174,6 +214,13 @@ class Reflector:
                 return ""
             if not self._last_sync_resource_version:
                 return "0"
+            return self._last_sync_resource_version
+
+    def _rewatch_resource_version(self) -> str:
+        """``""`` if the last RV is known to be unusable, else the last RV (``""`` before any sync)."""
+        with self._rv_lock:
+            if self._last_sync_resource_version_unavailable:
+                return ""
             return self._last_sync_resource_version
 
     def _watch_timeout_seconds(self) -> int:
@@ -211,24 +258,53 @@ class Reflector:
             return
         self._ensure_stop_relay(stop)
         logger.debug("%s: listing and watching", self.name)
-        try:
-            self._list(stop)
-        except IndexFuncError:
-            raise
-        except Exception as err:
-            note = f"failed to list {self.name}"
-            if note not in (getattr(err, "__notes__", None) or []):
-                err.add_note(note)
-            raise
-        if stop.is_set():
-            return
-        self._watch_with_resync(stop)
+        w: Watch | None = None
+        if self.use_watch_list:
+            try:
+                w = self._watch_list(stop)
+            except IndexFuncError:
+                raise
+            except Exception as err:  # noqa: BLE001 - making progress beats waiting for a stream that fails
+                logger.warning(
+                    "%s: the watch-list request ended with an error, falling back to LIST/WATCH: %s",
+                    self.name,
+                    describe_error(err),
+                )
+            if stop.is_set():
+                if w is not None:
+                    w.stop()
+                return
+        if w is None:
+            try:
+                self._list(stop)
+            except IndexFuncError:
+                raise
+            except Exception as err:
+                note = f"failed to list {self.name}"
+                if note not in (getattr(err, "__notes__", None) or []):
+                    err.add_note(note)
+                raise
+            if stop.is_set():
+                return
+        self._watch_with_resync(stop, w)
 
     # -- list -----------------------------------------------------------------------------------
 
+    def _list_page(self, options: ListOptions) -> ListResult:
+        """One page, its items transformed at once: the raw page is garbage before the next."""
+        page = self._lw.list(options)
+        transform = self._transform
+        if transform is None:
+            return page
+        return ListResult(
+            items=[transform(item) for item in page.items],
+            resource_version=page.resource_version,
+            continue_token=page.continue_token,
+        )
+
     def _list(self, stop: threading.Event) -> None:
         options = ListOptions(resource_version=self._relist_resource_version())
-        pager = ListPager(self._lw.list, DEFAULT_PAGE_SIZE)
+        pager = ListPager(self._list_page, DEFAULT_PAGE_SIZE)
         if self.watch_list_page_size:
             pager.page_size = self.watch_list_page_size
         elif self._paginated_result:
@@ -265,9 +341,138 @@ class Reflector:
             raise RuntimeError(f"unable to sync list result: {describe_error(err)}") from err
         self._set_last_sync_resource_version(result.resource_version)
 
+    # -- watch-list ---------------------------------------------------------------------------------
+
+    def _watch_list(self, stop: threading.Event) -> Watch | None:
+        """The initial state as a stream of watch events (client-go ``watchList``).
+
+        Returns the watch, still open, once the store holds the initial state; None when stopped.
+        Raises when the stream failed in a way that calls for the LIST fallback.
+        """
+        while True:
+            if stop.is_set():
+                return None
+            temporary = new_store(deletion_handling_meta_namespace_key_func)
+            options = ListOptions(
+                resource_version=self._rewatch_resource_version(),
+                resource_version_match=RESOURCE_VERSION_MATCH_NOT_OLDER_THAN,
+                send_initial_events=True,
+                allow_watch_bookmarks=True,
+                timeout_seconds=self._watch_timeout_seconds(),
+            )
+            start = self._clock.now()
+            try:
+                w = self._lw.watch(options)
+            except Exception as err:
+                if self._retriable_with_side_effects(err, stop):
+                    continue
+                raise
+            try:
+                rv = self._handle_watch_list(start, w, temporary, stop)
+            except Exception as err:
+                w.stop()
+                if stop.is_set():
+                    return None
+                if self._retriable_with_side_effects(err, stop):
+                    continue
+                raise
+            if stop.is_set():
+                w.stop()
+                return None
+            if rv is None:
+                continue  # the stream ended before the bookmark: ask again
+            break
+        self._set_resource_version_unavailable(False)
+        try:
+            self._store.replace(temporary.list(), rv)
+        except IndexFuncError:
+            w.stop()
+            raise
+        except Exception as err:
+            w.stop()
+            raise RuntimeError(f"unable to sync watch-list result: {describe_error(err)}") from err
+        self._set_last_sync_resource_version(rv)
+        return w
+
+    def _retriable_with_side_effects(self, err: BaseException, stop: threading.Event) -> bool:
+        """Whether a failed watch-list is worth another try, after backing off or forgetting the RV."""
+        if is_connection_refused(err) or is_too_many_requests(err):
+            self._backoff.backoff(stop)
+            return True
+        if is_expired(err) or is_too_large_resource_version(err):
+            self._set_resource_version_unavailable(True)
+            return True
+        return False
+
+    def _handle_watch_list(self, start: float, w: Watch, temporary: Store, stop: threading.Event) -> str | None:
+        """Collect the initial events into ``temporary``; the end bookmark's RV, or None if none came.
+
+        None also when stopped (the caller checks ``stop``). An ERROR event raises its Status.
+        """
+        cycle = _WatchCycle()
+        self._register_watch(w, stop, cycle)
+        event_count = 0
+        last_progress_log = start
+        try:
+            for event in w:
+                if stop.is_set():
+                    return None
+                if event.type == EventType.ERROR:
+                    raise status_error_from_object(event.object)
+                obj = event.object
+                try:
+                    rv = meta.get_resource_version(obj)
+                except meta.NoMetaError:
+                    logger.error("%s: unable to understand watch event %s: %r", self.name, event.type, obj)
+                    continue
+                if event.type == EventType.BOOKMARK:
+                    annotations = meta.metadata(obj).get("annotations") or {}
+                    if annotations.get(INITIAL_EVENTS_END_ANNOTATION) == "true":
+                        logger.debug("%s: watch-list delivered %d initial events", self.name, event_count)
+                        return rv
+                    # A server that does watch-lists sends no other bookmark before that one; one
+                    # older than Kubernetes 1.27 ignores sendInitialEvents and would never send it.
+                    raise WatchListNotSupportedError(self.name)
+                if self._expected_gvk is not None and (obj.get("apiVersion"), obj.get("kind")) != self._expected_gvk:
+                    logger.error(
+                        "%s: expected gvk %s, but watch event object had %s",
+                        self.name,
+                        self._expected_gvk,
+                        (obj.get("apiVersion"), obj.get("kind")),
+                    )
+                    continue
+                if self._transform is not None:
+                    obj = self._transform(obj)
+                if event.type == EventType.ADDED:
+                    temporary.add(obj)
+                elif event.type == EventType.MODIFIED:
+                    temporary.update(obj)
+                elif event.type == EventType.DELETED:
+                    temporary.delete(obj)
+                else:
+                    logger.error("%s: unknown watch event type %r", self.name, event.type)
+                    continue
+                event_count += 1
+                now = self._clock.now()
+                if now - last_progress_log >= WATCH_LIST_PROGRESS_LOG_SECONDS:
+                    last_progress_log = now
+                    logger.warning(
+                        "%s: watch-list: %d initial events so far, still waiting for the bookmark",
+                        self.name,
+                        event_count,
+                    )
+        finally:
+            self._unregister_watch(w)
+        if stop.is_set():
+            return None
+        if self._clock.now() - start < VERY_SHORT_WATCH_SECONDS and event_count == 0:
+            raise VeryShortWatchError(self.name)
+        return None
+
     # -- watch ----------------------------------------------------------------------------------
 
-    def _watch_with_resync(self, stop: threading.Event) -> None:
+    def _watch_with_resync(self, stop: threading.Event, w: Watch | None = None) -> None:
+        """Watch (on ``w`` first, when a watch-list left it open) with the resync timer running."""
         cycle = _WatchCycle()
         resync_thread: threading.Thread | None = None
         if self._resync_period > 0:
@@ -276,7 +481,7 @@ class Reflector:
             )
             resync_thread.start()
         try:
-            self._watch(stop, cycle)
+            self._watch(stop, cycle, w)
         finally:
             cycle.done.set()
             if resync_thread is not None:
@@ -300,14 +505,17 @@ class Reflector:
                 self._stop_current_watch()
                 return
 
-    def _watch(self, stop: threading.Event, cycle: _WatchCycle) -> None:
-        w: Watch | None = None
+    def _watch(self, stop: threading.Event, cycle: _WatchCycle, w: Watch | None) -> None:
         while True:
             if stop.is_set():
+                if w is not None:
+                    w.stop()
                 return
             resync_error = cycle.error()
             if resync_error is not None:
                 logger.warning("%s: watch ended with: %s", self.name, describe_error(resync_error))
+                if w is not None:
+                    w.stop()
                 return
             start = self._clock.now()
             if w is None:
@@ -397,6 +605,8 @@ class Reflector:
                 )
                 return False
         try:
+            if self._transform is not None and event_type != EventType.BOOKMARK:
+                obj = self._transform(obj)
             if event_type == EventType.ADDED:
                 self._store.add(obj)
             elif event_type == EventType.MODIFIED:

@@ -67,7 +67,9 @@ class SharedIndexInformer:
     ``resync_period`` is the default handler resync period (0: never). ``indexers`` are the
     cache's indices; when omitted, the cache gets the namespace index, as every generated
     client-go informer registers it (namespaced listers use it). ``transform`` runs once on every
-    object before it is cached.
+    object before it is cached, as the reflector receives it. ``use_watch_list`` (client-go's
+    ``WatchListClient`` gate, on by default) streams the initial state with a watch-list when the
+    ListerWatcher supports it, and LISTs otherwise.
     """
 
     def __init__(
@@ -82,6 +84,7 @@ class SharedIndexInformer:
         expected_gvk: tuple[str, str] | None = None,
         watch_list_page_size: int = 0,
         min_watch_timeout: float | None = None,
+        use_watch_list: bool = True,
     ) -> None:
         self.name = name
         self._lw = lw
@@ -97,6 +100,7 @@ class SharedIndexInformer:
         self._expected_gvk = expected_gvk
         self._watch_list_page_size = watch_list_page_size
         self._min_watch_timeout = min_watch_timeout
+        self._use_watch_list = use_watch_list
 
         self._started_lock = threading.Lock()
         self._started = False
@@ -243,11 +247,11 @@ class SharedIndexInformer:
                     "%s: the shared informer has started, running it more than once is not allowed", self.name
                 )
                 return
+            # The transform is the reflector's, applied as objects arrive, not the DeltaFIFO's.
             fifo = DeltaFIFO(
                 key_function=deletion_handling_meta_namespace_key_func,
                 known_objects=self._indexer,
                 emit_delta_type_replaced=True,
-                transformer=self._transform,
                 name=self.name,
             )
             self._controller = Controller(
@@ -263,6 +267,8 @@ class SharedIndexInformer:
                     expected_gvk=self._expected_gvk,
                     clock=self._clock,
                     name=self.name,
+                    transform=self._transform,
+                    use_watch_list=self._use_watch_list,
                 )
             )
             self._started = True

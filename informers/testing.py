@@ -250,10 +250,18 @@ class FakeListerWatcher:
     ``continue`` (tokens pin a snapshot); ``watch`` from RV ``""``/``"0"`` starts with ADDED events for
     everything (as the API server does), from a number it replays the changes after it, from a
     compacted RV it fails with 410 (raised, or as an ERROR event if ``expired_as_event``), and from
-    a future RV it fails with "Too large resource version".
+    a future RV it fails with "Too large resource version". With ``watch_list`` it supports
+    watch-list semantics: a watch with ``send_initial_events`` starts with ADDED events for
+    everything, then a BOOKMARK at the current RV annotated ``k8s.io/initial-events-end``.
     """
 
-    def __init__(self, objects: Iterable[Mapping[str, Any]] = (), *, expired_as_event: bool = False) -> None:
+    def __init__(
+        self,
+        objects: Iterable[Mapping[str, Any]] = (),
+        *,
+        expired_as_event: bool = False,
+        watch_list: bool = False,
+    ) -> None:
         self._lock = threading.RLock()
         self._calls = threading.Condition(self._lock)
         self._items: dict[str, dict[str, Any]] = {}
@@ -265,6 +273,7 @@ class FakeListerWatcher:
         self._list_errors: deque[BaseException] = deque()
         self._watch_errors: deque[BaseException] = deque()
         self.expired_as_event = expired_as_event
+        self.watch_list = watch_list
         self.list_calls: list[ListOptions] = []
         self.watch_calls: list[ListOptions] = []
         for obj in objects:
@@ -395,6 +404,9 @@ class FakeListerWatcher:
 
     # -- ListerWatcher --
 
+    def is_watch_list_semantics_supported(self) -> bool:
+        return self.watch_list
+
     def list(self, options: ListOptions) -> ListResult:
         with self._lock:
             self.list_calls.append(options)
@@ -425,7 +437,21 @@ class FakeListerWatcher:
                 raise self._watch_errors.popleft()
             w = FakeWatch()
             rv_text = options.resource_version or ""
-            if rv_text in ("", "0"):
+            if self.watch_list and options.send_initial_events:
+                if rv_text not in ("", "0") and int(rv_text) > len(self._changes):
+                    raise ApiStatusError(504, "Timeout", f"Too large resource version: {rv_text}")
+                for _, obj in sorted(self._items.items()):
+                    w.add(copy.deepcopy(obj))
+                w.action(
+                    EventType.BOOKMARK,
+                    {
+                        "metadata": {
+                            "resourceVersion": self.resource_version,
+                            "annotations": {"k8s.io/initial-events-end": "true"},
+                        }
+                    },
+                )
+            elif rv_text in ("", "0"):
                 for _, obj in sorted(self._items.items()):
                     w.add(copy.deepcopy(obj))
             else:

@@ -1,8 +1,15 @@
 """Transforms applied to objects before they enter an informer cache (client-go ``TransformFunc``).
 
 The usual one strips ``metadata.managedFields``: a controller never reads it, and it is commonly
-40 % of an object's size. A transform must return a new object and never modify its input, which
-is still referenced by whoever decoded it.
+40 % of an object's size. :func:`drop_fields` generalises it to any fields a cache does not need.
+
+A transform never modifies its input, which is still referenced by whoever decoded it: it returns
+a new object, or the input itself when there is nothing to drop. It must keep what the informer
+needs of every object: ``apiVersion``, ``kind`` and ``metadata.name``, ``namespace`` and
+``resourceVersion``. An informer's reflector runs it exactly once on every object, as the object
+arrives (each list page, each watch event), so the raw object is garbage before the next one is
+decoded. Applied to its own output it must give an equal object (client-go asks transforms to be
+idempotent): every transform here is.
 """
 
 from __future__ import annotations
@@ -12,9 +19,14 @@ from typing import Any
 
 TransformFunc = Callable[[Any], Any]
 
+#: The fields an informer cannot do without; :func:`drop_fields` refuses to drop them.
+REQUIRED_FIELDS = frozenset(
+    {"apiVersion", "kind", "metadata", "metadata.name", "metadata.namespace", "metadata.resourceVersion"}
+)
+
 
 def strip_managed_fields(obj: Any) -> Any:
-    """Return a copy of ``obj`` without ``metadata.managedFields``.
+    """Return ``obj`` without ``metadata.managedFields``: a copy if it had them, else ``obj`` itself.
 
     The copy is shallow except for ``metadata`` (the only level that changes), so it costs two small
     dict copies. Anything that is not an object with metadata (a tombstone, say) is returned as is.
@@ -22,12 +34,55 @@ def strip_managed_fields(obj: Any) -> Any:
     if not isinstance(obj, Mapping):
         return obj
     metadata = obj.get("metadata")
-    if not isinstance(metadata, Mapping):
+    if not isinstance(metadata, Mapping) or "managedFields" not in metadata:
         return obj
     new_metadata = {k: v for k, v in metadata.items() if k != "managedFields"}
     new_obj = dict(obj)
     new_obj["metadata"] = new_metadata
     return new_obj
+
+
+def drop_fields(*paths: str) -> TransformFunc:
+    """A transform that removes each dotted field path (``"spec"``, ``"metadata.managedFields"``).
+
+    Only the dicts on the way to a dropped field are copied; the rest is shared with the input.
+    An object with none of the fields (or not an object at all) is returned as is. The fields an
+    informer needs (:data:`REQUIRED_FIELDS`) cannot be dropped.
+    """
+    if not paths:
+        raise ValueError("drop_fields needs at least one field path")
+    required = sorted(set(paths) & REQUIRED_FIELDS)
+    if required:
+        raise ValueError(f"an informer cannot do without {', '.join(required)}")
+    split = [tuple(path.split(".")) for path in paths]
+    if any(not part for parts in split for part in parts):
+        raise ValueError(f"malformed field path in {paths!r}")
+
+    def drop(obj: Any) -> Any:
+        result = obj
+        for parts in split:
+            result = _without(result, parts, copied=result is not obj)
+        return result
+
+    return drop
+
+
+def _without(obj: Any, parts: tuple[str, ...], *, copied: bool) -> Any:
+    """``obj`` without the field at ``parts``; ``copied`` says ``obj`` is already a private copy."""
+    if not isinstance(obj, Mapping) or parts[0] not in obj:
+        return obj
+    head, rest = parts[0], parts[1:]
+    if rest:
+        child = obj[head]
+        new_child = _without(child, rest, copied=False)
+        if new_child is child:
+            return obj
+        out = obj if copied and isinstance(obj, dict) else dict(obj)
+        out[head] = new_child
+        return out
+    out = obj if copied and isinstance(obj, dict) else dict(obj)
+    del out[head]
+    return out
 
 
 def chain_transforms(*transforms: TransformFunc) -> TransformFunc:

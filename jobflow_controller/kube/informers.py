@@ -13,15 +13,20 @@ import threading
 from collections.abc import Callable, Hashable, Mapping
 from typing import Any
 
+import orjson
+
 from informers import (
     NAMESPACE_INDEX,
     GenericLister,
     GenericNamespaceLister,
     GroupResource,
+    Interner,
     ListerWatcher,
     Selector,
     SharedIndexInformer,
     SharedInformerFactory,
+    TransformFunc,
+    chain_transforms,
     meta_namespace_index_func,
     strip_managed_fields,
 )
@@ -140,6 +145,16 @@ class _ResourceInformer:
         return self._lister_cls(self.informer(), self._group_resource)
 
 
+def default_transform() -> TransformFunc:
+    """What every cached object goes through: managedFields dropped, then shared parts interned.
+
+    The interner's fingerprint is orjson's encoder, eight times faster than the standard one;
+    its output is exact for what orjson and the API server produce (it writes NaN as null, but
+    JSON from the API server has no NaN and orjson refuses to decode one).
+    """
+    return chain_transforms(strip_managed_fields, Interner(fingerprint=orjson.dumps))
+
+
 class VolcanoInformerFactory:
     """The shared informers of one process, over one Clientset, all namespaces.
 
@@ -161,9 +176,7 @@ class VolcanoInformerFactory:
         self.clientset = clientset
         self.namespace = namespace
         self._wrap_lister_watcher = wrap_lister_watcher
-        self._factory = SharedInformerFactory(
-            resync_period, custom_resync=custom_resync, transform=strip_managed_fields
-        )
+        self._factory = SharedInformerFactory(resync_period, custom_resync=custom_resync, transform=default_transform())
 
     def informer_for_resource(self, resource: Resource) -> SharedIndexInformer:
         def new(resync: float) -> SharedIndexInformer:

@@ -8,7 +8,6 @@ Status object so the Reflector can tell a 410 (relist) from anything else.
 
 from __future__ import annotations
 
-import json
 import threading
 from collections.abc import Iterator
 from typing import Any
@@ -17,18 +16,23 @@ import urllib3
 
 from informers import ListOptions, ListResult, WatchEvent
 from jobflow_controller.kube.resources import Resource
-from jobflow_controller.kube.rest import RestClient
+from jobflow_controller.kube.rest import RestClient, decode_json
 
 #: Extra seconds beyond the server-side watch timeout before the client gives up on a silent stream.
 WATCH_READ_SLACK = 30.0
 
 
 class StreamWatch:
-    """One open watch: iterate its events; `stop()` from any thread ends the iteration."""
+    """One open watch: iterate its events; `stop()` from any thread ends the iteration.
+
+    Iterating again resumes after the last event delivered (a watch-list reads its initial
+    events, then the reflector's watch loop reads on), so the stream is read by one generator.
+    """
 
     def __init__(self, response: urllib3.BaseHTTPResponse) -> None:
         self._response = response
         self._stopped = threading.Event()
+        self._events: Iterator[WatchEvent] | None = None
 
     def stop(self) -> None:
         self._stopped.set()
@@ -41,19 +45,30 @@ class StreamWatch:
             pass
 
     def __iter__(self) -> Iterator[WatchEvent]:
-        buffer = b""
+        if self._events is None:
+            self._events = self._read()
+        return self._events
+
+    def _read(self) -> Iterator[WatchEvent]:
+        # One event per line. A chunk holds many lines during a watch-list's initial burst: they
+        # are decoded in place (memoryview slices), never by re-splitting the rest of the chunk.
+        pending = b""
         try:
             for chunk in self._response.stream(amt=None, decode_content=True):
                 if self._stopped.is_set():
                     return
-                buffer += chunk
-                while b"\n" in buffer:
-                    line, buffer = buffer.split(b"\n", 1)
-                    event = _decode(line)
+                if pending:
+                    chunk = pending + chunk
+                view = memoryview(chunk)
+                start = 0
+                while (end := chunk.find(b"\n", start)) >= 0:
+                    event = _decode(view[start:end])
+                    start = end + 1
                     if event is not None:
                         yield event
-            if buffer.strip() and not self._stopped.is_set():
-                event = _decode(buffer)
+                pending = chunk[start:]
+            if pending.strip() and not self._stopped.is_set():
+                event = _decode(memoryview(pending))
                 if event is not None:
                     yield event
         except (urllib3.exceptions.HTTPError, OSError, ValueError):
@@ -64,10 +79,10 @@ class StreamWatch:
             self._response.release_conn()
 
 
-def _decode(line: bytes) -> WatchEvent | None:
-    if not line.strip():
-        return None
-    payload: Any = json.loads(line)
+def _decode(line: memoryview) -> WatchEvent | None:
+    if len(line) < 8 and not line.tobytes().strip():
+        return None  # a blank line (the shortest event is far longer)
+    payload: Any = decode_json(line)
     return WatchEvent(type=str(payload.get("type") or ""), object=payload.get("object") or {})
 
 
@@ -116,10 +131,17 @@ class ResourceListerWatcher:
             continue_token=metadata.get("continue") or None,
         )
 
+    def is_watch_list_semantics_supported(self) -> bool:
+        """The API server streams the initial state on a watch (`sendInitialEvents`, Kubernetes
+        1.27+ behind a gate, on by default since 1.32); an older server refuses the parameter and
+        the reflector falls back to LIST."""
+        return True
+
     def watch(self, options: ListOptions) -> StreamWatch:
         query = self._query(options)
         query["watch"] = True
         query["allowWatchBookmarks"] = options.allow_watch_bookmarks or None
+        query["sendInitialEvents"] = options.send_initial_events or None
         query["timeoutSeconds"] = options.timeout_seconds
         read_timeout = float(options.timeout_seconds or 300) + WATCH_READ_SLACK
         response = self.client.stream(self.resource.path(self.namespace), query=query, read_timeout=read_timeout)

@@ -18,6 +18,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any, Protocol
 from urllib.parse import urlsplit
 
+import orjson
 import urllib3
 from kubernetes import client as k8s_client
 from kubernetes.client.exceptions import ApiException
@@ -136,7 +137,7 @@ class RestClient:
         """Send one request and return its decoded JSON body; raise an `ApiStatusError` on non-2xx."""
         response = self._send(method, path, query, body, content_type, timeout)
         data = response.read()
-        return json.loads(data) if data else None
+        return decode_json(data) if data else None
 
     def stream(self, path: str, *, query: Query | None = None, read_timeout: float) -> urllib3.BaseHTTPResponse:
         """Open a streaming GET (a watch) and hand back the unread response."""
@@ -185,6 +186,26 @@ class RestClient:
         if not 200 <= response.status <= 299:
             raise errors.from_response(response.status, response.read())
         return response
+
+
+#: Above this size a document (a whole LIST the API server would not page) goes to `json.loads`:
+#: orjson first parses into a tree of its own, about twice the input, before it builds the Python
+#: objects, which for a 33 MB list of 10,000 Jobs raised the peak RSS from 265 to 327 MiB.
+LARGE_DOCUMENT_BYTES = 8 << 20
+
+
+def decode_json(data: bytes | bytearray | memoryview | str) -> Any:
+    """Decode one JSON document from the API server (orjson: see pyproject.toml for why).
+
+    Besides being two to three times faster than `json.loads`, orjson keeps one copy of each
+    dictionary key across calls (a cache of short keys), so objects decoded one by one, as
+    watch events are, share their keys the way a single `json.loads` shares them within a list.
+    Documents above `LARGE_DOCUMENT_BYTES` are decoded by `json.loads` (which shares keys within
+    the one document). Both raise a `json.JSONDecodeError` (so a `ValueError`).
+    """
+    if len(data) > LARGE_DOCUMENT_BYTES:
+        return json.loads(data.tobytes() if isinstance(data, memoryview) else data)
+    return orjson.loads(data)
 
 
 def _query_tuples(query: Query | None) -> list[tuple[str, str]]:

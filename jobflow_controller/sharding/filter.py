@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from informers import ListerWatcher, ListOptions, ListResult, Watch, WatchEvent
-from informers.listwatch import EventType
+from informers.listwatch import EventType, supports_watch_list
 
 from .hash import shard_for_namespace
 
@@ -77,3 +77,8 @@ class ShardListerWatcher:
 
     def watch(self, options: ListOptions) -> Watch:
         return _FilteredWatch(self.inner.watch(options), self.shard)
+
+    def is_watch_list_semantics_supported(self) -> bool:
+        """As the wrapped ListerWatcher: the options go through unchanged and every BOOKMARK (the
+        end of the initial events among them) is passed, so a watch-list stream stays whole."""
+        return supports_watch_list(self.inner)

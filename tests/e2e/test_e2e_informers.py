@@ -18,6 +18,7 @@ from informers.listwatch import Watch
 from jobflow_controller.apis import job as vcjob
 from jobflow_controller.kube.clientset import Clientset
 from jobflow_controller.kube.config import build_config
+from jobflow_controller.kube.informers import default_transform
 from jobflow_controller.kube.resources import NAMESPACES
 from jobflow_controller.kube.rest import RestClient
 from jobflow_controller.local.controlplane import ControlPlane
@@ -187,6 +188,47 @@ def test_a_delete_missed_during_compaction_arrives_as_a_tombstone_after_the_reli
         wait_for(lambda: recorder.of("delete-tombstone") == ["c1"], 10, what="the tombstone")
         assert recorder.of("delete") == []
         assert sorted(recorder.of("add")) == ["c1", "c2", "c3"]
+    finally:
+        stop.set()
+        for name in _live(own_clientset):
+            jobs.delete(name)
+
+
+class CountingListerWatcher(GatedListerWatcher):
+    """A gated ListerWatcher that keeps the watch options and passes watch-list support through."""
+
+    def __init__(self, inner: Any) -> None:
+        super().__init__(inner)
+        self.watch_options: list[ListOptions] = []
+
+    def is_watch_list_semantics_supported(self) -> bool:
+        return bool(self.inner.is_watch_list_semantics_supported())
+
+    def watch(self, options: ListOptions) -> Watch:
+        self.watch_options.append(options)
+        return super().watch(options)
+
+
+def test_the_initial_state_streams_through_a_watch_list_and_the_watch_goes_on(own_clientset: Clientset) -> None:
+    jobs = own_clientset.jobs(NS)
+    for name in ("w1", "w2"):
+        jobs.create(_job(name))
+    counting = CountingListerWatcher(jobs.lister_watcher())
+    informer = SharedIndexInformer(counting, transform=default_transform())
+    recorder = Recorder()
+    informer.add_event_handler(recorder.handler())
+    stop = threading.Event()
+    threading.Thread(target=informer.run, args=(stop,), daemon=True).start()
+    try:
+        wait_for(informer.has_synced, 30, what="the informer to sync")
+        assert _cached(informer) == _live(own_clientset) == ["w1", "w2"]
+        assert counting.lists == 0
+        assert counting.watch_options[0].send_initial_events is True
+        assert all("managedFields" not in o["metadata"] for o in informer.get_store().list())
+        jobs.create(_job("w3"))
+        wait_for(lambda: _cached(informer) == ["w1", "w2", "w3"], 30, what="w3 from the same watch")
+        assert len(counting.watch_options) == 1
+        assert sorted(recorder.of("add")) == ["w1", "w2", "w3"]
     finally:
         stop.set()
         for name in _live(own_clientset):

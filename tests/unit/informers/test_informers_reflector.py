@@ -743,3 +743,291 @@ def test_the_pager_raises_list_cancelled_when_stopped_between_pages() -> None:
     pages = iter(_paged("10", pages=3))
     result, paginated = ListPager(lambda o: next(pages)(o), 1).list(ListOptions(resource_version="0"))
     assert (len(result.items), paginated) == (3, True)
+
+
+# -- the transform --------------------------------------------------------------------------------
+
+
+class CountingTransform:
+    """Tags each object it is given and counts the calls by object name."""
+
+    def __init__(self) -> None:
+        self.calls: list[str] = []
+
+    def __call__(self, obj: Any) -> Any:
+        self.calls.append(obj["metadata"]["name"])
+        return {**obj, "transformed": True}
+
+
+def test_list_items_are_transformed_page_by_page_once_each() -> None:
+    lw = FakeListerWatcher([pod(f"p{i}", "1") for i in range(5)])
+    transform = CountingTransform()
+    store = new_store()
+    reflector = new_reflector(lw, store, transform=transform, watch_list_page_size=2)
+    reflector._list(threading.Event())
+    assert sorted(transform.calls) == ["p0", "p1", "p2", "p3", "p4"]
+    assert all(o["transformed"] for o in store.list())
+
+
+def test_list_pages_are_transformed_as_they_arrive() -> None:
+    transform = CountingTransform()
+    seen_before_page: list[list[str]] = []
+    lw = FakeListerWatcher([pod(f"p{i}", "1") for i in range(4)])
+    inner_list = lw.list
+
+    def list_page(options: ListOptions) -> ListResult:
+        seen_before_page.append(list(transform.calls))
+        return inner_list(options)
+
+    lw.list = list_page  # type: ignore[method-assign]
+    new_reflector(lw, transform=transform, watch_list_page_size=2)._list(threading.Event())
+    assert seen_before_page == [[], ["p0", "p1"]]
+
+
+def test_watch_events_are_transformed_once_before_the_store() -> None:
+    w = FakeWatch()
+    lw = ScriptedLW(lists=[ListResult([], "1")], watches=[w])
+    transform = CountingTransform()
+    store = new_store()
+    stop = threading.Event()
+    runner = Runner(new_reflector(lw, store, transform=transform).list_and_watch, stop)
+    w.add(pod("a", "2"))
+    w.modify(pod("a", "3"))
+    w.bookmark("4")
+    assert eventually(lambda: store.list() and store.list()[0]["metadata"]["resourceVersion"] == "3")
+    stop.set()
+    runner.join()
+    assert transform.calls == ["a", "a"]
+    assert store.list()[0]["transformed"] is True
+
+
+# -- watch-list -----------------------------------------------------------------------------------
+
+
+class WatchListLW(ScriptedLW):
+    def is_watch_list_semantics_supported(self) -> bool:
+        return True
+
+
+def initial_events(*objects: dict[str, Any], end_rv: str) -> FakeWatch:
+    w = FakeWatch()
+    for obj in objects:
+        w.add(obj)
+    w.action(
+        "BOOKMARK",
+        {"metadata": {"resourceVersion": end_rv, "annotations": {"k8s.io/initial-events-end": "true"}}},
+    )
+    return w
+
+
+def test_watch_list_streams_the_initial_state_instead_of_listing() -> None:
+    w = initial_events(pod("a", "2"), pod("b", "3"), end_rv="5")
+    lw = WatchListLW(watches=[w])
+    store = new_store()
+    stop = threading.Event()
+    reflector = new_reflector(lw, store)
+    runner = Runner(reflector.list_and_watch, stop)
+    assert eventually(lambda: reflector.last_sync_resource_version() == "5")
+    assert sorted(o["metadata"]["name"] for o in store.list()) == ["a", "b"]
+    assert lw.list_calls == []
+    (options,) = lw.watch_calls
+    assert options.send_initial_events is True
+    assert options.resource_version == ""
+    assert options.resource_version_match == "NotOlderThan"
+    assert options.allow_watch_bookmarks is True
+    stop.set()
+    runner.join()
+
+
+def test_the_watch_list_watch_goes_on_after_the_initial_events() -> None:
+    w = initial_events(pod("a", "2"), end_rv="2")
+    lw = WatchListLW(watches=[w])
+    store = new_store()
+    stop = threading.Event()
+    reflector = new_reflector(lw, store)
+    runner = Runner(reflector.list_and_watch, stop)
+    assert eventually(lambda: reflector.last_sync_resource_version() == "2")
+    w.add(pod("b", "3"))
+    assert eventually(lambda: len(store.list()) == 2)
+    assert reflector.last_sync_resource_version() == "3"
+    assert len(lw.watch_calls) == 1  # the same watch
+    stop.set()
+    runner.join()
+    assert w.stopped
+
+
+def test_the_store_is_replaced_only_once_the_bookmark_arrives() -> None:
+    w = FakeWatch()
+    lw = WatchListLW(watches=[w])
+    store = new_store()
+    store.add(pod("old", "1"))
+    stop = threading.Event()
+    reflector = new_reflector(lw, store)
+    runner = Runner(reflector.list_and_watch, stop)
+    w.add(pod("a", "2"))
+    assert lw.wait_for_watch_calls(1)
+    assert [o["metadata"]["name"] for o in store.list()] == ["old"]
+    w.action("BOOKMARK", {"metadata": {"resourceVersion": "3", "annotations": {"k8s.io/initial-events-end": "true"}}})
+    assert eventually(lambda: [o["metadata"]["name"] for o in store.list()] == ["a"])
+    stop.set()
+    runner.join()
+
+
+def test_initial_events_are_transformed_once_as_they_arrive() -> None:
+    w = initial_events(pod("a", "2"), pod("b", "3"), end_rv="3")
+    lw = WatchListLW(watches=[w])
+    transform = CountingTransform()
+    store = new_store()
+    stop = threading.Event()
+    reflector = new_reflector(lw, store, transform=transform)
+    runner = Runner(reflector.list_and_watch, stop)
+    assert eventually(lambda: reflector.last_sync_resource_version() == "3")
+    stop.set()
+    runner.join()
+    assert transform.calls == ["a", "b"]
+    assert all(o["transformed"] for o in store.list())
+
+
+def test_a_listerwatcher_without_watch_list_support_is_listed() -> None:
+    lw = ScriptedLW(lists=[ListResult([pod("a", "1")], "1")])
+    reflector = new_reflector(lw)
+    assert reflector.use_watch_list is False
+    stop = threading.Event()
+    runner = Runner(reflector.list_and_watch, stop)
+    assert lw.wait_for_watch_calls(1)
+    assert [c.resource_version for c in lw.list_calls] == ["0"]
+    assert lw.watch_calls[0].send_initial_events is False
+    stop.set()
+    runner.join()
+
+
+def test_watch_list_can_be_turned_off() -> None:
+    lw = WatchListLW(lists=[ListResult([], "1")])
+    stop = threading.Event()
+    runner = Runner(new_reflector(lw, use_watch_list=False).list_and_watch, stop)
+    assert lw.wait_for_watch_calls(1)
+    assert len(lw.list_calls) == 1
+    stop.set()
+    runner.join()
+
+
+def test_a_failed_watch_list_falls_back_to_list() -> None:
+    lw = WatchListLW(lists=[ListResult([pod("a", "4")], "4")], watches=[ApiStatusError(400, "BadRequest", "no")])
+    store = new_store()
+    stop = threading.Event()
+    reflector = new_reflector(lw, store)
+    runner = Runner(reflector.list_and_watch, stop)
+    assert lw.wait_for_watch_calls(2)
+    assert len(lw.list_calls) == 1
+    assert [o["metadata"]["name"] for o in store.list()] == ["a"]
+    assert lw.watch_calls[1].send_initial_events is False  # the ordinary watch after the list
+    stop.set()
+    runner.join()
+
+
+def test_an_expired_resource_version_retries_the_watch_list_at_the_newest() -> None:
+    lw = WatchListLW(watches=[ExpiredError("too old"), initial_events(pod("a", "9"), end_rv="9")])
+    reflector = new_reflector(lw)
+    reflector._set_last_sync_resource_version("5")
+    stop = threading.Event()
+    runner = Runner(reflector.list_and_watch, stop)
+    assert eventually(lambda: reflector.last_sync_resource_version() == "9")
+    assert rvs(lw.watch_calls) == ["5", ""]
+    assert lw.list_calls == []
+    stop.set()
+    runner.join()
+
+
+def test_an_expired_error_event_retries_the_watch_list_at_the_newest() -> None:
+    expired = FakeWatch()
+    expired.error(status_object(410, "Expired", "too old"))
+    lw = WatchListLW(watches=[expired, initial_events(end_rv="9")])
+    reflector = new_reflector(lw)
+    reflector._set_last_sync_resource_version("5")
+    stop = threading.Event()
+    runner = Runner(reflector.list_and_watch, stop)
+    assert eventually(lambda: reflector.last_sync_resource_version() == "9")
+    assert rvs(lw.watch_calls) == ["5", ""]
+    assert expired.stopped
+    stop.set()
+    runner.join()
+
+
+def test_a_refused_connection_backs_off_and_retries_the_watch_list() -> None:
+    clock = FakeClock()
+    backoff = RecordingBackoff(clock)
+    lw = WatchListLW(watches=[ConnectionRefusedError("refused"), initial_events(end_rv="3")])
+    reflector = new_reflector(lw, clock=clock, backoff=backoff)
+    stop = threading.Event()
+    runner = Runner(reflector.list_and_watch, stop)
+    assert clock.wait_for_waiters(1)
+    clock.step(60)
+    assert eventually(lambda: reflector.last_sync_resource_version() == "3")
+    assert len(backoff.delays) == 1
+    assert lw.list_calls == []
+    stop.set()
+    runner.join()
+
+
+def test_a_stream_that_ends_before_the_bookmark_is_asked_again() -> None:
+    cut = FakeWatch()
+    cut.add(pod("a", "2"))
+    cut.close()
+    lw = WatchListLW(watches=[cut, initial_events(pod("a", "2"), end_rv="2")])
+    store = new_store()
+    reflector = new_reflector(lw, store)
+    stop = threading.Event()
+    runner = Runner(reflector.list_and_watch, stop)
+    assert eventually(lambda: reflector.last_sync_resource_version() == "2")
+    assert len(lw.watch_calls) == 2
+    assert [o["metadata"]["name"] for o in store.list()] == ["a"]
+    stop.set()
+    runner.join()
+
+
+def test_a_stop_during_the_initial_events_leaves_the_store_alone() -> None:
+    w = FakeWatch()
+    w.add(pod("a", "2"))
+    lw = WatchListLW(watches=[w])
+    store = new_store()
+    stop = threading.Event()
+    runner = Runner(new_reflector(lw, store).list_and_watch, stop)
+    assert lw.wait_for_watch_calls(1)
+    stop.set()
+    runner.join()
+    assert runner.error is None
+    assert store.list() == []
+    assert w.stopped
+    assert lw.list_calls == []
+
+
+def test_an_informer_syncs_through_a_watch_list_against_the_fake_api() -> None:
+    lw = FakeListerWatcher([pod("a", "1"), pod("b", "1")], watch_list=True)
+    store = new_store()
+    stop = threading.Event()
+    reflector = new_reflector(lw, store)
+    runner = Runner(reflector.list_and_watch, stop)
+    assert eventually(lambda: len(store.list()) == 2)
+    lw.add(pod("c", "1"))
+    assert eventually(lambda: len(store.list()) == 3)
+    assert lw.list_calls == []
+    assert len(lw.watch_calls) == 1
+    stop.set()
+    runner.join()
+
+
+def test_a_plain_bookmark_during_the_initial_events_falls_back_to_list() -> None:
+    ignored = FakeWatch()
+    ignored.add(pod("a", "2"))
+    ignored.bookmark("3")  # a server that ignored sendInitialEvents: no end annotation
+    lw = WatchListLW(lists=[ListResult([pod("a", "2")], "3")], watches=[ignored])
+    store = new_store()
+    reflector = new_reflector(lw, store)
+    stop = threading.Event()
+    runner = Runner(reflector.list_and_watch, stop)
+    assert lw.wait_for_watch_calls(2)
+    assert len(lw.list_calls) == 1
+    assert ignored.stopped
+    assert [o["metadata"]["name"] for o in store.list()] == ["a"]
+    stop.set()
+    runner.join()

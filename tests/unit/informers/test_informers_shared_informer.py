@@ -347,6 +347,27 @@ def test_stripping_managed_fields_keeps_them_out_of_the_cache() -> None:
     assert source["metadata"]["managedFields"] == [{"manager": "kubectl"}]
 
 
+def test_a_watch_list_informer_delivers_the_initial_state_as_initial_adds_transformed() -> None:
+    def upper(obj: Any) -> Any:
+        return {**obj, "metadata": {**obj["metadata"], "name": obj["metadata"]["name"].upper()}}
+
+    lw = FakeListerWatcher([pod("pod1"), pod("pod2")], watch_list=True)
+    informer = new_informer(lw, transform=upper)
+    handler = RecordingHandler()
+    informer.add_event_handler(handler)
+    with running(informer):
+        assert handler.wait_for(2)
+        assert synced(informer.has_synced)
+        lw.add(pod("pod3"))
+        assert handler.wait_for(3)
+    assert [(kind, obj["metadata"]["name"], initial) for kind, obj, initial in handler.events] == [
+        ("add", "POD1", True),
+        ("add", "POD2", True),
+        ("add", "POD3", False),
+    ]
+    assert lw.list_calls == []
+
+
 def test_transform_and_error_handler_are_fixed_once_started() -> None:
     informer = new_informer(FakeListerWatcher())
     with running(informer):

@@ -4,8 +4,11 @@ from __future__ import annotations
 
 import copy
 
+import pytest
+
 from informers import DeletedFinalStateUnknown, chain_transforms, strip_managed_fields
 from informers.testing import new_object
+from informers.transforms import drop_fields
 
 
 def test_strip_managed_fields_returns_a_new_object_without_them() -> None:
@@ -31,3 +34,52 @@ def test_chain_transforms_applies_left_to_right() -> None:
         return {**obj, "tags": [*obj.get("tags", []), "t"]}  # type: ignore[misc]
 
     assert chain_transforms(tag, tag)({}) == {"tags": ["t", "t"]}
+
+
+def test_strip_managed_fields_returns_an_object_without_them_as_is() -> None:
+    obj = {"metadata": {"name": "a"}, "spec": {}}
+    assert strip_managed_fields(obj) is obj
+
+
+def test_drop_fields_removes_each_path_and_leaves_the_input_alone() -> None:
+    obj = {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": "a", "managedFields": [{"manager": "m"}], "annotations": {"x": "1"}},
+        "spec": {"big": "x" * 100},
+        "status": {"phase": "Running"},
+    }
+    before = copy.deepcopy(obj)
+    out = drop_fields("metadata.managedFields", "spec")(obj)
+    assert out == {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": "a", "annotations": {"x": "1"}},
+        "status": {"phase": "Running"},
+    }
+    assert obj == before
+    assert out["status"] is obj["status"]  # only the dicts on the way to a dropped field are copied
+
+
+def test_drop_fields_returns_an_object_without_the_fields_as_is() -> None:
+    obj = {"metadata": {"name": "a"}, "status": {}}
+    assert drop_fields("spec", "metadata.managedFields", "status.missing.deep")(obj) is obj
+
+
+def test_drop_fields_leaves_non_objects_alone() -> None:
+    tombstone = object()
+    assert drop_fields("spec")(tombstone) is tombstone
+
+
+@pytest.mark.parametrize(
+    "path", ["metadata", "metadata.name", "metadata.namespace", "metadata.resourceVersion", "kind"]
+)
+def test_drop_fields_refuses_what_an_informer_needs(path: str) -> None:
+    with pytest.raises(ValueError, match="cannot do without"):
+        drop_fields(path)
+
+
+@pytest.mark.parametrize("paths", [(), ("spec..x",), ("",)])
+def test_drop_fields_refuses_no_or_malformed_paths(paths: tuple[str, ...]) -> None:
+    with pytest.raises(ValueError):
+        drop_fields(*paths)

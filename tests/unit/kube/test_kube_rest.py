@@ -6,14 +6,16 @@ import json
 import threading
 import time
 from collections.abc import Iterator
+from typing import Any
 
 import pytest
 from kubernetes import client as k8s_client
 
-from informers import is_expired
+from informers import ListOptions, is_expired
 from jobflow_controller.kube import errors, resources
-from jobflow_controller.kube.listwatch import StreamWatch
-from jobflow_controller.kube.rest import RestClient, TokenBucket, add_user_agent, default_user_agent
+from jobflow_controller.kube.listwatch import ResourceListerWatcher, StreamWatch
+from jobflow_controller.kube.resources import JOBS
+from jobflow_controller.kube.rest import RestClient, TokenBucket, add_user_agent, decode_json, default_user_agent
 from workqueue import FakeClock
 
 
@@ -144,3 +146,70 @@ def test_the_user_agent_is_upstreams_binary_so_the_field_manager_is_too() -> Non
     # The API server names the field manager after the part before the first "/".
     assert agent.split("/", 1)[0] == "vc-controller-manager"
     assert add_user_agent(agent, "leader-election") == agent + "/leader-election"
+
+
+def test_iterating_a_watch_again_resumes_after_the_last_event() -> None:
+    lines = [
+        json.dumps({"type": "ADDED", "object": {"metadata": {"name": n, "resourceVersion": rv}}}).encode()
+        for n, rv in (("a", "1"), ("b", "2"), ("c", "3"))
+    ]
+    payload = b"\n".join(lines) + b"\n"
+    watch = StreamWatch(_Response([payload[:30], payload[30:]]))  # type: ignore[arg-type]
+    first = next(iter(watch))
+    rest = list(watch)
+    assert [first.object["metadata"]["name"]] + [e.object["metadata"]["name"] for e in rest] == ["a", "b", "c"]
+
+
+def test_blank_lines_between_watch_events_are_skipped() -> None:
+    line = json.dumps({"type": "ADDED", "object": {"metadata": {"name": "a"}}}).encode()
+    events = list(StreamWatch(_Response([b"\n" + line + b"\n\r\n  \n"])))  # type: ignore[arg-type]
+    assert [e.type for e in events] == ["ADDED"]
+
+
+def test_decoded_objects_share_their_dictionary_keys() -> None:
+    one = decode_json(b'{"metadata": {"namespace": "default"}}')
+    other = decode_json(b'{"metadata": {"namespace": "default"}}')
+    assert next(iter(one)) is next(iter(other))
+    assert next(iter(one["metadata"])) is next(iter(other["metadata"]))
+
+
+class _RecordingRest:
+    """Stands in for RestClient: keeps the query of each streaming GET."""
+
+    def __init__(self) -> None:
+        self.queries: list[dict[str, Any]] = []
+
+    def stream(self, path: str, *, query: dict[str, Any], read_timeout: float) -> _Response:
+        self.queries.append(query)
+        return _Response([])
+
+
+def test_a_watch_list_watch_asks_for_the_initial_events() -> None:
+    rest = _RecordingRest()
+    lw = ResourceListerWatcher(rest, JOBS, "ns")  # type: ignore[arg-type]
+    assert lw.is_watch_list_semantics_supported()
+    lw.watch(
+        ListOptions(
+            resource_version="",
+            resource_version_match="NotOlderThan",
+            send_initial_events=True,
+            allow_watch_bookmarks=True,
+        )
+    )
+    lw.watch(ListOptions(resource_version="7", allow_watch_bookmarks=True))
+    watch_list, plain = rest.queries
+    assert watch_list["sendInitialEvents"] is True
+    assert watch_list["resourceVersionMatch"] == "NotOlderThan"
+    assert watch_list["resourceVersion"] is None  # "" is sent as no resourceVersion
+    assert plain["sendInitialEvents"] is None
+    assert plain["resourceVersion"] == "7"
+
+
+def test_a_document_above_the_large_size_decodes_the_same(monkeypatch: pytest.MonkeyPatch) -> None:
+    document = json.dumps({"items": [{"metadata": {"name": f"j{i}"}} for i in range(50)]}).encode()
+    small = decode_json(document)
+    monkeypatch.setattr("jobflow_controller.kube.rest.LARGE_DOCUMENT_BYTES", 100)
+    assert decode_json(document) == small
+    assert decode_json(memoryview(document)) == small
+    with pytest.raises(ValueError):
+        decode_json(document[:-1])

@@ -92,3 +92,25 @@ def test_informer_over_the_filter_caches_only_its_shard_from_the_list_and_the_wa
     finally:
         stop.set()
         thread.join(5.0)
+
+
+def test_the_filter_offers_watch_list_exactly_when_the_wrapped_lister_watcher_does() -> None:
+    assert ShardListerWatcher(FakeListerWatcher([], watch_list=True), SHARD).is_watch_list_semantics_supported()
+    assert not ShardListerWatcher(FakeListerWatcher([]), SHARD).is_watch_list_semantics_supported()
+
+
+def test_an_informer_syncs_its_shard_over_a_filtered_watch_list_stream_without_a_list() -> None:
+    import threading
+
+    source = FakeListerWatcher([new_object("a", OURS), new_object("b", THEIRS)], watch_list=True)
+    informer = SharedIndexInformer(ShardListerWatcher(source, SHARD), 0.0)
+    stop = threading.Event()
+    thread = threading.Thread(target=informer.run, args=(stop,), daemon=True)
+    thread.start()
+    try:
+        eventually(informer.has_synced)
+        assert sorted(informer.get_store().list_keys()) == [f"{OURS}/a"]
+        assert source.list_calls == []
+    finally:
+        stop.set()
+        thread.join(5.0)
