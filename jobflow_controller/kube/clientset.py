@@ -58,14 +58,24 @@ class ResourceClient:
         result: Obj = self.rest.request("PATCH", self._path(name, "status"), body=patch, content_type=content_type)
         return result
 
-    def delete(self, name: str, *, propagation_policy: str | None = None, uid: str | None = None) -> None:
-        """DELETE with optional DeleteOptions: a propagation policy, and a uid precondition (the
-        server refuses with 409 Conflict if the object of that name has another uid)."""
+    def delete(
+        self,
+        name: str,
+        *,
+        propagation_policy: str | None = None,
+        uid: str | None = None,
+        grace_period_seconds: int | None = None,
+    ) -> None:
+        """DELETE with optional DeleteOptions: a propagation policy, a uid precondition (the
+        server refuses with 409 Conflict if the object of that name has another uid), and a grace
+        period (0: at once, for a pod no kubelet will ever confirm gone)."""
         body: dict[str, Any] = {}
         if propagation_policy:
             body["propagationPolicy"] = propagation_policy
         if uid:
             body["preconditions"] = {"uid": uid}
+        if grace_period_seconds is not None:
+            body["gracePeriodSeconds"] = grace_period_seconds
         self.rest.request("DELETE", self._path(name), body=body or None)
 
     def lister_watcher(self, label_selector: str | None = None) -> ResourceListerWatcher:

@@ -19,7 +19,7 @@ from jobflow_controller.kube.clientset import Clientset
 from jobflow_controller.kube.config import build_config
 from jobflow_controller.kube.errors import NotFoundError
 from jobflow_controller.kube.event_sink import KubeEventSink
-from jobflow_controller.kube.resources import NAMESPACES
+from jobflow_controller.kube.resources import NAMESPACES, PODS
 from jobflow_controller.kube.rest import RestClient
 from jobflow_controller.local.controlplane import ControlPlane
 from jobflow_controller.local.kubectl import install_crds, kubectl
@@ -71,6 +71,11 @@ def namespace(clientset: Clientset, control_plane: ControlPlane) -> Iterator[str
     name = f"e2e-{uuid.uuid4().hex[:8]}"
     clientset.resource(NAMESPACES).create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}})
     yield name
+    # Pods the simulator ran (dependsOn.probe) are bound to a node no kubelet serves: deleted with a
+    # grace period they would never go, and the namespace controller would never finish.
+    with contextlib.suppress(NotFoundError):
+        for pod in clientset.resource(PODS, name).list():
+            clientset.resource(PODS, name).delete(pod["metadata"]["name"], grace_period_seconds=0)
     with contextlib.suppress(NotFoundError):
         clientset.resource(NAMESPACES).delete(name)
 
