@@ -37,6 +37,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final
 
+from jobflow_controller.apis.jsontype import json_type
+
 __all__ = [
     "CRD_DEFAULTS",
     "JOB_SPEC_FIELD",
@@ -180,7 +182,7 @@ def patch_problems(patch: object) -> list[PatchError]:
     if patch is None:
         return problems
     if not isinstance(patch, Mapping):
-        problems.append(PatchError(_PATCH_PATH, f"must be an object, not {_json_type(patch)}"))
+        problems.append(PatchError(_PATCH_PATH, f"must be an object, not {json_type(patch)}"))
         return problems
     job_spec = patch.get(JOB_SPEC_FIELD)
     if job_spec is not None:
@@ -190,7 +192,7 @@ def patch_problems(patch: object) -> list[PatchError]:
 
 def _check_object(value: object, rules: _Object, path: str, problems: list[PatchError]) -> None:
     if not isinstance(value, Mapping):
-        problems.append(PatchError(path, f"must be an object, not {_json_type(value)}"))
+        problems.append(PatchError(path, f"must be an object, not {json_type(value)}"))
         return
     for name, rule in rules.fields.items():
         child = value.get(name)
@@ -204,14 +206,14 @@ def _check_object(value: object, rules: _Object, path: str, problems: list[Patch
 
 def _check_list(value: object, rule: _KeyedList, path: str, problems: list[PatchError]) -> None:
     if not isinstance(value, list):
-        problems.append(PatchError(path, f"must be an array, not {_json_type(value)}"))
+        problems.append(PatchError(path, f"must be an array, not {json_type(value)}"))
         return
     list_name = path.rsplit(".", 1)[-1]
     seen: dict[tuple[Any, ...], int] = {}
     for index, entry in enumerate(value):
         entry_path = f"{path}[{index}]"
         if not isinstance(entry, Mapping):
-            problems.append(PatchError(entry_path, f"must be an object, not {_json_type(entry)}"))
+            problems.append(PatchError(entry_path, f"must be an object, not {json_type(entry)}"))
             continue
         key = _patch_key(entry, rule, entry_path, problems)
         if key is not None:
@@ -243,7 +245,7 @@ def _patch_key(
             value = key.default
         if not _is_kind(value, key.kind):
             problems.append(
-                PatchError(f"{path}.{key.field}", f"must be {_kind_name(key.kind)}, not {_json_type(value)}")
+                PatchError(f"{path}.{key.field}", f"must be {_kind_name(key.kind)}, not {json_type(value)}")
             )
             return None
         values.append(value)
@@ -397,17 +399,3 @@ def _is_kind(value: object, kind: type) -> bool:
 
 def _kind_name(kind: type) -> str:
     return "an integer" if kind is int else "a string"
-
-
-def _json_type(value: object) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "a boolean"
-    if isinstance(value, int | float):
-        return "a number"
-    if isinstance(value, str):
-        return "a string"
-    if isinstance(value, Mapping):
-        return "an object"
-    return "an array"

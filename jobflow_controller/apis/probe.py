@@ -15,6 +15,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from jobflow_controller.apis.jsontype import json_type
+
 #: The JSON keys, as upstream's Go tags spell them.
 PROBE_FIELD = "probe"
 HTTP_GET_LIST = "httpGetList"
@@ -134,7 +136,7 @@ def probe_problems(raw: object, *, has_targets: bool = True) -> list[str]:
     if raw is None:
         return []
     if not isinstance(raw, Mapping):
-        return [f"{_PROBE_PATH}: must be an object, not {_json_type(raw)}"]
+        return [f"{_PROBE_PATH}: must be an object, not {json_type(raw)}"]
     problems: list[str] = []
     if not has_targets and any(_entries(raw, name) for name in (HTTP_GET_LIST, TCP_SOCKET_LIST, TASK_STATUS_LIST)):
         problems.append(f"{_PROBE_PATH}: needs dependsOn.targets: a probe checks the Jobs of the flow's targets")
@@ -144,7 +146,7 @@ def probe_problems(raw: object, *, has_targets: bool = True) -> list[str]:
         if value is None:
             continue
         if not isinstance(value, list):
-            problems.append(f"{path}: must be an array, not {_json_type(value)}")
+            problems.append(f"{path}: must be an array, not {json_type(value)}")
             continue
         for index, entry in enumerate(value):
             problems.extend(_entry_problems(entry, list_name, f"{path}[{index}]"))
@@ -153,13 +155,13 @@ def probe_problems(raw: object, *, has_targets: bool = True) -> list[str]:
 
 def _entry_problems(entry: object, list_name: str, path: str) -> list[str]:
     if not isinstance(entry, Mapping):
-        return [f"{path}: must be an object, not {_json_type(entry)}"]
+        return [f"{path}: must be an object, not {json_type(entry)}"]
     problems: list[str] = []
     task = entry.get("taskName")
     if task is None or task == "":
         problems.append(f"{path}.taskName: is required")
     elif not isinstance(task, str):
-        problems.append(f"{path}.taskName: must be a string, not {_json_type(task)}")
+        problems.append(f"{path}.taskName: must be a string, not {json_type(task)}")
     elif not _is_dns1123_label(task):
         problems.append(
             f"{path}.taskName: {task!r} is not a valid task name (lowercase letters, digits and '-', "
@@ -183,7 +185,7 @@ def _port_problems(port: object, path: str) -> list[str]:
     if port is None:
         return [f"{path}: is required"]
     if isinstance(port, bool) or not isinstance(port, int):
-        return [f"{path}: must be an integer, not {_json_type(port)}"]
+        return [f"{path}: must be an integer, not {json_type(port)}"]
     if not 1 <= port <= 65535:
         return [f"{path}: must be between 1 and 65535, not {port}"]
     return []
@@ -193,7 +195,7 @@ def _path_problems(value: object, path: str) -> list[str]:
     if value is None or value == "":
         return []
     if not isinstance(value, str):
-        return [f"{path}: must be a string, not {_json_type(value)}"]
+        return [f"{path}: must be a string, not {json_type(value)}"]
     if not value.startswith("/"):
         return [f"{path}: {value!r} must start with '/'"]
     if any(ch.isspace() or ord(ch) < 0x20 or ord(ch) == 0x7F for ch in value):
@@ -209,14 +211,14 @@ def _header_problems(value: object, path: str) -> list[str]:
     if value is None:
         return []
     if not isinstance(value, Mapping):
-        return [f"{path}: must be an object, not {_json_type(value)}"]
+        return [f"{path}: must be an object, not {json_type(value)}"]
     problems: list[str] = []
     name = value.get("name")
     if not isinstance(name, str) or not name or not set(name) <= _TOKEN_CHARS:
         problems.append(f"{path}.name: {name!r} is not a valid HTTP header name")
     header_value = value.get("value")
     if header_value is not None and not isinstance(header_value, str):
-        problems.append(f"{path}.value: must be a string, not {_json_type(header_value)}")
+        problems.append(f"{path}.value: must be a string, not {json_type(header_value)}")
     elif isinstance(header_value, str) and any(ch in "\r\n\0" for ch in header_value):
         problems.append(f"{path}.value: must not contain line breaks or NUL")
     return problems
@@ -232,17 +234,3 @@ def _is_dns1123_label(value: str) -> bool:
 def _entries(raw: Mapping[str, Any], list_name: str) -> list[Any]:
     value = raw.get(list_name)
     return list(value) if isinstance(value, list) else []
-
-
-def _json_type(value: object) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "a boolean"
-    if isinstance(value, int | float):
-        return "a number"
-    if isinstance(value, str):
-        return "a string"
-    if isinstance(value, Mapping):
-        return "an object"
-    return "an array"

@@ -21,6 +21,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Final
 
+from jobflow_controller.apis.jsontype import json_type
 from jobflow_controller.validation import validation_message
 
 __all__ = [
@@ -99,7 +100,7 @@ def decode_review(body: bytes, content_type: str | None) -> Mapping[str, Any]:
     except (UnicodeDecodeError, json.JSONDecodeError) as err:
         raise ReviewError(400, f"Request could not be decoded: {err}") from None
     if not isinstance(review, dict):
-        raise ReviewError(400, f"Request could not be decoded: expected a JSON object, got {_json_type(review)}")
+        raise ReviewError(400, f"Request could not be decoded: expected a JSON object, got {json_type(review)}")
     api_version, kind = review.get("apiVersion"), review.get("kind")
     if api_version != ADMISSION_API_VERSION or kind != ADMISSION_REVIEW_KIND:
         raise ReviewError(400, f"Unsupported group version kind: {_group_version_kind(api_version, kind)}")
@@ -187,15 +188,3 @@ def _group_version_kind(api_version: object, kind: object) -> str:
     version = api_version if isinstance(api_version, str) else ""
     group, _, version = version.rpartition("/")
     return f"{group}/{version}, Kind={kind if isinstance(kind, str) else ''}"
-
-
-def _json_type(value: object) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "a boolean"
-    if isinstance(value, int | float):
-        return "a number"
-    if isinstance(value, str):
-        return "a string"
-    return "an array"
