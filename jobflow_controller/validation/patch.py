@@ -8,25 +8,15 @@ the template only the controller can tell (the `InvalidPatch` event; docs/patch.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from typing import Any
 
 from jobflow_controller.apis.patch import patch_problems
+from jobflow_controller.validation.rawflows import raw_flows
 
 __all__ = ["flow_patch_problems"]
 
 
 def flow_patch_problems(job_flow: Mapping[str, Any]) -> list[str]:
     """``jobflow Flow "<flow>": <path>: <problem>`` for each problem, flows in spec order."""
-    spec = job_flow.get("spec")
-    flows = spec.get("flows") if isinstance(spec, Mapping) else None
-    if not isinstance(flows, Sequence) or isinstance(flows, str | bytes):
-        return []
-    problems: list[str] = []
-    for flow in flows:
-        if not isinstance(flow, Mapping):
-            continue
-        name = flow.get("name")
-        label = name if isinstance(name, str) else ""
-        problems.extend(f'jobflow Flow "{label}": {err}' for err in patch_problems(flow.get("patch")))
-    return problems
+    return [f"{prefix}: {err}" for prefix, flow in raw_flows(job_flow) for err in patch_problems(flow.get("patch"))]
