@@ -228,7 +228,8 @@ def test_the_initial_state_streams_through_a_watch_list_and_the_watch_goes_on(ow
         jobs.create(_job("w3"))
         wait_for(lambda: _cached(informer) == ["w1", "w2", "w3"], 30, what="w3 from the same watch")
         assert len(counting.watch_options) == 1
-        assert sorted(recorder.of("add")) == ["w1", "w2", "w3"]
+        # The store is updated before the handler hears of it (its own dispatch thread): wait for it.
+        wait_for(lambda: sorted(recorder.of("add")) == ["w1", "w2", "w3"], 10, what="the handler's add of w3")
     finally:
         stop.set()
         for name in _live(own_clientset):
