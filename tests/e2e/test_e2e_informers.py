@@ -157,8 +157,9 @@ def test_a_restarted_api_server_is_reconnected_and_the_cache_converges(
         jobs.delete("r1")
         wait_for(lambda: _cached(informer) == _live(own_clientset), 60, what="the cache to converge")
         assert "r3" in _cached(informer)
+        # The handler hears of the store's changes on its own thread, a moment later.
+        wait_for(lambda: recorder.of("delete") + recorder.of("delete-tombstone") == ["r1"], 10, what="r1's delete")
         assert sorted(recorder.of("add")) == sorted(set(recorder.of("add")))  # no object added twice
-        assert recorder.of("delete") + recorder.of("delete-tombstone") == ["r1"]
     finally:
         stop.set()
         for name in _live(own_clientset):
