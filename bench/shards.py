@@ -19,7 +19,6 @@ Prints one JSON document on stdout, progress on stderr; a watchdog fails it afte
 
 from __future__ import annotations
 
-import re
 import sys
 import tempfile
 import time
@@ -32,7 +31,7 @@ sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != _BENCH_DIR]
 sys.path.insert(0, str(_BENCH_DIR.parent))
 sys.path.insert(1, str(_BENCH_DIR.parent / "tests" / "e2e"))
 
-from e2e_helpers import ControllerProcess  # noqa: E402
+from e2e_helpers import ControllerProcess, balanced_namespaces  # noqa: E402
 
 from bench._common import (  # noqa: E402
     BenchError,
@@ -74,35 +73,10 @@ RUN_TIMEOUT = 600.0
 TIME_LIMIT = 2700.0
 
 
-def balanced_namespaces(shards: int, tag: str) -> list[str]:
-    """NAMESPACES names, as many in each shard as the count allows."""
-    per_shard: dict[int, list[str]] = {s: [] for s in range(shards)}
-    quota = NAMESPACES // shards
-    index = 0
-    while sum(len(v) for v in per_shard.values()) < NAMESPACES:
-        name = f"bench-{tag}-{index:02d}"
-        shard = shard_for_namespace(name, shards)
-        if len(per_shard[shard]) < quota:
-            per_shard[shard].append(name)
-        index += 1
-    return sorted(n for names in per_shard.values() for n in names)
-
-
-def metric(proc: ControllerProcess, family: str, **labels: str) -> float:
-    total = 0.0
-    for line in proc.metrics().splitlines():
-        series, _, value = line.rpartition(" ")
-        if series.split("{", 1)[0] != family:
-            continue
-        if all(re.search(rf'\b{key}="{re.escape(val)}"', series) for key, val in labels.items()):
-            total += float(value)
-    return total
-
-
 def run_once(replicas: int, watchdog: Watchdog) -> dict[str, Any]:
     log(f"== {replicas} replica(s), --shards={replicas}")
     tag = uuid.uuid4().hex[:4]
-    namespaces = balanced_namespaces(replicas, tag)
+    namespaces = balanced_namespaces(f"bench-{tag}", replicas, NAMESPACES // replicas)
     logs = Path(tempfile.mkdtemp(prefix="jobflow-bench-shards-"))
     with control_plane(watchdog) as plane:
         clientset = Clientset(rest_client(plane.kubeconfig_path, agent="bench-shards"))
@@ -132,7 +106,7 @@ def run_once(replicas: int, watchdog: Watchdog) -> dict[str, Any]:
                 watchdog.on_timeout(proc.stop)
             wait_until(
                 lambda: all(
-                    metric(p, "leader_election_master_status", name=f"{base}-shard-{i}") == 1.0
+                    p.metric("leader_election_master_status", name=f"{base}-shard-{i}") == 1.0
                     for i, p in enumerate(procs)
                 ),
                 60.0,
@@ -176,11 +150,11 @@ def run_once(replicas: int, watchdog: Watchdog) -> dict[str, Any]:
                 per_replica.append(
                     {
                         "replica": index,
-                        "shards_held": int(metric(proc, "jobflow_controller_shards_held")),
+                        "shards_held": int(proc.metric("jobflow_controller_shards_held")),
                         "namespaces": sum(shard_for_namespace(ns, replicas) == index for ns in namespaces),
                         "peak_rss_mib": round(proc_status_kib(pid, "VmHWM") / 1024, 1),
                         "cpu_seconds_run": round(cpu_seconds(pid) - cpu0[index], 2),
-                        "api_requests": int(metric(proc, "rest_client_requests_total")),
+                        "api_requests": int(proc.metric("rest_client_requests_total")),
                     }
                 )
         finally:

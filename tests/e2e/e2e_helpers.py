@@ -3,15 +3,33 @@
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 import threading
 import time
 import urllib.error
 import urllib.request
+from collections import defaultdict
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
+
+from jobflow_controller.sharding import shard_for_namespace
+
+
+def balanced_namespaces(prefix: str, shards: int, per_shard: int) -> list[str]:
+    """`per_shard` namespace names `<prefix>-NN` for each of `shards` shards, sorted: the hash decides
+    a name's shard, so names are tried in turn until every shard has its share."""
+    chosen: dict[int, list[str]] = defaultdict(list)
+    index = 0
+    while any(len(chosen[s]) < per_shard for s in range(shards)):
+        name = f"{prefix}-{index:02d}"
+        shard = shard_for_namespace(name, shards)
+        if len(chosen[shard]) < per_shard:
+            chosen[shard].append(name)
+        index += 1
+    return sorted(n for names in chosen.values() for n in names)
 
 
 def wait_for(predicate: Callable[[], Any], timeout: float = 30.0, interval: float = 0.05, what: str = "") -> Any:
@@ -125,6 +143,17 @@ class ControllerProcess:
 
     def metrics(self) -> str:
         return self.get("/metrics", self.metrics_port)[1]
+
+    def metric(self, family: str, **labels: str) -> float:
+        """The sum of the samples of `family` whose labels include `labels` (0 when there are none)."""
+        total = 0.0
+        for line in self.metrics().splitlines():
+            series, _, value = line.rpartition(" ")
+            if series.split("{", 1)[0] != family:
+                continue
+            if all(re.search(rf'\b{key}="{re.escape(val)}"', series) for key, val in labels.items()):
+                total += float(value)
+        return total
 
     def is_leader(self) -> bool:
         return any(

@@ -21,7 +21,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from e2e_helpers import ControllerProcess, wait_for
+from e2e_helpers import ControllerProcess, balanced_namespaces, wait_for
 from faults import LISTED, JobLog, random_workload
 from jobflows import chain, create_all, flow, job_names, phase_of, template
 
@@ -48,33 +48,6 @@ LEASE_FLAGS = (
 )
 
 
-def balanced_namespaces(tag: str) -> list[str]:
-    """Twelve namespace names, four of each shard (the hash decides, so pick names until it fits)."""
-    per_shard: dict[int, list[str]] = defaultdict(list)
-    index = 0
-    while any(len(per_shard[s]) < NAMESPACES_PER_SHARD for s in range(SHARDS)):
-        name = f"shard-{tag}-{index:02d}"
-        shard = shard_for_namespace(name, SHARDS)
-        if len(per_shard[shard]) < NAMESPACES_PER_SHARD:
-            per_shard[shard].append(name)
-        index += 1
-    return sorted(n for names in per_shard.values() for n in names)
-
-
-def metric(proc: ControllerProcess, family: str, **labels: str) -> float:
-    """The sum of the samples of `family` whose labels include `labels` (0 when there are none)."""
-    total = 0.0
-    for line in proc.metrics().splitlines():
-        if not line.startswith(family):
-            continue
-        series, _, value = line.rpartition(" ")
-        if series.split("{", 1)[0] != family:
-            continue
-        if all(re.search(rf'\b{key}="{re.escape(val)}"', series) for key, val in labels.items()):
-            total += float(value)
-    return total
-
-
 #: A log line's time and the namespace of the object it is about (the controllers name it
 #: `jobflow=ns/name` or `jobtemplate=ns/name`, the event log `object=ns/name`).
 OBJECT_LINE = re.compile(r"^(\S+Z) .*?\b(?:jobflow|jobtemplate|object)=['\"]?([a-z0-9-]+)/")
@@ -90,12 +63,12 @@ def namespaces_logged(proc: ControllerProcess) -> list[tuple[datetime.datetime, 
 
 
 def holds(proc: ControllerProcess, lease: str) -> bool:
-    return metric(proc, "leader_election_master_status", name=lease) == 1.0
+    return proc.metric("leader_election_master_status", name=lease) == 1.0
 
 
 @pytest.fixture
 def namespaces(clientset: Clientset) -> Iterator[list[str]]:
-    names = balanced_namespaces(uuid.uuid4().hex[:6])
+    names = balanced_namespaces(f"shard-{uuid.uuid4().hex[:6]}", SHARDS, NAMESPACES_PER_SHARD)
     for name in names:
         clientset.resource(NAMESPACES).create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}})
     yield names
@@ -131,7 +104,7 @@ def test_three_replicas_split_the_shards_and_a_killed_replicas_shard_is_taken_ov
     wait_for(lambda: all(holds(proc, leases[i]) for i, proc in enumerate(replicas)), 60, interval=0.2, what="shards")
     wait_for(lambda: all(proc.get("/readyz")[0] == 200 for proc in replicas), 60, what="every replica Ready")
     time.sleep(LEASE + 2 * RETRY)  # past the takeover delay: nobody may have taken a second shard
-    assert [metric(proc, "jobflow_controller_shards_held") for proc in replicas] == [1.0, 1.0, 1.0]
+    assert [proc.metric("jobflow_controller_shards_held") for proc in replicas] == [1.0, 1.0, 1.0]
 
     job_log = JobLog(clientset.jobs().lister_watcher())
     try:
@@ -201,7 +174,7 @@ def test_three_replicas_split_the_shards_and_a_killed_replicas_shard_is_taken_ov
         )
         assert not foreign, f"replica {index} touched namespaces of shards it did not hold: {foreign}"
     assert any(shard_for_namespace(ns, SHARDS) == 0 for _at, ns in namespaces_logged(taker))
-    held = sorted(metric(proc, "jobflow_controller_shards_held") for proc in survivors)
+    held = sorted(proc.metric("jobflow_controller_shards_held") for proc in survivors)
     assert held == [1.0, 2.0]
 
 
@@ -221,7 +194,7 @@ def test_a_fixed_shard_without_leader_election_runs_only_its_own_namespaces(
     )
     replicas.append(proc)
     wait_for(lambda: proc.get("/readyz")[0] == 200, 60, what="Ready")
-    assert metric(proc, "jobflow_controller_shards_held") == 1.0
+    assert proc.metric("jobflow_controller_shards_held") == 1.0
     for ns in (ours, theirs):
         create_all(clientset, [template(n, ns, "Pending:0.1s,Running:0.2s,Completed") for n in "ab"])
         create_all(clientset, [flow("pair", ns, chain("a", "b"))])
@@ -242,7 +215,7 @@ def test_a_replica_that_loses_one_shards_lease_stops_that_shard_only_and_wins_it
     )
     replicas.append(proc)
     # Alone, it takes its own shard at once and the other one a lease duration later.
-    wait_for(lambda: metric(proc, "jobflow_controller_shards_held") == 2.0, 30, interval=0.2, what="both shards")
+    wait_for(lambda: proc.metric("jobflow_controller_shards_held") == 2.0, 30, interval=0.2, what="both shards")
     stolen_for = 8
 
     def steal() -> bool:
@@ -259,13 +232,13 @@ def test_a_replica_that_loses_one_shards_lease_stops_that_shard_only_and_wins_it
 
     wait_for(steal, 10, what="shard 1's Lease to be taken")
     wait_for(lambda: "lost=True shard=1" in proc.log(), 3 + 5, interval=0.1, what="shard 1's unit to stop")
-    assert metric(proc, "jobflow_controller_shards_held") == 1.0
+    assert proc.metric("jobflow_controller_shards_held") == 1.0
     assert proc.popen.poll() is None
     assert holds(proc, f"{base}-shard-0")
     assert "shard=0" not in "".join(line for line in proc.log().splitlines() if "shard unit stopped" in line)
     # The thief never renews: once its lease has run out on our clock, shard 1 is ours again.
     wait_for(
-        lambda: metric(proc, "jobflow_controller_shards_held") == 2.0,
+        lambda: proc.metric("jobflow_controller_shards_held") == 2.0,
         stolen_for + 10,
         interval=0.2,
         what="shard 1 won back",
