@@ -90,9 +90,7 @@ class ActionMixin(JobFlowControllerBase):
             cached = self.job_flow_lister.job_flows(req.namespace).get(name)
         except NotFoundError:
             log.info(f"JobFlow {name} has been deleted.", jobflow=f"{req.namespace}/{name}")
-            self.deleted_jobs.forget(req.namespace, name)
-            self.invalid_warned.pop((req.namespace, name), None)
-            self.own_writes.forget(req.namespace, name)
+            self.forget_job_flow(req.namespace, name)
             return
         except Exception as err:
             raise RuntimeError(f"get jobflow {name} failed for {err}") from err
@@ -120,7 +118,7 @@ class ActionMixin(JobFlowControllerBase):
             return self.clientset.job_flows(namespace).get(name)
         except NotFoundError:
             log.info(f"JobFlow {name} has been deleted.", jobflow=f"{namespace}/{name}")
-            self.deleted_jobs.forget(namespace, name)
+            self.forget_job_flow(namespace, name)
             return None
 
     def _handle_job_flow_once(self, req: FlowRequest, job_flow: Obj) -> None:

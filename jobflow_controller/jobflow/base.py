@@ -39,6 +39,16 @@ class JobFlowControllerBase(QueueController):
     def enqueue_job_flow(self, req: FlowRequest) -> None:
         self.queue.add(req)
 
+    def forget_job_flow(self, namespace: str, name: str, uid: str | None = None) -> None:
+        """Drop everything this process remembers of a JobFlow that is gone: its Jobs seen deleted
+        Completed (of that object only, when `uid` is known), its status writes, whether it was
+        warned invalid, and (with `uid`) its probe results. One place, so no memory is left behind."""
+        self.deleted_jobs.forget(namespace, name, uid)
+        self.own_writes.forget(namespace, name)
+        self.invalid_warned.pop((namespace, name), None)
+        if uid:
+            self.probe_gate.cache.forget(uid)
+
     @staticmethod
     def request_for(namespace: str, name: str) -> FlowRequest:  # pragma: no cover - see controller
         raise NotImplementedError

@@ -145,12 +145,11 @@ class HandlerMixin(JobFlowControllerBase):
             self.deleted_jobs.remember(namespace, name, uid, job)
 
     def delete_job_flow(self, obj: Any) -> None:
-        """Not a trigger (upstream has no JobFlow delete handler): forget its deleted Completed Jobs."""
+        """Not a trigger (upstream has no JobFlow delete handler): forget what we remember of it."""
         if isinstance(obj, DeletedFinalStateUnknown):
             obj = obj.obj
         if isinstance(obj, Mapping):
-            self.deleted_jobs.forget(meta.namespace(obj), meta.name(obj), meta.uid(obj))
-            self.own_writes.forget(meta.namespace(obj), meta.name(obj))
+            self.forget_job_flow(meta.namespace(obj), meta.name(obj), meta.uid(obj))
 
     def _enqueue_owner(self, job: Mapping[str, Any]) -> None:
         name = get_job_flow_name_by_job(job)
