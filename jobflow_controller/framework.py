@@ -25,7 +25,7 @@ import structlog
 
 from informers import wait_for_cache_sync
 from jobflow_controller.kube.errors import is_conflict
-from workqueue import Clock, RateLimitingQueue, RealClock, default_controller_rate_limiter
+from workqueue import Clock, QueueStorage, RateLimitingQueue, RealClock, default_controller_rate_limiter
 
 log = structlog.get_logger(__name__)
 
@@ -58,6 +58,7 @@ class QueueController:
         max_requeue_num: int = DEFAULT_MAX_REQUEUE_NUM,
         clock: Clock | None = None,
         queue_metrics_provider: object | None = None,
+        queue_storage: QueueStorage[Hashable] | None = None,
     ) -> None:
         self.clock = clock or RealClock()
         # Upstream turns any negative value into -1: retry forever.
@@ -67,6 +68,7 @@ class QueueController:
             name=queue_name,
             clock=self.clock,
             metrics_provider=queue_metrics_provider,  # type: ignore[arg-type]
+            queue=queue_storage,
         )
         self._workers: list[threading.Thread] = []
         # Set once the stop is hard (drain deadline passed, or no drain): no new sync starts.

@@ -4,6 +4,8 @@
   added while it was being processed, drains on shutdown.
 * ``DelayingQueue``: plus ``add_after``, with earliest-wins deduplication of waiting items.
 * ``RateLimitingQueue``: plus ``add_rate_limited``/``forget``/``num_requeues`` over a rate limiter.
+* ``PriorityStorage``: the ready items in lanes by priority (controller-runtime's priority queue),
+  plugged into any of them; ``add_with_priority`` and ``add_after(..., priority=)`` choose the lane.
 * Rate limiters, ``default_controller_rate_limiter`` (client-go's default) among them.
 * ``PrometheusMetricsProvider``: the component-base ``workqueue_*`` metrics, for named queues only.
 * ``RealClock``/``FakeClock``: every queue and limiter reads time from an injected clock.
@@ -24,6 +26,7 @@ from workqueue.metrics import (
     SettableGaugeMetric,
     set_provider,
 )
+from workqueue.priority import DEFAULT_PRIORITY, PriorityStorage
 from workqueue.prometheus import PrometheusMetricsProvider
 from workqueue.queue import Interface, Queue, QueueStorage, default_queue
 from workqueue.rate_limiters import (
@@ -40,6 +43,7 @@ from workqueue.rate_limiters import (
 from workqueue.rate_limiting_queue import RateLimitingInterface, RateLimitingQueue
 
 __all__ = [
+    "DEFAULT_PRIORITY",
     "DEFAULT_UNFINISHED_WORK_UPDATE_PERIOD",
     "INF_DURATION",
     "MAX_WAIT",
@@ -57,6 +61,7 @@ __all__ = [
     "MaxOfRateLimiter",
     "MetricsProvider",
     "NoopMetricsProvider",
+    "PriorityStorage",
     "PrometheusMetricsProvider",
     "Queue",
     "QueueStorage",

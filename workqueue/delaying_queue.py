@@ -23,6 +23,7 @@ from typing import Protocol, TypeVar
 
 from workqueue.clock import Clock
 from workqueue.metrics import DEFAULT_UNFINISHED_WORK_UPDATE_PERIOD, MetricsProvider, new_retry_metrics
+from workqueue.priority import DEFAULT_PRIORITY
 from workqueue.queue import Interface, Queue, QueueStorage
 
 __all__ = ["MAX_WAIT", "DelayingInterface", "DelayingQueue"]
@@ -65,6 +66,8 @@ class DelayingQueue(Queue[T]):
         # item to its (ready_at, seq): moving an item earlier pushes a new entry, the old one goes stale.
         self._waiting: list[tuple[float, int, T]] = []
         self._waiting_entries: dict[T, tuple[float, int]] = {}
+        # The priority a waiting item is added with when it is due; absent: the default.
+        self._waiting_priority: dict[T, int] = {}
         self._seq = itertools.count()
         self._waiting_stopped = False
         first_heartbeat = self._clock.now() + MAX_WAIT
@@ -76,23 +79,25 @@ class DelayingQueue(Queue[T]):
         )
         self._waiting_thread.start()
 
-    def add_after(self, item: T, seconds: float) -> None:
+    def add_after(self, item: T, seconds: float, priority: int | None = None) -> None:
         """Add ``item`` once ``seconds`` have passed on the queue's clock.
 
         Ignored while shutting down. Every call counts as a retry in the metrics, including one with
-        ``seconds <= 0``, which adds the item at once.
+        ``seconds <= 0``, which adds the item at once. `priority` is the lane it is added to then
+        (``add_with_priority``; None: the default); an item waiting already keeps the earlier of
+        the two times and the higher of the two priorities.
         """
         if self.shutting_down():
             return
         self._retry_metrics.retry()
         if seconds <= 0:
-            self.add(item)
+            self._add(item, priority)
             return
         ready_at = self._clock.now() + seconds
         with self._waiting_cond:
             if self._waiting_stopped:
                 return
-            if self._insert(item, ready_at):
+            if self._insert(item, ready_at, priority):
                 # Only a new earliest deadline changes when the waiting thread must wake.
                 self._waiting_cond.notify()
 
@@ -107,9 +112,14 @@ class DelayingQueue(Queue[T]):
         self._stop_waiting()
         super().shut_down_with_drain()
 
-    def _insert(self, item: T, ready_at: float) -> bool:
+    def _insert(self, item: T, ready_at: float, priority: int | None) -> bool:
         """Schedule ``item`` unless it already waits for an earlier time; True if it is now first."""
         existing = self._waiting_entries.get(item)
+        if existing is None:
+            if priority is not None:
+                self._waiting_priority[item] = priority
+        elif priority is not None and priority > self._waiting_priority.get(item, DEFAULT_PRIORITY):
+            self._waiting_priority[item] = priority
         if existing is not None and existing[0] <= ready_at:
             return False
         seq = next(self._seq)
@@ -129,8 +139,8 @@ class DelayingQueue(Queue[T]):
             heapq.heappop(heap)
         return None
 
-    def _pop_ready(self, now: float) -> list[T]:
-        ready: list[T] = []
+    def _pop_ready(self, now: float) -> list[tuple[T, int | None]]:
+        ready: list[tuple[T, int | None]] = []
         heap = self._waiting
         entries = self._waiting_entries
         while heap:
@@ -143,7 +153,7 @@ class DelayingQueue(Queue[T]):
                 break
             heapq.heappop(heap)
             del entries[item]
-            ready.append(item)
+            ready.append((item, self._waiting_priority.pop(item, None)))
         return ready
 
     def _stop_waiting(self) -> None:
@@ -151,6 +161,7 @@ class DelayingQueue(Queue[T]):
             self._waiting_stopped = True
             self._waiting.clear()
             self._waiting_entries.clear()
+            self._waiting_priority.clear()
             self._waiting_cond.notify_all()
         if self._waiting_thread is not threading.current_thread():
             self._waiting_thread.join()
@@ -163,8 +174,8 @@ class DelayingQueue(Queue[T]):
                 now = clock.now()
                 ready = self._pop_ready(now)
                 if ready:
-                    for item in ready:
-                        self.add(item)
+                    for item, priority in ready:
+                        self._add(item, priority)
                     continue
                 if now >= next_heartbeat:
                     next_heartbeat += MAX_WAIT * ((now - next_heartbeat) // MAX_WAIT + 1)

@@ -35,6 +35,7 @@ from workqueue.metrics import (
     QueueMetrics,
     new_queue_metrics,
 )
+from workqueue.priority import PriorityStorage
 
 __all__ = ["Interface", "Queue", "QueueStorage", "default_queue"]
 
@@ -120,6 +121,7 @@ class Queue(Generic[T]):
         self._name = name
         self._clock: Clock = clock if clock is not None else RealClock()
         self._queue: QueueStorage[T] = queue if queue is not None else _FifoStorage()
+        self._priorities: PriorityStorage[T] | None = queue if isinstance(queue, PriorityStorage) else None
         self._dirty: set[T] = set()
         self._processing: set[T] = set()
         self._lock = threading.Lock()
@@ -152,9 +154,27 @@ class Queue(Generic[T]):
 
     def add(self, item: T) -> None:
         """Mark ``item`` as needing processing; a no-op if it already does or if shutting down."""
+        self._add(item, None)
+
+    def add_with_priority(self, item: T, priority: int) -> None:
+        """``add`` in the lane of `priority` (controller-runtime's ``AddWithOpts(Priority)``).
+
+        Only a queue built with a ``PriorityStorage`` has lanes; any other ignores `priority`. An
+        item already queued moves up to a higher priority, never down (priority.py).
+        """
+        self._add(item, priority)
+
+    def priority_handed_out(self, item: T) -> int | None:
+        """The lane `item` was handed out from while a worker holds it; None otherwise or without lanes."""
+        with self._lock:
+            return None if self._priorities is None else self._priorities.handed_out_from(item)
+
+    def _add(self, item: T, priority: int | None) -> None:
         with self._lock:
             if self._shutting_down:
                 return
+            if self._priorities is not None:
+                self._priorities.request(item, priority)
             if item in self._dirty:
                 if item not in self._processing:
                     self._queue.touch(item)
@@ -228,6 +248,8 @@ class Queue(Generic[T]):
         with self._lock:
             self._metrics.done(item)
             self._processing.discard(item)
+            if self._priorities is not None:
+                self._priorities.release(item)
             if item in self._dirty:
                 self._queue.push(item)
                 if self._waiting_getters:

@@ -36,6 +36,7 @@ from jobflow_controller.apis.retry import ATTEMPT_ANNOTATION, RETRYING, RetryPol
 from jobflow_controller.apis.status import Condition, JobFlowStatus, JobRunningHistory, JobStatus
 from jobflow_controller.apis.timeutil import add_duration, format_duration, format_time, parse_time
 from jobflow_controller.jobflow import constants as c
+from jobflow_controller.jobflow import urgency
 from jobflow_controller.jobflow.base import JobFlowControllerBase
 from jobflow_controller.jobflow.finished import recorded_completed
 from jobflow_controller.jobflow.state import UpdateJobFlowStatusFn, new_state
@@ -184,6 +185,7 @@ class ActionMixin(JobFlowControllerBase):
         stored_status = self.own_writes.stored_status(job_flow)
         if body == dict(stored_status):
             self.own_writes.written_pending(ns, name)
+            self.status_lane.take(self.request_for(ns, name))  # nothing to write: a due reservation lapses
         elif retries or not self._status_write_waits(job_flow, body):
             # A status recording a retry is written at once: the Job is deleted only after it.
             updated = {**job_flow, "status": body}
@@ -219,28 +221,38 @@ class ActionMixin(JobFlowControllerBase):
         Upstream writes every change at once: one PUT per Job phase change seen, each Job going
         through Pending, Running and Completed, so most of a JobFlow's writes say what the next
         one says again. Ours, for a change that does not finish the JobFlow: none while the
-        JobFlow is queued again already (its next sync writes the newer status), and otherwise at
-        most `status_write_interval` (--status-write-interval) after the oldest unwritten change,
-        all changes since written together. Succeed and Failed are written at once, and
-        everything once the queue shuts down (no later sync may come; the drain syncs every
-        JobFlow with a status waiting, see `JobFlowController.shut_down`). The status kept
-        meanwhile is what the next sync builds on (`OwnWrites.with_pending`), so every phase a
-        sync saw still shows in the histories.
+        JobFlow is queued again already (its next sync writes the newer status). Then, with
+        --status-write-interval=0 (the default), at once unless work more urgent than a status
+        write waits in the queue (urgency.py); if it does, the JobFlow is queued behind it, and
+        after `urgency.MAX_STATUS_LAG` moves up to the default lane. With an interval, at most
+        that long after the oldest unwritten change. Either way all changes since are written
+        together. Succeed and Failed are written at once, and everything once the queue shuts
+        down (no later sync may come; the drain syncs every JobFlow with a status waiting, see
+        `JobFlowController.shut_down`). The status kept meanwhile is what the next sync builds
+        on (`OwnWrites.with_pending`), so every phase a sync saw still shows in the histories.
         """
         if self.queue.shutting_down() or self.must_stop_now():
             return False
         if str((body.get("state") or {}).get("phase") or "") in _FINISHED:
             return False
         ns, name = meta.namespace(job_flow), meta.name(job_flow)
-        now = self.clock.now()
-        since = self.own_writes.defer(job_flow, body, now)
         req = self.request_for(ns, name)
-        if self.queue.added_while_processing(req):
-            return True
-        wait = since + self.status_write_interval - now
-        if wait <= 0:
+        now = self.clock.now()
+        queued_again = self.queue.added_while_processing(req)
+        # With no interval: at once when the status bucket has a token for it, now or reserved
+        # earlier (urgency.py).
+        if self.status_write_interval <= 0 and not queued_again and self.status_lane.write_now(req):
             return False
-        self.queue.add_after(req, wait)
+        since = self.own_writes.defer(job_flow, body, now)
+        if queued_again:
+            return True
+        if self.status_write_interval > 0:
+            wait = since + self.status_write_interval - now
+            if wait <= 0:
+                return False
+            self.queue.add_after(req, wait, priority=urgency.STATUS)
+            return True
+        self.status_lane.add(req)
         return True
 
     def _count_transition(self, ns: str, old: str, new: str) -> None:
@@ -287,7 +299,7 @@ class ActionMixin(JobFlowControllerBase):
             if _awaiting_recreate(entry):
                 wait = self._retry_wait(entry, policy)
                 if wait > 0:
-                    self.queue.add_after(self.request_for(ns, meta.name(job_flow)), wait)
+                    self.queue.add_after(self.request_for(ns, meta.name(job_flow)), wait, priority=urgency.REACT)
                     continue
             try:
                 if flow.targets is None or self.judge(job_flow, flow.targets, done, flow=flow):

@@ -18,6 +18,7 @@ from jobflow_controller.jobflow.own_writes import OwnWrites
 from jobflow_controller.jobflow.probe import ProbeGate
 from jobflow_controller.jobflow.state import UpdateJobFlowStatusFn
 from jobflow_controller.jobflow.state.metrics import JobFlowMetrics
+from jobflow_controller.jobflow.urgency import StatusLane
 from jobflow_controller.kube.clientset import Clientset
 from jobflow_controller.kube.informers import JobFlowLister, JobLister, JobTemplateLister
 
@@ -34,6 +35,7 @@ class JobFlowControllerBase(QueueController):
     invalid_warned: dict[tuple[str, str], tuple[str, int]]
     probe_gate: ProbeGate
     own_writes: OwnWrites
+    status_lane: StatusLane
     status_write_interval: float
 
     def enqueue_job_flow(self, req: FlowRequest) -> None:
@@ -42,10 +44,12 @@ class JobFlowControllerBase(QueueController):
     def forget_job_flow(self, namespace: str, name: str, uid: str | None = None) -> None:
         """Drop everything this process remembers of a JobFlow that is gone: its Jobs seen deleted
         Completed (of that object only, when `uid` is known), its status writes, whether it was
-        warned invalid, and (with `uid`) its probe results. One place, so no memory is left behind."""
+        warned invalid, its reserved status write, and (with `uid`) its probe results. One place,
+        so no memory is left behind."""
         self.deleted_jobs.forget(namespace, name, uid)
         self.own_writes.forget(namespace, name)
         self.invalid_warned.pop((namespace, name), None)
+        self.status_lane.forget(self.request_for(namespace, name))
         if uid:
             self.probe_gate.cache.forget(uid)
 

@@ -16,6 +16,7 @@ import structlog
 from jobflow_controller.apis import Action, Event, FlowRequest
 from jobflow_controller.framework import DEFAULT_MAX_REQUEUE_NUM, QueueController
 from jobflow_controller.jobflow import constants as c
+from jobflow_controller.jobflow import urgency
 from jobflow_controller.jobflow.action import ActionMixin
 from jobflow_controller.jobflow.finished import DeletedJobs
 from jobflow_controller.jobflow.handler import HandlerMixin
@@ -25,7 +26,7 @@ from jobflow_controller.jobflow.probe_judge import ProbeJudgeMixin
 from jobflow_controller.jobflow.state.metrics import JobFlowMetrics
 from jobflow_controller.kube.clientset import Clientset
 from jobflow_controller.kube.informers import VolcanoInformerFactory
-from workqueue import Clock
+from workqueue import Clock, PriorityStorage
 
 log = structlog.get_logger(__name__)
 
@@ -51,8 +52,13 @@ class JobFlowController(HandlerMixin, ActionMixin, ProbeJudgeMixin, QueueControl
         probe_runner: ProbeRunner | None = None,
         probe_executor: Executor | None = None,
     ) -> None:
+        # Priority lanes (urgency.py): the syncs that create a dependent go before status-only ones.
         super().__init__(
-            c.QUEUE_NAME, max_requeue_num=max_requeue_num, clock=clock, queue_metrics_provider=queue_metrics_provider
+            c.QUEUE_NAME,
+            max_requeue_num=max_requeue_num,
+            clock=clock,
+            queue_metrics_provider=queue_metrics_provider,
+            queue_storage=PriorityStorage(),
         )
         self.clientset = clientset
         self.informer_factory = informer_factory
@@ -70,7 +76,9 @@ class JobFlowController(HandlerMixin, ActionMixin, ProbeJudgeMixin, QueueControl
             self._requeue_job_flow,
         )
         self.own_writes = OwnWrites()
-        #: 0 writes every status change at once, as upstream (action.py `_status_write_waits`).
+        self.status_lane = urgency.StatusLane(self.queue, self.clock)
+        #: 0: a status change is written as soon as nothing more urgent waits (urgency.py); more:
+        #: at most this many seconds after it was seen (action.py `_status_write_waits`).
         self.status_write_interval = status_write_interval
 
         job_flows = informer_factory.job_flows()
@@ -129,9 +137,9 @@ class JobFlowController(HandlerMixin, ActionMixin, ProbeJudgeMixin, QueueControl
         """The probe gate's way back into the queue: at once after a check finished, else after a poll."""
         req = self.request_for(namespace, name)
         if delay > 0:
-            self.queue.add_after(req, delay)
+            self.queue.add_after(req, delay, priority=urgency.REACT)
         else:
-            self.queue.add(req)
+            self.queue.add_with_priority(req, urgency.REACT)
 
     def shut_down(self, drain_timeout: float | None = None) -> None:
         """Before the drain, queue every JobFlow whose status waits to be written (action.py).

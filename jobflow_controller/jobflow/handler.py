@@ -8,6 +8,9 @@ JobTemplate created (it resumes flows waiting for it), a JobTemplate's spec chan
 flow's `patch.jobSpec`, which upstream ignores; only flows with a patch are resumed), and the
 resync of unfinished JobFlows. The JobFlow delete handler enqueues nothing: it forgets what
 finished.py remembered for that JobFlow.
+
+Every trigger also says how urgent its sync is (urgency.py): a Job update that can only change
+the status, and the resync, go behind the ones that may create a Job.
 """
 
 from __future__ import annotations
@@ -19,9 +22,19 @@ import structlog
 
 from informers import DeletedFinalStateUnknown, ResourceEventHandlerFuncs
 from informers.errors import NotFoundError
-from jobflow_controller.apis import FLOW_GROUP_VERSION, JOB_FLOW_KIND, VOLCANO, JobPhase, Phase, RetainPolicy, meta
+from jobflow_controller.apis import (
+    FLOW_GROUP_VERSION,
+    JOB_FLOW_KIND,
+    VOLCANO,
+    FlowRequest,
+    JobPhase,
+    Phase,
+    RetainPolicy,
+    meta,
+)
 from jobflow_controller.apis import job as vcjob
 from jobflow_controller.apis import jobflow as jf
+from jobflow_controller.jobflow import urgency
 from jobflow_controller.jobflow.base import JobFlowControllerBase
 
 log = structlog.get_logger(__name__)
@@ -96,16 +109,29 @@ class HandlerMixin(JobFlowControllerBase):
             return
         if meta.resource_version(new) == meta.resource_version(old):
             return
-        if self.status_write_interval > 0 and vcjob.phase(new) in _STATUS_ONLY_PHASES:
+        name = get_job_flow_name_by_job(new)
+        if not name:
+            return
+        req = self.request_for(meta.namespace(new), name)
+        if vcjob.phase(new) not in _STATUS_ONLY_PHASES or self._has_probes(req):
+            # Completed may make a dependent due, Failed fails the flow; a probe may pass on a
+            # Running Job's pods.
+            self.queue.add_with_priority(req, urgency.REACT)
+        elif self.status_write_interval > 0:
             # Such an update can change only the status, which waits for --status-write-interval
             # anyway (action.py `_status_write_waits`): the sync comes then, and the Job updates
-            # of that interval share it. Completed (a dependent may be due), Failed and the rest
-            # still sync at once.
-            name = get_job_flow_name_by_job(new)
-            if name:
-                self.queue.add_after(self.request_for(meta.namespace(new), name), self.status_write_interval)
-            return
-        self._enqueue_owner(new)
+            # of that interval share it.
+            self.queue.add_after(req, self.status_write_interval, priority=urgency.STATUS)
+        else:
+            self.status_lane.add(req)
+
+    def _has_probes(self, req: FlowRequest) -> bool:
+        """Whether the JobFlow of `req` has a flow whose dependency is judged by probes."""
+        try:
+            job_flow = self.job_flow_lister.job_flows(req.namespace).get(req.job_flow_name)
+        except NotFoundError:
+            return False
+        return any(flow.probe is not None for flow in jf.flows(job_flow))
 
     def delete_job(self, obj: Any) -> None:
         if isinstance(obj, DeletedFinalStateUnknown):
@@ -114,7 +140,10 @@ class HandlerMixin(JobFlowControllerBase):
             return
         if is_controlled_by(obj, FLOW_GROUP_VERSION, JOB_FLOW_KIND):
             self._remember_if_completed(obj)
-            self._enqueue_owner(obj)
+            name = get_job_flow_name_by_job(obj)
+            if name:
+                # The Job is to be created again (or it was a retry's, whose successor is due).
+                self.queue.add_with_priority(self.request_for(meta.namespace(obj), name), urgency.REACT)
             return
         # A Job no JobFlow controls may have been squatting a flow's name (ErrResourceExists):
         # the JobFlows waiting on that name can go on now. Such deletes are rare; the scan is of
@@ -150,11 +179,6 @@ class HandlerMixin(JobFlowControllerBase):
             obj = obj.obj
         if isinstance(obj, Mapping):
             self.forget_job_flow(meta.namespace(obj), meta.name(obj), meta.uid(obj))
-
-    def _enqueue_owner(self, job: Mapping[str, Any]) -> None:
-        name = get_job_flow_name_by_job(job)
-        if name:
-            self.enqueue_job_flow(self.request_for(meta.namespace(job), name))
 
     def add_job_template(self, obj: Any, is_in_initial_list: bool = False) -> None:
         """Resume every JobFlow of the namespace that has a flow named after the new template.

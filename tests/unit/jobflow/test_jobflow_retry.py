@@ -59,7 +59,7 @@ class World:
             clientset.api.objects[("jobflows", "default", "f")] = flow
         self.controller = controller
         self.delays: list[tuple[FlowRequest, float]] = []
-        controller.queue.add_after = lambda item, seconds: self.delays.append((item, seconds))  # type: ignore[method-assign]
+        controller.queue.add_after = lambda item, seconds, priority=None: self.delays.append((item, seconds))  # type: ignore[method-assign]
         for f in flow["spec"]["flows"]:
             controller.job_template_informer.get_indexer().add(job_template(f["name"]))
         self.observe()

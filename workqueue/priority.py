@@ -1,0 +1,117 @@
+"""Priorities for the work queue (controller-runtime's ``pkg/controller/priorityqueue``, as a storage).
+
+client-go's queue hands items out in the order they were first added. controller-runtime added a
+priority queue (v0.20) for the case where that order hurts: a controller whose queue holds many
+items of little urgency (its initial list, say) behind which the ones a user waits for are stuck.
+Here it is what client-go's pluggable ``Queue`` storage (``QueueStorage``) is for: the queue
+itself keeps its contract (stingy, dirty and processing sets, re-add after ``done``, drain), and
+only which ready item is handed out next changes:
+
+* each item is in one lane, by an integer priority; ``pop`` takes the oldest item of the highest
+  non-empty lane, so within one priority the queue is as fair as the FIFO one;
+* adding an item that is already queued (or in flight: it is queued again after ``done``) with a
+  higher priority moves it up, to the back of that lane; a lower or equal one leaves it where it is.
+  An item never moves down: whoever asked for it urgently still gets it soon;
+* ``add`` without a priority is ``DEFAULT_PRIORITY`` (0), as in controller-runtime;
+* a worker can ask which lane the item it holds came from (controller-runtime's
+  ``GetWithPriority``), so a sync can tell urgent work from the kind that may wait.
+
+Moving an item up leaves its old entry behind, stale: every entry carries a sequence number and
+counts only while it is the item's current one, so a move is O(1) and ``pop`` skips the stale ones.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections import deque
+from collections.abc import Hashable
+from typing import Generic, TypeVar
+
+__all__ = ["DEFAULT_PRIORITY", "PriorityStorage"]
+
+T = TypeVar("T", bound=Hashable)
+
+#: The priority of an item added without one (controller-runtime's default, 0).
+DEFAULT_PRIORITY = 0
+
+
+class PriorityStorage(Generic[T]):
+    """The ready items in lanes by priority: highest lane first, FIFO within a lane.
+
+    Used by ``Queue`` under its lock, which is why it has no lock of its own. The queue calls
+    ``request`` before every add with the priority asked for; ``push`` (the item becomes ready) and
+    ``touch`` (it is ready already) then put it in the highest lane any request since it was last
+    handed out has asked for. ``release`` is the queue's ``done``.
+    """
+
+    def __init__(self) -> None:
+        self._lanes: dict[int, deque[tuple[int, T]]] = {}
+        #: Lane priorities in descending order: the few a controller uses, kept sorted on insert.
+        self._order: list[int] = []
+        #: The live entry of each ready item: (priority, sequence number).
+        self._entries: dict[T, tuple[int, int]] = {}
+        #: The priority each item has been asked for since it was last handed out.
+        self._requested: dict[T, int] = {}
+        #: How many live entries each lane holds, so that counting never scans.
+        self._counts: dict[int, int] = {}
+        #: The lane each handed-out item came from, until it is done.
+        self._handed_out: dict[T, int] = {}
+        self._seq = itertools.count()
+
+    # -- what the queue calls --------------------------------------------------------------------
+    def request(self, item: T, priority: int | None) -> None:
+        """Record that `item` is being added with `priority` (None: the default); the highest wins."""
+        wanted = DEFAULT_PRIORITY if priority is None else priority
+        earlier = self._requested.get(item)
+        if earlier is None or wanted > earlier:
+            self._requested[item] = wanted
+
+    def push(self, item: T) -> None:
+        self._enter(item, self._requested.pop(item, DEFAULT_PRIORITY))
+
+    def touch(self, item: T) -> None:
+        """A duplicate add of a ready item: move it up if it was asked for with a higher priority."""
+        wanted = self._requested.pop(item, DEFAULT_PRIORITY)
+        live = self._entries.get(item)
+        if live is not None and wanted > live[0]:
+            self._enter(item, wanted)
+
+    def pop(self) -> T:
+        for priority in self._order:
+            lane = self._lanes[priority]
+            while lane:
+                seq, item = lane.popleft()
+                live = self._entries.get(item)
+                if live is not None and live == (priority, seq):
+                    del self._entries[item]
+                    self._counts[priority] -= 1
+                    self._handed_out[item] = priority
+                    return item
+        raise IndexError("pop from an empty PriorityStorage")
+
+    def release(self, item: T) -> None:
+        """`item`, handed out, is done."""
+        self._handed_out.pop(item, None)
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    # -- what a worker may ask -----------------------------------------------------------------
+    def handed_out_from(self, item: T) -> int | None:
+        """The lane `item` was handed out from, while it is (None: it is not in flight)."""
+        return self._handed_out.get(item)
+
+    # -- internals -------------------------------------------------------------------------------
+    def _enter(self, item: T, priority: int) -> None:
+        lane = self._lanes.get(priority)
+        if lane is None:
+            lane = self._lanes[priority] = deque()
+            self._order.append(priority)
+            self._order.sort(reverse=True)
+        earlier = self._entries.get(item)
+        if earlier is not None:
+            self._counts[earlier[0]] -= 1
+        seq = next(self._seq)
+        self._entries[item] = (priority, seq)
+        self._counts[priority] = self._counts.get(priority, 0) + 1
+        lane.append((seq, item))
