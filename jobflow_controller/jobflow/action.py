@@ -3,7 +3,8 @@
 Upstream's steps, in order: (1) a Succeeded flow with `jobRetainPolicy: delete` deletes its Jobs and
 stops there; (2) `deploy_job` creates each flow's Job whose targets are all Completed; (3) the
 status is computed from the Jobs the JobFlow's label selects; (4) the phase's rule is applied;
-(5) the status is written with a PUT of the status subresource.
+(5) the status is written with a PUT of the status subresource
+(ours: a change that does not finish the JobFlow is paced by the status bucket, urgency.py).
 
 Nothing read from an informer is ever modified: the status is built afresh and the PUT body is a
 new dict (upstream writes into its cache; docs/deviations.md). Metrics count a transition only once
@@ -221,15 +222,15 @@ class ActionMixin(JobFlowControllerBase):
         Upstream writes every change at once: one PUT per Job phase change seen, each Job going
         through Pending, Running and Completed, so most of a JobFlow's writes say what the next
         one says again. Ours, for a change that does not finish the JobFlow: none while the
-        JobFlow is queued again already (its next sync writes the newer status). Then, with
-        --status-write-interval=0 (the default), at once unless work more urgent than a status
-        write waits in the queue (urgency.py); if it does, the JobFlow is queued behind it, and
-        after `urgency.MAX_STATUS_LAG` moves up to the default lane. With an interval, at most
-        that long after the oldest unwritten change. Either way all changes since are written
-        together. Succeed and Failed are written at once, and everything once the queue shuts
-        down (no later sync may come; the drain syncs every JobFlow with a status waiting, see
-        `JobFlowController.shut_down`). The status kept meanwhile is what the next sync builds
-        on (`OwnWrites.with_pending`), so every phase a sync saw still shows in the histories.
+        JobFlow is queued again already (its next sync writes the newer status). Then, by
+        default, as soon as the status bucket has a token for this JobFlow (urgency.py,
+        --status-write-qps): at once while the controller keeps up, and past the burst in the
+        status lane at the reserved time, with every change since. With --status-write-interval,
+        at most that long after the oldest unwritten change instead. Succeed and Failed are
+        written at once, and everything once the queue shuts down (no later sync may come; the
+        drain syncs every JobFlow with a status waiting, see `JobFlowController.shut_down`). The
+        status kept meanwhile is what the next sync builds on (`OwnWrites.with_pending`), so
+        every phase a sync saw still shows in the histories.
         """
         if self.queue.shutting_down() or self.must_stop_now():
             return False

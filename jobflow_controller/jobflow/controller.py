@@ -47,6 +47,8 @@ class JobFlowController(HandlerMixin, ActionMixin, ProbeJudgeMixin, QueueControl
         max_requeue_num: int = DEFAULT_MAX_REQUEUE_NUM,
         metrics: JobFlowMetrics | None = None,
         status_write_interval: float = 0.0,
+        status_write_qps: float = urgency.STATUS_WRITE_QPS,
+        status_write_burst: int = urgency.STATUS_WRITE_BURST,
         clock: Clock | None = None,
         queue_metrics_provider: object | None = None,
         probe_runner: ProbeRunner | None = None,
@@ -76,7 +78,7 @@ class JobFlowController(HandlerMixin, ActionMixin, ProbeJudgeMixin, QueueControl
             self._requeue_job_flow,
         )
         self.own_writes = OwnWrites()
-        self.status_lane = urgency.StatusLane(self.queue, self.clock)
+        self.status_lane = urgency.StatusLane(self.queue, self.clock, status_write_qps, status_write_burst)
         #: 0: a status change is written as soon as nothing more urgent waits (urgency.py); more:
         #: at most this many seconds after it was seen (action.py `_status_write_waits`).
         self.status_write_interval = status_write_interval

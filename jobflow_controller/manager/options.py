@@ -66,8 +66,11 @@ class Options:
     #: Ours: the shard this replica campaigns for first (None: the pod name's StatefulSet ordinal).
     shard_index: int | None = None
     #: Ours (docs/performance.md): at most this long between a status change and its write; 0 writes
-    #: every change at once, as upstream.
+    #: every change as soon as the status bucket below has a token for it.
     status_write_interval: float = 0.0
+    #: Ours (docs/performance.md): the bucket of status writes that do not finish a JobFlow.
+    status_write_qps: float = 10.0
+    status_write_burst: int = 100
     log_format: str = "text"
     verbosity: int = 0
     enable_webhook: bool = False
@@ -202,8 +205,23 @@ def build_parser() -> argparse.ArgumentParser:
         help=(
             "ours: a JobFlow status change that does not finish it is written at most this long after it "
             "is seen, together with the changes that follow; Succeed and Failed at once; 0 writes every "
-            "change at once, as upstream, unless the JobFlow is queued again already"
+            "change as soon as --status-write-qps allows"
         ),
+    )
+    g.add_argument(
+        "--status-write-qps",
+        type=_typed("float", float),
+        default=d.status_write_qps,
+        help=(
+            "ours: status writes per second, shared by all JobFlows, for changes that do not finish a "
+            "JobFlow; a JobFlow waiting for its turn has every change since written together"
+        ),
+    )
+    g.add_argument(
+        "--status-write-burst",
+        type=_typed("int", int),
+        default=d.status_write_burst,
+        help="ours: how many such status writes may go at once before --status-write-qps paces them",
     )
     g.add_argument(
         "--graceful-shutdown-timeout",
@@ -423,6 +441,10 @@ def validate(o: Options) -> None:
         raise FlagError(
             f'invalid value "{o.status_write_interval:g}s" for flag --status-write-interval: must not be negative'
         )
+    if not o.status_write_qps > 0:
+        raise FlagError(f'invalid value "{o.status_write_qps:g}" for flag --status-write-qps: must be positive')
+    if o.status_write_burst < 1:
+        raise FlagError(f'invalid value "{o.status_write_burst}" for flag --status-write-burst: must be at least 1')
     check_controllers(o.controllers)
     _check_address("healthz-address", o.healthz_address)
     _check_address("listen-address", o.listen_address)

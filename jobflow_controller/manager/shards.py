@@ -58,6 +58,8 @@ def build_controllers(
                 max_requeue_num=options.max_requeue_num,
                 metrics=jobflow_metrics(),
                 status_write_interval=options.status_write_interval,
+                status_write_qps=options.status_write_qps,
+                status_write_burst=options.status_write_burst,
                 queue_metrics_provider=queue_metrics,
             )
         )

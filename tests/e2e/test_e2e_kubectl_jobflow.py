@@ -179,6 +179,10 @@ def test_dot_is_a_digraph_with_an_edge_from_each_target(
     assert len(nodes) == 5
 
 
+def _sigint_as_from_a_terminal() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def test_watch_redraws_as_the_flow_progresses_and_ctrl_c_ends_it(
     controller: RunningManager, clientset: Clientset, namespace: str, kubeconfig: Path
 ) -> None:
@@ -191,6 +195,9 @@ def test_watch_redraws_as_the_flow_progresses_and_ctrl_c_ends_it(
         stderr=subprocess.PIPE,
         text=True,
         env=plugin_env(),
+        # As from a terminal: a suite started in the background (`cmd &` in a script) hands its
+        # children SIGINT ignored, and Python then never raises KeyboardInterrupt.
+        preexec_fn=_sigint_as_from_a_terminal,
     )
     out: list[str] = []
 

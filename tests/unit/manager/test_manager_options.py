@@ -44,11 +44,20 @@ def test_resync_period_bounds_how_long_an_unfinished_job_flow_can_go_unsynced() 
 
 
 def test_status_write_interval_bounds_how_late_a_status_change_is_written() -> None:
-    """Ours (docs/performance.md): a Go duration; 0, the default, writes every change at once as upstream."""
+    """Ours (docs/performance.md): a Go duration; 0, the default, leaves the pace to --status-write-qps."""
     assert opts.parse([])[0].status_write_interval == 0.0
     assert opts.parse(["--status-write-interval=2s"])[0].status_write_interval == 2.0
     assert opts.parse(["--status-write-interval=500ms"])[0].status_write_interval == 0.5
     assert opts.parse(["--status-write-interval=0"])[0].status_write_interval == 0.0
+
+
+def test_status_write_qps_and_burst_pace_the_status_writes_that_do_not_finish_a_job_flow() -> None:
+    """Ours (docs/performance.md): client-go's overall requeue bucket by default; inf is upstream's pace."""
+    o = opts.parse([])[0]
+    assert (o.status_write_qps, o.status_write_burst) == (10.0, 100)
+    o = opts.parse(["--status-write-qps=25.5", "--status-write-burst=1"])[0]
+    assert (o.status_write_qps, o.status_write_burst) == (25.5, 1)
+    assert opts.parse(["--status-write-qps=inf"])[0].status_write_qps == float("inf")
 
 
 def test_kubeconfig_defaults_to_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -76,6 +85,10 @@ def test_kubeconfig_defaults_to_the_environment(monkeypatch: pytest.MonkeyPatch)
             ["--status-write-interval=-1s"],
             'invalid value "-1s" for flag --status-write-interval: must not be negative',
         ),
+        (["--status-write-qps=0"], 'invalid value "0" for flag --status-write-qps: must be positive'),
+        (["--status-write-qps=nan"], 'invalid value "nan" for flag --status-write-qps: must be positive'),
+        (["--status-write-qps=many"], "argument --status-write-qps: invalid float value 'many'"),
+        (["--status-write-burst=0"], 'invalid value "0" for flag --status-write-burst: must be at least 1'),
     ],
 )
 def test_a_bad_flag_exits_2_with_one_line_naming_it(

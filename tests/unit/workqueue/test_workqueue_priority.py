@@ -1,0 +1,162 @@
+"""Priority lanes (priority.py): what changes against the FIFO queue, and what must not."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Hashable
+
+import pytest
+
+from workqueue import (
+    DEFAULT_PRIORITY,
+    DelayingQueue,
+    FakeClock,
+    PriorityStorage,
+    Queue,
+    RateLimitingQueue,
+    default_controller_rate_limiter,
+)
+
+HIGH, LOW = 10, -10
+
+
+def _queue() -> Queue[Hashable]:
+    return Queue(queue=PriorityStorage())
+
+
+def _drain(q: Queue[Hashable]) -> list[Hashable]:
+    out = []
+    while len(q):
+        item, shutdown = q.get(timeout=1)
+        assert not shutdown
+        out.append(item)
+        q.done(item)
+    return out
+
+
+def test_the_highest_lane_goes_first_and_each_lane_is_first_in_first_out() -> None:
+    q = _queue()
+    q.add_with_priority("low-1", LOW)
+    q.add("default-1")
+    q.add_with_priority("high-1", HIGH)
+    q.add_with_priority("low-2", LOW)
+    q.add_with_priority("high-2", HIGH)
+    q.add("default-2")
+
+    assert _drain(q) == ["high-1", "high-2", "default-1", "default-2", "low-1", "low-2"]
+
+
+def test_a_queued_item_moves_up_to_the_back_of_a_higher_lane_and_never_down() -> None:
+    q = _queue()
+    q.add_with_priority("a", LOW)
+    q.add_with_priority("b", LOW)
+    q.add("c")
+    q.add_with_priority("a", HIGH)  # up
+    q.add_with_priority("c", LOW)  # not down
+    q.add("b")  # a plain add is the default priority: up from LOW
+
+    assert len(q) == 3  # moved, not copied
+    assert _drain(q) == ["a", "c", "b"]
+
+
+def test_an_item_added_again_while_in_flight_comes_back_in_the_highest_lane_asked_for() -> None:
+    q = _queue()
+    q.add_with_priority("a", LOW)
+    item, _ = q.get(timeout=1)
+    assert q.priority_handed_out(item) == LOW
+    q.add_with_priority("a", LOW)
+    q.add_with_priority("a", HIGH)
+    q.add("x")
+    assert len(q) == 1  # stingy: "a" is not handed out twice at once
+    q.done("a")
+
+    assert q.priority_handed_out("a") is None
+    assert _drain(q) == ["a", "x"]
+
+
+def test_the_worker_learns_the_lane_its_item_came_from() -> None:
+    q = _queue()
+    q.add_with_priority("a", HIGH)
+    q.add("b")
+    a, _ = q.get(timeout=1)
+    b, _ = q.get(timeout=1)
+    assert (q.priority_handed_out(a), q.priority_handed_out(b)) == (HIGH, DEFAULT_PRIORITY)
+    q.done(a)
+    q.done(b)
+    assert q.priority_handed_out(a) is None
+
+
+def test_without_priority_storage_the_queue_stays_fifo_and_knows_no_lanes() -> None:
+    q: Queue[Hashable] = Queue()
+    q.add_with_priority("a", LOW)
+    q.add_with_priority("b", HIGH)
+    item, _ = q.get(timeout=1)
+    assert item == "a"
+    assert q.priority_handed_out(item) is None
+
+
+def test_add_after_lands_in_the_lane_asked_for_keeping_the_earliest_time_and_highest_priority() -> None:
+    clock = FakeClock()
+    q: DelayingQueue[Hashable] = DelayingQueue(clock=clock, queue=PriorityStorage())
+    try:
+        q.add("plain")
+        q.add_after("a", 2.0, priority=LOW)
+        q.add_after("a", 5.0, priority=HIGH)  # later, but more urgent: the priority is kept
+        q.add_after("b", 1.0, priority=LOW)
+        clock.step(2.0)
+        _wait_for(lambda: len(q) == 3)
+
+        assert _drain(q) == ["a", "plain", "b"]
+    finally:
+        q.shut_down()
+
+
+def test_a_rate_limited_retry_comes_back_in_the_default_lane() -> None:
+    clock = FakeClock()
+    q: RateLimitingQueue[Hashable] = RateLimitingQueue(
+        default_controller_rate_limiter(), clock=clock, queue=PriorityStorage()
+    )
+    try:
+        q.add_with_priority("low", LOW)
+        q.add_rate_limited("retry")
+        clock.step(1.0)
+        _wait_for(lambda: len(q) == 2)
+        assert _drain(q) == ["retry", "low"]
+    finally:
+        q.shut_down()
+
+
+@pytest.mark.parametrize("drain", [True, False], ids=["shut_down_with_drain", "shut_down"])
+def test_shutting_down_still_hands_out_every_lane(drain: bool) -> None:
+    q = _queue()
+    q.add_with_priority("low", LOW)
+    q.add_with_priority("high", HIGH)
+    q.add("default")
+    in_flight, _ = q.get(timeout=1)
+    stopper = threading.Thread(target=q.shut_down_with_drain if drain else q.shut_down)
+    stopper.start()
+    got = []
+    while True:
+        item, shutdown = q.get(timeout=1)
+        if shutdown:
+            break
+        got.append(item)
+        q.done(item)
+        if len(got) == 2:
+            q.done(in_flight)
+    stopper.join(2)
+    assert not stopper.is_alive()
+    assert [in_flight, *got] == ["high", "default", "low"]
+
+
+def test_a_pop_from_an_empty_storage_is_an_error() -> None:
+    with pytest.raises(IndexError):
+        PriorityStorage[str]().pop()
+
+
+def _wait_for(condition: object, timeout: float = 2.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not condition():  # type: ignore[operator]
+        assert time.monotonic() < deadline, "condition not met in time"
+        time.sleep(0.005)
