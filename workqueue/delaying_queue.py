@@ -115,11 +115,12 @@ class DelayingQueue(Queue[T]):
     def _insert(self, item: T, ready_at: float, priority: int | None) -> bool:
         """Schedule ``item`` unless it already waits for an earlier time; True if it is now first."""
         existing = self._waiting_entries.get(item)
+        wanted = DEFAULT_PRIORITY if priority is None else priority
         if existing is None:
             if priority is not None:
                 self._waiting_priority[item] = priority
-        elif priority is not None and priority > self._waiting_priority.get(item, DEFAULT_PRIORITY):
-            self._waiting_priority[item] = priority
+        elif wanted > self._waiting_priority.get(item, DEFAULT_PRIORITY):
+            self._waiting_priority[item] = wanted  # a plain add_after is the default priority
         if existing is not None and existing[0] <= ready_at:
             return False
         seq = next(self._seq)

@@ -294,6 +294,8 @@ class ActionMixin(JobFlowControllerBase):
                 if not meta.is_controlled_by(existing, job_flow):
                     self.warn_resource_exists(job_flow, job_name)
                 continue
+            if self.create_expectations.pending(ns, job_name):
+                continue  # ours, created moments ago; the informer has not shown it yet
             entry = _recorded_entry(job_flow, job_name)
             attempt = _retries_done(entry)
             policy = policies.get(flow.name)
@@ -391,6 +393,7 @@ class ActionMixin(JobFlowControllerBase):
                     job_flow, c.EVENT_WARNING, c.REASON_FAILED_CREATE, c.MESSAGE_FAILED_CREATE, job_name, err
                 )
             raise
+        self.create_expectations.created(ns, job_name)
         self.recorder.eventf(job_flow, c.EVENT_NORMAL, c.REASON_CREATED, c.MESSAGE_CREATED, job_name)
 
     def _check_existing_job(self, job_flow: Obj, job_name: str) -> None:

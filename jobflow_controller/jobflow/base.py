@@ -13,6 +13,7 @@ from jobflow_controller.apis import FlowRequest
 from jobflow_controller.apis.jobflow import Flow
 from jobflow_controller.apis.probe import Probe
 from jobflow_controller.framework import QueueController
+from jobflow_controller.jobflow.expectations import CreateExpectations
 from jobflow_controller.jobflow.finished import DeletedJobs
 from jobflow_controller.jobflow.own_writes import OwnWrites
 from jobflow_controller.jobflow.probe import ProbeGate
@@ -35,6 +36,7 @@ class JobFlowControllerBase(QueueController):
     invalid_warned: dict[tuple[str, str], tuple[str, int]]
     probe_gate: ProbeGate
     own_writes: OwnWrites
+    create_expectations: CreateExpectations
     status_lane: StatusLane
     status_write_interval: float
 

@@ -18,6 +18,7 @@ from jobflow_controller.framework import DEFAULT_MAX_REQUEUE_NUM, QueueControlle
 from jobflow_controller.jobflow import constants as c
 from jobflow_controller.jobflow import urgency
 from jobflow_controller.jobflow.action import ActionMixin
+from jobflow_controller.jobflow.expectations import CreateExpectations
 from jobflow_controller.jobflow.finished import DeletedJobs
 from jobflow_controller.jobflow.handler import HandlerMixin
 from jobflow_controller.jobflow.own_writes import OwnWrites
@@ -78,6 +79,7 @@ class JobFlowController(HandlerMixin, ActionMixin, ProbeJudgeMixin, QueueControl
             self._requeue_job_flow,
         )
         self.own_writes = OwnWrites()
+        self.create_expectations = CreateExpectations(self.clock)
         self.status_lane = urgency.StatusLane(self.queue, self.clock, status_write_qps, status_write_burst)
         #: 0: a status change is written as soon as nothing more urgent waits (urgency.py); more:
         #: at most this many seconds after it was seen (action.py `_status_write_waits`).
@@ -103,8 +105,11 @@ class JobFlowController(HandlerMixin, ActionMixin, ProbeJudgeMixin, QueueControl
         self.job_template_informer.add_event_handler(
             self.handler_funcs(add=self.add_job_template, update=self.update_job_template)
         )
-        # Upstream watches Job updates only; ours also sees deletions (a Job deleted by hand).
-        self.job_informer.add_event_handler(self.handler_funcs(update=self.update_job, delete=self.delete_job))
+        # Upstream watches Job updates only; ours also sees deletions (a Job deleted by hand), and
+        # adds only to learn that our own creates arrived (expectations.py; an add syncs nothing).
+        self.job_informer.add_event_handler(
+            self.handler_funcs(add=self.add_job, update=self.update_job, delete=self.delete_job)
+        )
 
     @staticmethod
     def request_for(namespace: str, name: str) -> FlowRequest:

@@ -9,6 +9,9 @@ flow's `patch.jobSpec`, which upstream ignores; only flows with a patch are resu
 resync of unfinished JobFlows. The JobFlow delete handler enqueues nothing: it forgets what
 finished.py remembered for that JobFlow.
 
+A Job add is no trigger either: it only tells the controller that a create of its own has arrived
+(expectations.py).
+
 Every trigger also says how urgent its sync is (urgency.py): a Job update that can only change
 the status, and the resync, go behind the ones that may create a Job.
 """
@@ -102,9 +105,15 @@ class HandlerMixin(JobFlowControllerBase):
         if succeeded_for_deletion or spec_changed or recreated:
             self.enqueue_job_flow(self.request_for(meta.namespace(new), meta.name(new)))
 
+    def add_job(self, obj: Any, is_in_initial_list: bool = False) -> None:
+        """Not a trigger (upstream has no Job add handler): a create of ours has arrived."""
+        if isinstance(obj, Mapping):
+            self.create_expectations.observed(meta.namespace(obj), meta.name(obj))
+
     def update_job(self, old: Any, new: Any) -> None:
         if not isinstance(old, Mapping) or not isinstance(new, Mapping):
             return
+        self.create_expectations.observed(meta.namespace(new), meta.name(new))
         if not is_controlled_by(new, FLOW_GROUP_VERSION, JOB_FLOW_KIND):
             return
         if meta.resource_version(new) == meta.resource_version(old):
@@ -138,6 +147,7 @@ class HandlerMixin(JobFlowControllerBase):
             obj = obj.obj
         if not isinstance(obj, Mapping):
             return
+        self.create_expectations.observed(meta.namespace(obj), meta.name(obj))
         if is_controlled_by(obj, FLOW_GROUP_VERSION, JOB_FLOW_KIND):
             self._remember_if_completed(obj)
             name = get_job_flow_name_by_job(obj)

@@ -86,12 +86,15 @@ class World:
             return
         self.controller.job_flow_informer.get_indexer().update(self.flow())
         jobs = self.controller.job_informer.get_indexer()
+        expectations = self.controller.create_expectations
         for cached in list(jobs.list()):
             if self.job(cached["metadata"]["name"]) is None:
                 jobs.delete(cached)
+                expectations.observed("default", cached["metadata"]["name"])
         for (plural, _, _), obj in list(self.clientset.api.objects.items()):
             if plural == "jobs":
                 jobs.update(obj)
+                expectations.observed("default", obj["metadata"]["name"])  # as the Job handlers do
 
     def sync(self) -> None:
         self.controller.handle_job_flow(_req())

@@ -112,6 +112,20 @@ def test_add_after_lands_in_the_lane_asked_for_keeping_the_earliest_time_and_hig
         q.shut_down()
 
 
+def test_a_plain_add_after_of_an_item_waiting_for_a_low_lane_brings_it_back_in_the_default_lane() -> None:
+    clock = FakeClock()
+    q: DelayingQueue[Hashable] = DelayingQueue(clock=clock, queue=PriorityStorage())
+    try:
+        q.add_after("a", 1.0, priority=LOW)
+        q.add_after("a", 2.0)  # later: the time stays, the priority rises to the default
+        q.add_with_priority("b", LOW)
+        clock.step(1.0)
+        _wait_for(lambda: len(q) == 2)
+        assert _drain(q) == ["a", "b"]
+    finally:
+        q.shut_down()
+
+
 def test_a_rate_limited_retry_comes_back_in_the_default_lane() -> None:
     clock = FakeClock()
     q: RateLimitingQueue[Hashable] = RateLimitingQueue(
