@@ -76,3 +76,23 @@ def test_main_prints_the_table_and_exits_0_even_when_a_target_is_missed(
     assert main(["summary.py", str(tmp_path)]) == 0
     out = capsys.readouterr().out
     assert "API writes per JobFlow, 1 worker" in out and "FAIL" in out
+
+
+def test_the_informer_rows_are_the_products_informer_not_its_comparisons(tmp_path: Path) -> None:
+    summary_doc = {
+        "rss_bytes_per_object": {"strip_managed_fields": 21504, "product": 2404},
+        "initial_sync_seconds": {"strip_managed_fields": 4.4, "product": 1.9},
+        "targets": {"peak_over_steady_rss": {"value": 1.0}},
+    }
+    _write(tmp_path, "informers", {"summary": summary_doc})
+    table = rows(tmp_path)
+    assert _row(table, "RSS per cached Job")[2:] == ("2.35 KiB", "<= 8 KiB", "pass")
+    assert _row(table, "peak / steady RSS during the initial sync")[4] == "pass"
+    assert _row(table, "initial sync of 10,000 Jobs")[2:] == ("1.9 s", "<= 2 s", "pass")
+
+
+def test_one_workers_reaction_latency_is_context_not_a_target(tmp_path: Path) -> None:
+    _write(tmp_path, "e2e_flows", {"runs": [_run(1, 9.0, 40.0, 400.0), _run(3, 9.0, 39.0, 150.0)]})
+    table = rows(tmp_path)
+    assert _row(table, "reaction p99, fast flags, 1 worker")[3:] == ("", "")
+    assert _row(table, "reaction p99, fast flags, 3 workers")[4] == "pass"
