@@ -81,8 +81,9 @@ class JobFlowController(HandlerMixin, ActionMixin, ProbeJudgeMixin, QueueControl
         self.own_writes = OwnWrites()
         self.create_expectations = CreateExpectations(self.clock)
         self.status_lane = urgency.StatusLane(self.queue, self.clock, status_write_qps, status_write_burst)
-        #: 0: a status change is written as soon as nothing more urgent waits (urgency.py); more:
-        #: at most this many seconds after it was seen (action.py `_status_write_waits`).
+        #: 0: a status change is written as soon as the status bucket has a token for it
+        #: (urgency.py); more: at most this many seconds after it was seen (action.py
+        #: `_status_write_waits`).
         self.status_write_interval = status_write_interval
 
         job_flows = informer_factory.job_flows()

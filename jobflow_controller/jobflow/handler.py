@@ -13,7 +13,7 @@ A Job add is no trigger either: it only tells the controller that a create of it
 (expectations.py).
 
 Every trigger also says how urgent its sync is (urgency.py): a Job update that can only change
-the status, and the resync, go behind the ones that may create a Job.
+the status goes behind the ones that may create a Job, and is paced by the status bucket.
 """
 
 from __future__ import annotations
@@ -118,10 +118,9 @@ class HandlerMixin(JobFlowControllerBase):
             return
         if meta.resource_version(new) == meta.resource_version(old):
             return
-        name = get_job_flow_name_by_job(new)
-        if not name:
+        req = self._owner_request(new)
+        if req is None:
             return
-        req = self.request_for(meta.namespace(new), name)
         if vcjob.phase(new) not in _STATUS_ONLY_PHASES or self._has_probes(req):
             # Completed may make a dependent due, Failed fails the flow; a probe may pass on a
             # Running Job's pods.
@@ -133,6 +132,11 @@ class HandlerMixin(JobFlowControllerBase):
             self.queue.add_after(req, self.status_write_interval, priority=urgency.STATUS)
         else:
             self.status_lane.add(req)
+
+    def _owner_request(self, job: Mapping[str, Any]) -> FlowRequest | None:
+        """The request of the JobFlow that owns `job`, or None when no JobFlow does."""
+        name = get_job_flow_name_by_job(job)
+        return self.request_for(meta.namespace(job), name) if name else None
 
     def _has_probes(self, req: FlowRequest) -> bool:
         """Whether the JobFlow of `req` has a flow whose dependency is judged by probes."""
@@ -150,10 +154,10 @@ class HandlerMixin(JobFlowControllerBase):
         self.create_expectations.observed(meta.namespace(obj), meta.name(obj))
         if is_controlled_by(obj, FLOW_GROUP_VERSION, JOB_FLOW_KIND):
             self._remember_if_completed(obj)
-            name = get_job_flow_name_by_job(obj)
-            if name:
+            req = self._owner_request(obj)
+            if req is not None:
                 # The Job is to be created again (or it was a retry's, whose successor is due).
-                self.queue.add_with_priority(self.request_for(meta.namespace(obj), name), urgency.REACT)
+                self.queue.add_with_priority(req, urgency.REACT)
             return
         # A Job no JobFlow controls may have been squatting a flow's name (ErrResourceExists):
         # the JobFlows waiting on that name can go on now. Such deletes are rare; the scan is of
