@@ -12,20 +12,12 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from e2e_helpers import ControllerProcess, wait_for
+from e2e_helpers import FAST_LEASE_FLAGS, ControllerProcess, wait_for
 from jobflows import chain, create_all, flow, job_names, phase_of, template
 
 from jobflow_controller.kube.clientset import Clientset
 from jobflow_controller.kube.errors import ConflictError, NotFoundError
 from jobflow_controller.local.simulator import JobSimulator
-
-LEASE_FLAGS = (
-    "--leader-elect=true",
-    "--leader-elect-lease-duration=4s",
-    "--leader-elect-renew-deadline=3s",
-    "--leader-elect-retry-period=500ms",
-    "--leader-elect-resource-namespace=default",
-)
 
 
 @pytest.fixture
@@ -126,7 +118,7 @@ def test_only_the_leader_writes_and_a_killed_leader_hands_over_without_duplicate
     namespace: str,
 ) -> None:
     lease = f"jf-{uuid.uuid4().hex[:6]}"
-    flags = (*LEASE_FLAGS, f"--leader-elect-resource-name={lease}")
+    flags = (*FAST_LEASE_FLAGS, f"--leader-elect-resource-name={lease}")
     first = ControllerProcess(str(kubeconfig), tmp_path, *flags, name="first")
     second = ControllerProcess(str(kubeconfig), tmp_path, *flags, name="second")
     processes.extend([first, second])
@@ -159,7 +151,7 @@ def test_sigterm_exits_0_and_hands_the_lease_over_at_once(
     kubeconfig: Path, tmp_path: Path, processes: list[ControllerProcess], clientset: Clientset
 ) -> None:
     lease = f"jf-{uuid.uuid4().hex[:6]}"
-    flags = (*LEASE_FLAGS, f"--leader-elect-resource-name={lease}", "--graceful-shutdown-timeout=10s")
+    flags = (*FAST_LEASE_FLAGS, f"--leader-elect-resource-name={lease}", "--graceful-shutdown-timeout=10s")
     first = ControllerProcess(str(kubeconfig), tmp_path, *flags, name="first")
     processes.append(first)
     wait_for(first.is_leader, 30, what="the first to lead")
@@ -208,7 +200,7 @@ def test_a_leader_that_loses_its_lease_exits_1(
 ) -> None:
     """As upstream's `klog.Fatalf("leaderelection lost")`: a replica that cannot renew stops at once."""
     lease = f"jf-{uuid.uuid4().hex[:6]}"
-    leader = ControllerProcess(str(kubeconfig), tmp_path, *LEASE_FLAGS, f"--leader-elect-resource-name={lease}")
+    leader = ControllerProcess(str(kubeconfig), tmp_path, *FAST_LEASE_FLAGS, f"--leader-elect-resource-name={lease}")
     processes.append(leader)
     wait_for(leader.is_leader, 30, what="the process to lead")
 

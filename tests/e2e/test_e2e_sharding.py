@@ -21,7 +21,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from e2e_helpers import ControllerProcess, balanced_namespaces, wait_for
+from e2e_helpers import FAST_LEASE_FLAGS, LEASE_SECONDS, RETRY_SECONDS, ControllerProcess, balanced_namespaces, wait_for
 from faults import LISTED, JobLog, random_workload
 from jobflows import chain, create_all, flow, job_names, phase_of, template
 
@@ -38,14 +38,6 @@ pytestmark = pytest.mark.e2e
 SHARDS = 3
 NAMESPACES_PER_SHARD = 4
 FLOWS_PER_NAMESPACE = 5
-LEASE, RETRY = 4.0, 0.5
-LEASE_FLAGS = (
-    "--leader-elect=true",
-    f"--leader-elect-lease-duration={LEASE:g}s",
-    "--leader-elect-renew-deadline=3s",
-    f"--leader-elect-retry-period={int(RETRY * 1000)}ms",
-    "--leader-elect-resource-namespace=default",
-)
 
 
 #: A log line's time and the namespace of the object it is about (the controllers name it
@@ -95,7 +87,7 @@ def test_three_replicas_split_the_shards_and_a_killed_replicas_shard_is_taken_ov
 ) -> None:
     base = f"jf-{uuid.uuid4().hex[:6]}"
     leases = [f"{base}-shard-{i}" for i in range(SHARDS)]
-    flags = (*LEASE_FLAGS, f"--leader-elect-resource-name={base}", f"--shards={SHARDS}", "--worker-threads=3")
+    flags = (*FAST_LEASE_FLAGS, f"--leader-elect-resource-name={base}", f"--shards={SHARDS}", "--worker-threads=3")
     for index in range(SHARDS):
         replicas.append(
             ControllerProcess(str(kubeconfig), tmp_path, *flags, f"--shard-index={index}", name=f"replica-{index}")
@@ -103,7 +95,7 @@ def test_three_replicas_split_the_shards_and_a_killed_replicas_shard_is_taken_ov
     # At start-up each replica takes its own shard; the others are campaigned for only a lease later.
     wait_for(lambda: all(holds(proc, leases[i]) for i, proc in enumerate(replicas)), 60, interval=0.2, what="shards")
     wait_for(lambda: all(proc.get("/readyz")[0] == 200 for proc in replicas), 60, what="every replica Ready")
-    time.sleep(LEASE + 2 * RETRY)  # past the takeover delay: nobody may have taken a second shard
+    time.sleep(LEASE_SECONDS + 2 * RETRY_SECONDS)  # past the takeover delay: nobody may have taken a second shard
     assert [proc.metric("jobflow_controller_shards_held") for proc in replicas] == [1.0, 1.0, 1.0]
 
     job_log = JobLog(clientset.jobs().lister_watcher())
@@ -126,7 +118,7 @@ def test_three_replicas_split_the_shards_and_a_killed_replicas_shard_is_taken_ov
         took = time.monotonic() - killed_at
         taker = next(p for p in survivors if holds(p, leases[0]))
         # Expiry (one lease) plus the survivors' retry period (jittered up to 2.2x) plus a loaded machine's slack.
-        assert took <= LEASE + 2.2 * RETRY + 4.0, f"shard 0 was taken over only after {took:.1f}s"
+        assert took <= LEASE_SECONDS + 2.2 * RETRY_SECONDS + 4.0, f"shard 0 was taken over only after {took:.1f}s"
 
         def phases() -> dict[str, str]:
             return {f"{ns}/{meta.name(f)}": jf.phase(f) for ns in namespaces for f in clientset.job_flows(ns).list()}
@@ -211,7 +203,12 @@ def test_a_replica_that_loses_one_shards_lease_stops_that_shard_only_and_wins_it
     """Unlike the single leader, which exits 1, a replica that loses one shard keeps its others."""
     base = f"jf-{uuid.uuid4().hex[:6]}"
     proc = ControllerProcess(
-        str(kubeconfig), tmp_path, *LEASE_FLAGS, f"--leader-elect-resource-name={base}", "--shards=2", "--shard-index=0"
+        str(kubeconfig),
+        tmp_path,
+        *FAST_LEASE_FLAGS,
+        f"--leader-elect-resource-name={base}",
+        "--shards=2",
+        "--shard-index=0",
     )
     replicas.append(proc)
     # Alone, it takes its own shard at once and the other one a lease duration later.
