@@ -288,5 +288,38 @@ def create_namespace(clientset: Any, name: str) -> None:
     clientset.resource(NAMESPACES).create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}})
 
 
+def seed_namespaces(clientset: Any, namespaces: Iterable[str], steps: str, script: str) -> None:
+    """Create each namespace with one JobTemplate per step (`steps`, a name a letter), whose Jobs
+    the simulator moves through `script`."""
+    from tests.e2e.jobflows import template
+
+    for namespace in namespaces:
+        create_namespace(clientset, namespace)
+        for step in steps:
+            clientset.job_templates(namespace).create(template(step, namespace, script))
+
+
+def simulator_process(plane: Any, namespaces: list[str]) -> Any:
+    """The Volcano job simulator as a process of its own (``bench/e2e_flows.py --simulator``), one
+    JobSimulator per namespace; not started yet."""
+    from jobflow_controller.local.controlplane import Process
+
+    argv = [sys.executable, str(Path(__file__).resolve().parent / "e2e_flows.py"), "--simulator"]
+    return Process("simulator", [*argv, str(plane.kubeconfig_path), ",".join(namespaces)], plane.root / "simulator.log")
+
+
+# -- what a benchmark's own informers see ----------------------------------------------------------
+
+
+def phase_of(obj: Any) -> str:
+    """`status.state.phase` of a Job or JobFlow as an informer hands it over ("" for anything else)."""
+    return str(((obj.get("status") or {}).get("state") or {}).get("phase") or "") if isinstance(obj, dict) else ""
+
+
+def key_of(obj: Any) -> str:
+    """namespace/name."""
+    return f"{obj['metadata']['namespace']}/{obj['metadata']['name']}"
+
+
 if __name__ == "__main__":
     sys.stderr.write("bench/_common.py holds helpers for the benchmarks; it is not a benchmark itself.\n")

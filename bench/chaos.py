@@ -72,21 +72,24 @@ from bench._common import (  # noqa: E402
     BenchError,
     Watchdog,
     control_plane,
-    create_namespace,
     emit,
+    key_of,
     load_average,
     log,
     machine,
+    phase_of,
     rest_client,
     run_pool,
+    seed_namespaces,
+    simulator_process,
     wait_until,
 )
-from bench.e2e_flows import diamond, scrape, simulator_main  # noqa: E402
+from bench.e2e_flows import diamond, scrape  # noqa: E402
 from informers import DeletedFinalStateUnknown, ResourceEventHandlerFuncs, SharedIndexInformer  # noqa: E402
 from informers.errors import NotFoundError  # noqa: E402
 from jobflow_controller.kube.clientset import Clientset  # noqa: E402
 from jobflow_controller.local.controlplane import Process, find_binaries, free_port  # noqa: E402
-from tests.e2e.jobflows import chain, flow, template  # noqa: E402
+from tests.e2e.jobflows import chain, flow  # noqa: E402
 
 FAULTS = ("annotate", "apiserver_restarts", "controller_sigkill", "sigstop")
 CHAINS, DIAMONDS = 200, 100
@@ -134,14 +137,6 @@ def workload(namespaces: list[str], chains: int, diamonds: int) -> list[dict[str
     return flows
 
 
-def _phase(obj: Any) -> str:
-    return str(((obj.get("status") or {}).get("state") or {}).get("phase") or "") if isinstance(obj, dict) else ""
-
-
-def _key(obj: Any) -> str:
-    return f"{obj['metadata']['namespace']}/{obj['metadata']['name']}"
-
-
 # -- what this process sees ------------------------------------------------------------------------
 
 
@@ -180,7 +175,7 @@ class Observer:
 
     def _job_event(self, obj: Any) -> None:
         now = time.monotonic()
-        key, uid, phase = _key(obj), obj["metadata"].get("uid", ""), _phase(obj)
+        key, uid, phase = key_of(obj), obj["metadata"].get("uid", ""), phase_of(obj)
         with self.lock:
             uids = self.job_uids[key]
             if uid not in uids:
@@ -198,18 +193,18 @@ class Observer:
         tombstone = isinstance(obj, DeletedFinalStateUnknown)
         if tombstone:
             obj = obj.obj
-        phase = _phase(obj) or "<none>"
+        phase = phase_of(obj) or "<none>"
         with self.lock:
             # A watch DELETED event carries the Job as it was when deleted; a tombstone (the delete
             # fell in a watch gap) only the last state this process saw.
-            self.deleted_phase.setdefault(_key(obj), f"last seen {phase}" if tombstone else phase)
-            self.job_phase.pop(_key(obj), None)
-            self.job_completed.pop(_key(obj), None)
+            self.deleted_phase.setdefault(key_of(obj), f"last seen {phase}" if tombstone else phase)
+            self.job_phase.pop(key_of(obj), None)
+            self.job_completed.pop(key_of(obj), None)
             self.last_progress = time.monotonic()
 
     def _flow_event(self, obj: Any) -> None:
         now = time.monotonic()
-        key, phase = _key(obj), _phase(obj)
+        key, phase = key_of(obj), phase_of(obj)
         with self.lock:
             if self.flow_phase.get(key) != phase:
                 self.flow_phase[key] = phase
@@ -580,8 +575,8 @@ def final_state(h: Harness) -> dict[str, Any]:
         owned = by_flow.get(f"{ns}/{md['uid']}", [])
         expected = {f"{name}-{step['name']}" for step in job_flow["spec"]["flows"]}
         named = [j for j in jobs if j["metadata"]["namespace"] == ns and j["metadata"]["name"] in expected]
-        not_controlled += [_key(j) for j in named if j not in owned]
-        actual = {j["metadata"]["name"]: _phase(j) for j in owned}
+        not_controlled += [key_of(j) for j in named if j not in owned]
+        actual = {j["metadata"]["name"]: phase_of(j) for j in owned}
         lists = {
             "Pending": "pendingJobs",
             "Running": "runningJobs",
@@ -593,7 +588,7 @@ def final_state(h: Harness) -> dict[str, Any]:
         truth = {phase: sorted(n for n, p in actual.items() if p == phase) for phase in lists}
         if reported != truth:
             mismatched.append(f"{ns}/{name}")
-        phase = _phase(job_flow)
+        phase = phase_of(job_flow)
         if phase != "Succeed":
             stranded[f"{ns}/{name}"] = {
                 "phase": phase or "<none>",
@@ -667,7 +662,7 @@ def controller_metrics(totals: dict[str, dict[tuple[str, ...], float]]) -> dict[
 def listed_succeed(h: Harness) -> int | None:
     """How many JobFlows a direct LIST shows ``Succeed`` (None when the LIST fails)."""
     try:
-        return sum(1 for job_flow in h.clientset.job_flows().list() if _phase(job_flow) == "Succeed")
+        return sum(1 for job_flow in h.clientset.job_flows().list() if phase_of(job_flow) == "Succeed")
     except Exception:  # noqa: BLE001 - the API may still be coming back: the next poll tries again
         return None
 
@@ -723,16 +718,9 @@ def run_fault(fault: str, chains: int, diamonds: int, args: argparse.Namespace, 
     with control_plane(watchdog, controller_manager=False) as plane:
         rest = rest_client(plane.kubeconfig_path, agent="bench-chaos")
         clientset = Clientset(rest)
-        for ns in namespaces:
-            create_namespace(clientset, ns)
-            for step in "abcd":
-                clientset.job_templates(ns).create(template(step, ns, SCRIPT))
+        seed_namespaces(clientset, namespaces, "abcd", SCRIPT)
         kubeconfig = str(plane.kubeconfig_path)
-        simulator = Process(
-            "simulator",
-            [sys.executable, str(Path(__file__).resolve()), "--simulator", kubeconfig, ",".join(namespaces)],
-            plane.root / "simulator.log",
-        )
+        simulator = simulator_process(plane, namespaces)
         controller = Controller(kubeconfig, plane.root / "controller.log", [*CONTROLLER_FLAGS, *resync_flags])
         observer = Observer(clientset)
         sampler = Sampler(controller)
@@ -900,14 +888,10 @@ def wait_for_binaries(timeout: float) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--simulator", nargs=2, metavar=("KUBECONFIG", "NAMESPACES"), help=argparse.SUPPRESS)
     parser.add_argument("--quick", action="store_true", help=f"{QUICK_CHAINS + QUICK_DIAMONDS} JobFlows, not 300")
     parser.add_argument("--faults", default=",".join(FAULTS), help=f"comma-separated subset of {','.join(FAULTS)}")
     parser.add_argument("--resync", type=float, default=RESYNC, help="the controller's --resync-period, seconds")
     args = parser.parse_args()
-    if args.simulator:
-        simulator_main(args.simulator[0], args.simulator[1].split(","))
-        return
     faults = [f for f in args.faults.split(",") if f]
     unknown = sorted(set(faults) - set(FAULTS))
     if unknown:

@@ -62,21 +62,24 @@ from bench._common import (  # noqa: E402
     Watchdog,
     control_plane,
     cpu_seconds,
-    create_namespace,
     emit,
+    key_of,
     latency_summary_ms,
     load_average,
     log,
     machine,
+    phase_of,
     proc_status_kib,
     rest_client,
     run_pool,
+    seed_namespaces,
+    simulator_process,
     wait_until,
 )
 from informers import ResourceEventHandlerFuncs, SharedIndexInformer  # noqa: E402
 from jobflow_controller.kube.clientset import Clientset  # noqa: E402
 from jobflow_controller.local.controlplane import Process, free_port  # noqa: E402
-from tests.e2e.jobflows import chain, flow, template  # noqa: E402
+from tests.e2e.jobflows import chain, flow  # noqa: E402
 
 CHAINS = 200
 DIAMONDS = 100
@@ -123,14 +126,6 @@ def dependencies(job_flow: dict[str, Any]) -> list[tuple[str, list[str]]]:
 # -- what this process sees -----------------------------------------------------------------------
 
 
-def _phase(obj: Any) -> str:
-    return str(((obj.get("status") or {}).get("state") or {}).get("phase") or "") if isinstance(obj, dict) else ""
-
-
-def _key(obj: Any) -> str:
-    return f"{obj['metadata']['namespace']}/{obj['metadata']['name']}"
-
-
 class Observer:
     """Job and JobFlow informers that stamp, with local receipt time, the events the latencies need."""
 
@@ -152,18 +147,18 @@ class Observer:
 
     def _job_event(self, obj: Any) -> None:
         now = time.monotonic()
-        key = _key(obj)
+        key = key_of(obj)
         with self.lock:
             self.job_added.setdefault(key, now)
-            if _phase(obj) == "Completed":
+            if phase_of(obj) == "Completed":
                 self.job_completed.setdefault(key, now)
 
     def _flow_event(self, obj: Any) -> None:
         now = time.monotonic()
-        key = _key(obj)
+        key = key_of(obj)
         with self.lock:
             self.flow_added.setdefault(key, now)
-            if _phase(obj) == "Succeed":
+            if phase_of(obj) == "Succeed":
                 self.flow_succeeded.setdefault(key, now)
 
     def start(self) -> None:
@@ -178,7 +173,7 @@ class Observer:
     def phases(self) -> dict[str, int]:
         counts: dict[str, int] = defaultdict(int)
         for obj in self.flows.get_indexer().list():
-            counts[_phase(obj) or "<none>"] += 1
+            counts[phase_of(obj) or "<none>"] += 1
         return dict(counts)
 
 
@@ -191,7 +186,7 @@ def latencies(observer: Observer, flows: list[dict[str, Any]]) -> dict[str, Any]
     missing: list[str] = []
     added, completed = observer.job_added, observer.job_completed
     for job_flow in flows:
-        key = _key(job_flow)
+        key = key_of(job_flow)
         ns, name = job_flow["metadata"]["namespace"], job_flow["metadata"]["name"]
         first = f"{ns}/{name}-a"
         if first in added and key in observer.flow_added:
@@ -352,16 +347,9 @@ def run_once(workers: int, client_flags: list[str], watchdog: Watchdog, run_time
     with control_plane(watchdog, controller_manager=False) as plane:
         rest = rest_client(plane.kubeconfig_path, agent="bench-e2e-flows")
         clientset = Clientset(rest)
-        for ns in namespaces:
-            create_namespace(clientset, ns)
-            for step in "abcd":
-                clientset.job_templates(ns).create(template(step, ns, SCRIPT))
+        seed_namespaces(clientset, namespaces, "abcd", SCRIPT)
         kubeconfig = str(plane.kubeconfig_path)
-        simulator = Process(
-            "simulator",
-            [sys.executable, str(Path(__file__).resolve()), "--simulator", kubeconfig, ",".join(namespaces)],
-            plane.root / "simulator.log",
-        )
+        simulator = simulator_process(plane, namespaces)
         metrics_port, health_port = free_port(), free_port()
         controller_args = [
             str(VENV_BIN / "jobflow-controller"),

@@ -31,14 +31,13 @@ sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != _BENCH_DIR]
 sys.path.insert(0, str(_BENCH_DIR.parent))
 sys.path.insert(1, str(_BENCH_DIR.parent / "tests" / "e2e"))
 
-from e2e_helpers import ControllerProcess, balanced_namespaces  # noqa: E402
+from e2e_helpers import FAST_LEASE_FLAGS, ControllerProcess, balanced_namespaces  # noqa: E402
 
 from bench._common import (  # noqa: E402
     BenchError,
     Watchdog,
     control_plane,
     cpu_seconds,
-    create_namespace,
     emit,
     load_average,
     log,
@@ -46,25 +45,19 @@ from bench._common import (  # noqa: E402
     proc_status_kib,
     rest_client,
     run_pool,
+    seed_namespaces,
+    simulator_process,
     wait_until,
 )
 from jobflow_controller.apis import jobflow as jf  # noqa: E402
 from jobflow_controller.kube.clientset import Clientset  # noqa: E402
-from jobflow_controller.local.controlplane import Process  # noqa: E402
 from jobflow_controller.sharding import shard_for_namespace  # noqa: E402
-from tests.e2e.jobflows import chain, flow, template  # noqa: E402
+from tests.e2e.jobflows import chain, flow  # noqa: E402
 
 JOBFLOWS = 300
 NAMESPACES = 12
 REPLICAS = (1, 2, 3)
 SCRIPT = "Pending:0s,Running:0s,Completed"
-LEASE_FLAGS = (
-    "--leader-elect=true",
-    "--leader-elect-lease-duration=4s",
-    "--leader-elect-renew-deadline=3s",
-    "--leader-elect-retry-period=500ms",
-    "--leader-elect-resource-namespace=default",
-)
 CLIENT_FLAGS = ("--kube-api-qps=1000", "--kube-api-burst=2000", "--worker-threads=3")
 CREATE_WORKERS = 8
 #: How often the JobFlows are listed to count the Succeeded ones (a LIST of 300 costs the API server).
@@ -80,23 +73,16 @@ def run_once(replicas: int, watchdog: Watchdog) -> dict[str, Any]:
     logs = Path(tempfile.mkdtemp(prefix="jobflow-bench-shards-"))
     with control_plane(watchdog) as plane:
         clientset = Clientset(rest_client(plane.kubeconfig_path, agent="bench-shards"))
-        for ns in namespaces:
-            create_namespace(clientset, ns)
-            for step in "abc":
-                clientset.job_templates(ns).create(template(step, ns, SCRIPT))
+        seed_namespaces(clientset, namespaces, "abc", SCRIPT)
         kubeconfig = str(plane.kubeconfig_path)
-        simulator = Process(
-            "simulator",
-            [sys.executable, str(_BENCH_DIR / "e2e_flows.py"), "--simulator", kubeconfig, ",".join(namespaces)],
-            plane.root / "simulator.log",
-        )
+        simulator = simulator_process(plane, namespaces)
         base = f"bench-{tag}"
         procs: list[ControllerProcess] = []
         watchdog.on_timeout(simulator.stop)
         try:
             simulator.start()
             for index in range(replicas):
-                flags = (*LEASE_FLAGS, *CLIENT_FLAGS, f"--leader-elect-resource-name={base}")
+                flags = (*FAST_LEASE_FLAGS, *CLIENT_FLAGS, f"--leader-elect-resource-name={base}")
                 procs.append(
                     ControllerProcess(
                         kubeconfig, logs, *flags, f"--shards={replicas}", f"--shard-index={index}", name=f"r{index}"
@@ -181,7 +167,7 @@ def main() -> None:
             "namespaces": NAMESPACES,
             "job_phase_script": SCRIPT,
         },
-        "controller_flags": [*LEASE_FLAGS, *CLIENT_FLAGS],
+        "controller_flags": [*FAST_LEASE_FLAGS, *CLIENT_FLAGS],
         "runs": [],
     }
     try:
