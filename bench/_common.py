@@ -299,6 +299,13 @@ def seed_namespaces(clientset: Any, namespaces: Iterable[str], steps: str, scrip
             clientset.job_templates(namespace).create(template(step, namespace, script))
 
 
+def create_job_flows(clientset: Any, flows: list[dict[str, Any]], workers: int, timeout: float) -> None:
+    """POST every JobFlow from a pool of `workers` threads (each into its own namespace)."""
+    run_pool(
+        lambda f: clientset.job_flows(f["metadata"]["namespace"]).create(f), flows, workers, "create jobflows", timeout
+    )
+
+
 def simulator_process(plane: Any, namespaces: list[str]) -> Any:
     """The Volcano job simulator as a process of its own (``bench/e2e_flows.py --simulator``), one
     JobSimulator per namespace; not started yet."""

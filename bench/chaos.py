@@ -72,6 +72,7 @@ from bench._common import (  # noqa: E402
     BenchError,
     Watchdog,
     control_plane,
+    create_job_flows,
     emit,
     key_of,
     load_average,
@@ -79,7 +80,6 @@ from bench._common import (  # noqa: E402
     machine,
     phase_of,
     rest_client,
-    run_pool,
     seed_namespaces,
     simulator_process,
     wait_until,
@@ -736,13 +736,7 @@ def run_fault(fault: str, chains: int, diamonds: int, args: argparse.Namespace, 
             sampler.thread.start()
             load_before = load_average()
             started = time.monotonic()
-            run_pool(
-                lambda f: clientset.job_flows(f["metadata"]["namespace"]).create(f),
-                flows,
-                CREATE_WORKERS,
-                "create jobflows",
-                timeout=90.0,
-            )
+            create_job_flows(clientset, flows, CREATE_WORKERS, timeout=90.0)
             created = time.monotonic()
             log(f"created {len(flows)} JobFlows in {created - started:.1f}s")
             time.sleep(FAULT_DELAY)

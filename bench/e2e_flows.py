@@ -62,6 +62,7 @@ from bench._common import (  # noqa: E402
     Watchdog,
     control_plane,
     cpu_seconds,
+    create_job_flows,
     emit,
     key_of,
     latency_summary_ms,
@@ -71,7 +72,6 @@ from bench._common import (  # noqa: E402
     phase_of,
     proc_status_kib,
     rest_client,
-    run_pool,
     seed_namespaces,
     simulator_process,
     wait_until,
@@ -384,13 +384,7 @@ def run_once(workers: int, client_flags: list[str], watchdog: Watchdog, run_time
             log(f"controller ready (pid {controller.pid}, {startup_cpu:.1f} CPU s at start-up); creating JobFlows")
 
             started = time.monotonic()
-            run_pool(
-                lambda f: clientset.job_flows(f["metadata"]["namespace"]).create(f),
-                flows,
-                CREATE_WORKERS,
-                "create jobflows",
-                timeout=60.0,
-            )
+            create_job_flows(clientset, flows, CREATE_WORKERS, timeout=60.0)
             created = time.monotonic()
             log(f"created {len(flows)} JobFlows in {created - started:.1f}s; waiting for Succeed")
             deadline = started + run_timeout

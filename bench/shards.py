@@ -38,13 +38,13 @@ from bench._common import (  # noqa: E402
     Watchdog,
     control_plane,
     cpu_seconds,
+    create_job_flows,
     emit,
     load_average,
     log,
     machine,
     proc_status_kib,
     rest_client,
-    run_pool,
     seed_namespaces,
     simulator_process,
     wait_until,
@@ -105,13 +105,7 @@ def run_once(replicas: int, watchdog: Watchdog) -> dict[str, Any]:
                 flow(f"chain-{i:03d}", namespaces[i % len(namespaces)], chain("a", "b", "c")) for i in range(JOBFLOWS)
             ]
             started = time.monotonic()
-            run_pool(
-                lambda f: clientset.job_flows(f["metadata"]["namespace"]).create(f),
-                flows,
-                CREATE_WORKERS,
-                "create jobflows",
-                timeout=60.0,
-            )
+            create_job_flows(clientset, flows, CREATE_WORKERS, timeout=60.0)
             log(f"created {JOBFLOWS} JobFlows in {time.monotonic() - started:.1f}s; waiting for Succeed")
             deadline = started + RUN_TIMEOUT
             last_report = 0.0
