@@ -1,7 +1,7 @@
 """What both controllers share, as Volcano's `pkg/controllers/framework`: the queue and its workers.
 
-A controller subclasses `QueueController`, gives its sync handler and its drop event, and gets the
-client-go worker loop in three layers: `_run_worker` loops until the queue shuts down,
+A controller holds a `QueueController`, hands it its sync handler and its drop event, and gets
+the client-go worker loop in three layers: `_run_worker` loops until the queue shuts down,
 `_process_next_work_item` does the queue bookkeeping, `sync_handler` holds the business logic and
 knows nothing of retries. `handle_err` is upstream's `handleJobFlowErr`/`handleJobTemplateErr`.
 
@@ -20,6 +20,7 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable, Hashable
+from typing import Any
 
 import structlog
 
@@ -46,20 +47,39 @@ HARD_STOP_POLL = 0.05
 CONFLICT_REQUEUE_DELAY = 0.1
 
 
-class QueueController:
-    """A rate-limited queue drained by N workers through `sync_handler`, with bounded retries."""
+def _request_keys(req: Any) -> dict[str, str]:
+    return {"request": str(req)}
 
-    name = "controller"
+
+class QueueController:
+    """A rate-limited queue drained by N workers through `sync_handler`, with bounded retries.
+
+    `sync_handler(req)` holds the business logic and raises on failure; `on_dropped(req, err)` is
+    called when a request has failed `max_requeue_num` times and leaves the queue; `log_keys(req)`
+    gives the key=value pairs that name the request's object in log lines; `before_drain()` runs
+    once the stop is asked for, before the queue shuts down (what must still be queued for the
+    drain).
+    """
 
     def __init__(
         self,
+        name: str,
         queue_name: str,
+        sync_handler: Callable[[Any], None],
+        on_dropped: Callable[[Any, BaseException], None],
         *,
+        log_keys: Callable[[Any], dict[str, str]] = _request_keys,
+        before_drain: Callable[[], None] | None = None,
         max_requeue_num: int = DEFAULT_MAX_REQUEUE_NUM,
         clock: Clock | None = None,
         queue_metrics_provider: object | None = None,
         queue_storage: QueueStorage[Hashable] | None = None,
     ) -> None:
+        self.name = name
+        self.sync_handler = sync_handler
+        self.on_dropped = on_dropped
+        self.log_keys = log_keys
+        self._before_drain = before_drain
         self.clock = clock or RealClock()
         # Upstream turns any negative value into -1: retry forever.
         self.max_requeue_num = -1 if max_requeue_num < 0 else max_requeue_num
@@ -77,18 +97,6 @@ class QueueController:
         self._hard_stop: threading.Event | None = None
         # `stop` when it was given without a drain: setting it is already a hard stop.
         self._no_drain_stop: threading.Event | None = None
-
-    # -- what a controller provides ------------------------------------------------------------
-    def sync_handler(self, req: Hashable) -> None:  # pragma: no cover - abstract
-        raise NotImplementedError
-
-    def log_keys(self, req: Hashable) -> dict[str, str]:
-        """The key=value pairs that name the request's object in log lines."""
-        return {"request": str(req)}
-
-    def on_dropped(self, req: Hashable, err: BaseException) -> None:  # pragma: no cover - abstract
-        """Called when a request has failed `max_requeue_num` times and leaves the queue."""
-        raise NotImplementedError
 
     # -- run ------------------------------------------------------------------------------------
     def run_workers(
@@ -145,6 +153,8 @@ class QueueController:
         stop turns hard. After that no sync starts, and the workers still inside one get one shared
         `IN_FLIGHT_SYNC_GRACE` between them, not one each, so N workers cannot take N times as long.
         """
+        if self._before_drain is not None:
+            self._before_drain()
         if drain_timeout is None or drain_timeout <= 0:
             self._stopped_hard.set()
         self.queue.shut_down()

@@ -30,14 +30,15 @@ def controller_reference(job_flow: Obj) -> dict[str, Any]:
     }
 
 
-def new_job(job_flow: Obj, flow_name: str, job_name: str, job_template: Obj) -> dict[str, Any]:
+def new_job(job_flow: Obj, flow_name: str, job_name: str, job_template: Obj, patch: object) -> dict[str, Any]:
     """`loadJobTemplateAndSetJob`: the template's spec, the createdBy keys, the owner.
 
     The spec is the template's with the flow's `patch.jobSpec` merged in (`apis.patch`, ours:
     upstream ignores the patch); without a patch it is the template's verbatim, as upstream's.
     Raises `PatchError` when the patch cannot apply. The spec is a new object because the template
     comes from the informer cache and the Job body is handed to the HTTP layer; nothing else of the
-    template's metadata is carried over, and the patch changes nothing but the spec.
+    template's metadata is carried over, and the patch changes nothing but the spec. `patch` is
+    the flow's raw `patch` (`Flow.patch`).
     """
     ns = meta.namespace(job_flow)
     keys = {
@@ -54,5 +55,5 @@ def new_job(job_flow: Obj, flow_name: str, job_name: str, job_template: Obj) -> 
             "annotations": dict(keys),
             "ownerReferences": [controller_reference(job_flow)],
         },
-        "spec": apply_patch(jf.spec(job_template), jf.flow_patch(job_flow, flow_name)),
+        "spec": apply_patch(jf.spec(job_template), patch),
     }

@@ -23,6 +23,8 @@ class Flow:
     #: The raw `dependsOn.probe` (ours, docs/probe.md); None when absent or null. Read by
     #: `apis.probe`, which says what is wrong with it, if anything.
     probe: Any = field(default=None, compare=False, hash=False)
+    #: The raw `patch` (ours, docs/patch.md); None when absent or null. Read by `apis.patch`.
+    patch: Any = field(default=None, compare=False, hash=False)
 
 
 def spec(obj: Obj) -> Mapping[str, Any]:
@@ -47,7 +49,7 @@ def flows(job_flow: Obj) -> list[Flow]:
             if isinstance(depends_on.get("targets"), list):
                 targets = tuple(str(t) for t in depends_on["targets"])
             probe = depends_on.get("probe")
-        out.append(Flow(name=str(raw.get("name") or ""), targets=targets, probe=probe))
+        out.append(Flow(name=str(raw.get("name") or ""), targets=targets, probe=probe, patch=raw.get("patch")))
     return out
 
 

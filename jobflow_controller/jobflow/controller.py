@@ -1,30 +1,33 @@
 """The JobFlow controller's struct: clients, informers, listers, recorder, queue (jobflow_controller.go).
 
-The queue and worker loop come from `framework.QueueController`; the event handlers live in
-`handler.py` and the sync in `action.py`, as upstream splits them across files.
+What upstream keeps in one Go struct is composed here from plain objects, each named for its part:
+`workers` (framework.py: the queue and the worker loop in three layers), `handlers` (handler.py:
+which informer events enqueue what), `sync` (sync.py: the sync handler's I/O around the pure
+decisions of action.py), `status_writer` (status_writer.py: when and how a status is written), and
+`probes` (probe_judge.py: `dependsOn.probe`). Each gets what it uses through its constructor.
 """
 
 from __future__ import annotations
 
 import threading
-from collections.abc import Hashable
+from collections.abc import Hashable, Mapping
 from concurrent.futures import Executor
 from typing import Any
 
 import structlog
 
-from jobflow_controller.apis import Action, Event, FlowRequest
+from jobflow_controller.apis import FlowRequest
 from jobflow_controller.framework import DEFAULT_MAX_REQUEUE_NUM, QueueController
 from jobflow_controller.jobflow import constants as c
+from jobflow_controller.jobflow import status_writer as sw
 from jobflow_controller.jobflow import urgency
-from jobflow_controller.jobflow.action import ActionMixin
 from jobflow_controller.jobflow.expectations import CreateExpectations
 from jobflow_controller.jobflow.finished import DeletedJobs
-from jobflow_controller.jobflow.handler import HandlerMixin
-from jobflow_controller.jobflow.own_writes import OwnWrites
-from jobflow_controller.jobflow.probe import NetworkProbeRunner, ProbeCache, ProbeGate, ProbeRunner
-from jobflow_controller.jobflow.probe_judge import ProbeJudgeMixin
+from jobflow_controller.jobflow.handler import JobFlowEventHandlers
+from jobflow_controller.jobflow.probe import NetworkProbeRunner, ProbeCache, ProbeRunner
+from jobflow_controller.jobflow.probe_judge import ProbeJudge
 from jobflow_controller.jobflow.state.metrics import JobFlowMetrics
+from jobflow_controller.jobflow.sync import JobFlowSyncer
 from jobflow_controller.kube.clientset import Clientset
 from jobflow_controller.kube.informers import VolcanoInformerFactory
 from workqueue import Clock, PriorityStorage
@@ -34,7 +37,7 @@ log = structlog.get_logger(__name__)
 CONTROLLER_NAME = "jobflow-controller"
 
 
-class JobFlowController(HandlerMixin, ActionMixin, ProbeJudgeMixin, QueueController):
+class JobFlowController:
     """Creates each flow's Job once its dependencies Completed and keeps the JobFlow status true."""
 
     name = CONTROLLER_NAME
@@ -48,74 +51,92 @@ class JobFlowController(HandlerMixin, ActionMixin, ProbeJudgeMixin, QueueControl
         max_requeue_num: int = DEFAULT_MAX_REQUEUE_NUM,
         metrics: JobFlowMetrics | None = None,
         status_write_interval: float = 0.0,
-        status_write_qps: float = urgency.STATUS_WRITE_QPS,
-        status_write_burst: int = urgency.STATUS_WRITE_BURST,
+        status_write_qps: float = sw.STATUS_WRITE_QPS,
+        status_write_burst: int = sw.STATUS_WRITE_BURST,
         clock: Clock | None = None,
         queue_metrics_provider: object | None = None,
         probe_runner: ProbeRunner | None = None,
         probe_executor: Executor | None = None,
     ) -> None:
-        # Priority lanes (urgency.py): the syncs that create a dependent go before status-only ones.
-        super().__init__(
+        # Priority lanes (urgency.py): the syncs that may create a dependent go before status-only ones.
+        self.workers = QueueController(
+            CONTROLLER_NAME,
             c.QUEUE_NAME,
+            self.sync_handler,
+            self.on_dropped,
+            log_keys=self.log_keys,
+            before_drain=self.flush_statuses,
             max_requeue_num=max_requeue_num,
             clock=clock,
             queue_metrics_provider=queue_metrics_provider,
             queue_storage=PriorityStorage(),
         )
+        self.queue, self.clock = self.workers.queue, self.workers.clock
         self.clientset = clientset
         self.informer_factory = informer_factory
         self.recorder = recorder
         self.metrics = metrics or JobFlowMetrics()
         self.deleted_jobs = DeletedJobs()
-        self.invalid_warned = {}
+        self.create_expectations = CreateExpectations(self.clock)
+
+        job_flows, job_templates, jobs = (
+            informer_factory.job_flows(),
+            informer_factory.job_templates(),
+            informer_factory.jobs(),
+        )
+        self.job_flow_informer, self.job_flow_lister = job_flows.informer(), job_flows.lister()
+        self.job_template_informer, self.job_template_lister = job_templates.informer(), job_templates.lister()
+        self.job_informer, self.job_lister = jobs.informer(), jobs.lister()
+
+        self.status_writer = sw.StatusWriter(
+            clientset,
+            self.queue,
+            self.clock,
+            self.request_for,
+            self.workers.must_stop_now,
+            interval=status_write_interval,
+            qps=status_write_qps,
+            burst=status_write_burst,
+        )
         # dependsOn.probe (ours, docs/probe.md): network checks run on the cache's own small pool,
         # never on a worker; the Pod informer is created on the first HTTP or TCP check.
-        self._pod_lock = threading.Lock()
-        self.probe_gate = ProbeGate(
+        self.probes = ProbeJudge(
+            informer_factory,
+            self.job_lister,
+            self.job_template_lister,
+            recorder,
             ProbeCache(self.clock, executor=probe_executor),
             probe_runner or NetworkProbeRunner(),
-            self,
             self._requeue_job_flow,
+            lambda namespace, name: self.queue.add(self.request_for(namespace, name)),
         )
-        self.own_writes = OwnWrites()
-        self.create_expectations = CreateExpectations(self.clock)
-        self.status_lane = urgency.StatusLane(self.queue, self.clock, status_write_qps, status_write_burst)
-        #: 0: a status change is written as soon as the status bucket has a token for it
-        #: (urgency.py); more: at most this many seconds after it was seen (action.py
-        #: `_status_write_waits`).
-        self.status_write_interval = status_write_interval
+        self.sync = JobFlowSyncer(
+            clientset,
+            (self.job_flow_lister, self.job_template_lister, self.job_lister),
+            recorder,
+            self.clock,
+            self.metrics,
+            self.deleted_jobs,
+            self.create_expectations,
+            self.probes,
+            self.status_writer,
+            self._requeue_job_flow,
+            self.forget_job_flow,
+        )
+        self.handlers = JobFlowEventHandlers(
+            self.queue,
+            self.job_flow_lister,
+            self.status_writer,
+            self.deleted_jobs,
+            self.create_expectations,
+            self.has_jobs_left,
+            self.forget_job_flow,
+        )
+        self.job_flow_informer.add_event_handler(self.handlers.job_flow_funcs())
+        self.job_template_informer.add_event_handler(self.handlers.job_template_funcs())
+        self.job_informer.add_event_handler(self.handlers.job_funcs())
 
-        job_flows = informer_factory.job_flows()
-        job_templates = informer_factory.job_templates()
-        jobs = informer_factory.jobs()
-        self.job_flow_informer = job_flows.informer()
-        self.job_flow_lister = job_flows.lister()
-        self.job_template_informer = job_templates.informer()
-        self.job_template_lister = job_templates.lister()
-        self.job_informer = jobs.informer()
-        self.job_lister = jobs.lister()
-
-        # Upstream registers no JobFlow delete handler; ours only forgets the deleted JobFlow's
-        # Completed Jobs seen deleted (finished.py) and enqueues nothing.
-        self.job_flow_informer.add_event_handler(
-            self.handler_funcs(add=self.add_job_flow, update=self.update_job_flow, delete=self.delete_job_flow)
-        )
-        # Upstream registers no JobTemplate handler; ours resumes flows waiting for a template, and
-        # flows whose patch a template edit may have made applicable (docs/patch.md).
-        self.job_template_informer.add_event_handler(
-            self.handler_funcs(add=self.add_job_template, update=self.update_job_template)
-        )
-        # Upstream watches Job updates only; ours also sees deletions (a Job deleted by hand), and
-        # adds only to learn that our own creates arrived (expectations.py; an add syncs nothing).
-        self.job_informer.add_event_handler(
-            self.handler_funcs(add=self.add_job, update=self.update_job, delete=self.delete_job)
-        )
-
-    @staticmethod
-    def request_for(namespace: str, name: str) -> FlowRequest:
-        """Every JobFlow trigger builds the same key, so triggers for one JobFlow collapse."""
-        return FlowRequest(namespace, name, action=Action.SYNC_JOB_FLOW, event=Event.OUT_OF_SYNC)
+    request_for = staticmethod(JobFlowEventHandlers.request_for)
 
     def run(
         self,
@@ -126,9 +147,9 @@ class JobFlowController(HandlerMixin, ActionMixin, ProbeJudgeMixin, QueueControl
         hard_stop: threading.Event | None = None,
     ) -> None:
         """Run until `stop`. Upstream runs one worker whatever --worker-threads says; we honour it."""
-        self.informer_stop = stop
+        self.probes.informer_stop = stop
         try:
-            self.run_workers(
+            self.workers.run_workers(
                 stop,
                 workers,
                 self.informer_factory.start,
@@ -139,30 +160,41 @@ class JobFlowController(HandlerMixin, ActionMixin, ProbeJudgeMixin, QueueControl
                 hard_stop=hard_stop,
             )
         finally:
-            self.probe_gate.cache.shutdown()
+            self.probes.shutdown()
+
+    def shut_down(self, drain_timeout: float | None = None) -> None:
+        self.workers.shut_down(drain_timeout)
+
+    def flush_statuses(self) -> None:
+        """Before the drain: every JobFlow whose status waits to be written is queued (status_writer.py)."""
+        self.status_writer.flush()
+
+    def sync_handler(self, req: Hashable) -> None:
+        assert isinstance(req, FlowRequest)
+        self.sync.handle_job_flow(req)
+
+    def has_jobs_left(self, job_flow: Mapping[str, Any]) -> bool:
+        """Whether the cache still holds a Job this JobFlow controls (retain policy `delete`)."""
+        return bool(self.sync.get_all_jobs_created_by_job_flow(job_flow))
+
+    def forget_job_flow(self, namespace: str, name: str, uid: str | None = None) -> None:
+        """Drop everything this process remembers of a JobFlow that is gone: its Jobs seen deleted
+        Completed (of that object only, when `uid` is known), its status writes and reservation,
+        whether it was warned invalid, and (with `uid`) its probe results. One place, so no memory
+        is left behind."""
+        self.deleted_jobs.forget(namespace, name, uid)
+        self.status_writer.forget(namespace, name)
+        self.sync.invalid_warned.pop((namespace, name), None)
+        if uid:
+            self.probes.gate.cache.forget(uid)
 
     def _requeue_job_flow(self, namespace: str, name: str, delay: float) -> None:
-        """The probe gate's way back into the queue: at once after a check finished, else after a poll."""
+        """Back into the queue in the REACT lane: a probe check finished (0) or a poll or backoff is due."""
         req = self.request_for(namespace, name)
         if delay > 0:
             self.queue.add_after(req, delay, priority=urgency.REACT)
         else:
             self.queue.add_with_priority(req, urgency.REACT)
-
-    def shut_down(self, drain_timeout: float | None = None) -> None:
-        """Before the drain, queue every JobFlow whose status waits to be written (action.py).
-
-        Their scheduled syncs would be dropped with the queue; queued now, the drain syncs them,
-        and a sync while the queue shuts down writes at once. A stop without a drain syncs
-        nothing: the next leader computes the status afresh from the Jobs.
-        """
-        for namespace, name in self.own_writes.pending_keys():
-            self.queue.add(self.request_for(namespace, name))
-        super().shut_down(drain_timeout)
-
-    def sync_handler(self, req: Hashable) -> None:
-        assert isinstance(req, FlowRequest)
-        self.handle_job_flow(req)
 
     def log_keys(self, req: Hashable) -> dict[str, str]:
         assert isinstance(req, FlowRequest)

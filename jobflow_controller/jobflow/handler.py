@@ -13,12 +13,12 @@ A Job add is no trigger either: it only tells the controller that a create of it
 (expectations.py).
 
 Every trigger also says how urgent its sync is (urgency.py): a Job update that can only change
-the status goes behind the ones that may create a Job, and is paced by the status bucket.
+the status goes behind the ones that may create a Job, and is left to the status writer's pacing.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Hashable, Mapping
 from typing import Any
 
 import structlog
@@ -29,6 +29,8 @@ from jobflow_controller.apis import (
     FLOW_GROUP_VERSION,
     JOB_FLOW_KIND,
     VOLCANO,
+    Action,
+    Event,
     FlowRequest,
     JobPhase,
     Phase,
@@ -38,7 +40,11 @@ from jobflow_controller.apis import (
 from jobflow_controller.apis import job as vcjob
 from jobflow_controller.apis import jobflow as jf
 from jobflow_controller.jobflow import urgency
-from jobflow_controller.jobflow.base import JobFlowControllerBase
+from jobflow_controller.jobflow.expectations import CreateExpectations
+from jobflow_controller.jobflow.finished import DeletedJobs
+from jobflow_controller.jobflow.status_writer import StatusWriter
+from jobflow_controller.kube.informers import JobFlowLister
+from workqueue import RateLimitingQueue
 
 log = structlog.get_logger(__name__)
 
@@ -66,16 +72,53 @@ _UNFINISHED = frozenset({"", Phase.PENDING, Phase.RUNNING})
 _STATUS_ONLY_PHASES = frozenset({"", JobPhase.PENDING, JobPhase.RUNNING})
 
 
-class HandlerMixin(JobFlowControllerBase):
-    """The informer callbacks of JobFlowController."""
+class JobFlowEventHandlers:
+    """The informer callbacks of the JobFlow controller; what they may touch is handed in."""
+
+    def __init__(
+        self,
+        queue: RateLimitingQueue[Hashable],
+        job_flow_lister: JobFlowLister,
+        status_writer: StatusWriter,
+        deleted_jobs: DeletedJobs,
+        create_expectations: CreateExpectations,
+        has_jobs_left: Callable[[Mapping[str, Any]], bool],
+        forget_job_flow: Callable[[str, str, str | None], None],
+    ) -> None:
+        self.queue = queue
+        self.job_flow_lister = job_flow_lister
+        self.status_writer = status_writer
+        self.deleted_jobs = deleted_jobs
+        self.create_expectations = create_expectations
+        self.has_jobs_left = has_jobs_left
+        self.forget_job_flow = forget_job_flow
+
+    def job_flow_funcs(self) -> ResourceEventHandlerFuncs:
+        # Upstream registers no JobFlow delete handler; ours only forgets the deleted JobFlow's
+        # Completed Jobs seen deleted (finished.py) and enqueues nothing.
+        return ResourceEventHandlerFuncs(
+            add_func=self.add_job_flow, update_func=self.update_job_flow, delete_func=self.delete_job_flow
+        )
+
+    def job_template_funcs(self) -> ResourceEventHandlerFuncs:
+        # Upstream registers no JobTemplate handler; ours resumes flows waiting for a template, and
+        # flows whose patch a template edit may have made applicable (docs/patch.md).
+        return ResourceEventHandlerFuncs(add_func=self.add_job_template, update_func=self.update_job_template)
+
+    def job_funcs(self) -> ResourceEventHandlerFuncs:
+        # Upstream watches Job updates only; ours also sees deletions (a Job deleted by hand), and
+        # adds only to learn that our own creates arrived (expectations.py; an add syncs nothing).
+        return ResourceEventHandlerFuncs(
+            add_func=self.add_job, update_func=self.update_job, delete_func=self.delete_job
+        )
+
+    def enqueue_job_flow(self, req: FlowRequest) -> None:
+        self.queue.add(req)
 
     @staticmethod
-    def handler_funcs(
-        add: Callable[..., None] | None = None,
-        update: Callable[[Any, Any], None] | None = None,
-        delete: Callable[[Any], None] | None = None,
-    ) -> ResourceEventHandlerFuncs:
-        return ResourceEventHandlerFuncs(add_func=add, update_func=update, delete_func=delete)
+    def request_for(namespace: str, name: str) -> FlowRequest:
+        """Every JobFlow trigger builds the same key, so triggers for one JobFlow collapse."""
+        return FlowRequest(namespace, name, action=Action.SYNC_JOB_FLOW, event=Event.OUT_OF_SYNC)
 
     def add_job_flow(self, obj: Any, is_in_initial_list: bool = False) -> None:
         if not isinstance(obj, Mapping):
@@ -87,7 +130,7 @@ class HandlerMixin(JobFlowControllerBase):
         if not isinstance(old, Mapping) or not isinstance(new, Mapping):
             log.error("Failed to convert to jobFlow", old=repr(old)[:200], new=repr(new)[:200])
             return
-        self.own_writes.observed(new)
+        self.status_writer.observed(new)
         succeeded_for_deletion = jf.phase(new) == Phase.SUCCEED and jf.job_retain_policy(new) == RetainPolicy.DELETE
         if meta.resource_version(new) == meta.resource_version(old):
             # A resync replay (ours, every --resync-period; upstream's resync is 0): sync again every
@@ -125,13 +168,8 @@ class HandlerMixin(JobFlowControllerBase):
             # Completed may make a dependent due, Failed fails the flow; a probe may pass on a
             # Running Job's pods.
             self.queue.add_with_priority(req, urgency.REACT)
-        elif self.status_write_interval > 0:
-            # Such an update can change only the status, which waits for --status-write-interval
-            # anyway (action.py `_status_write_waits`): the sync comes then, and the Job updates
-            # of that interval share it.
-            self.queue.add_after(req, self.status_write_interval, priority=urgency.STATUS)
         else:
-            self.status_lane.add(req)
+            self.status_writer.request_write(req)
 
     def _owner_request(self, job: Mapping[str, Any]) -> FlowRequest | None:
         """The request of the JobFlow that owns `job`, or None when no JobFlow does."""

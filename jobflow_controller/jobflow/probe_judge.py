@@ -1,45 +1,102 @@
-"""The JobFlow controller's side of `dependsOn.probe`: which probe a flow has, the pods, the warnings.
+"""The JobFlow controller's side of `dependsOn.probe`: the verdicts, the pods, the warnings (ours).
 
-`judge` (action.py) asks `probe_of` for a flow's probe before it looks at the targets, and
-`probe_gate.target_met` for a target whose Job is not Completed yet. The rules are in probe.py and
-docs/probe.md. The Pod informer is created on the first HTTP or TCP check, so a controller whose
-JobFlows use no such probe never lists a pod and needs no RBAC for pods.
+Called at one named point, before the sync's decisions (sync.py): `judge_probes` gives each flow
+with a probe that may be judged in this sync its `ProbeVerdict` (plan.py), which `action.judge`
+reads. The rules are in probe.py and docs/probe.md. The Pod informer is created on the first HTTP
+or TCP check, so a controller whose JobFlows use no such probe never lists a pod and needs no RBAC
+for pods.
 """
 
 from __future__ import annotations
 
 import threading
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import structlog
 
 from informers import ResourceEventHandlerFuncs, SharedIndexInformer
 from informers.errors import NotFoundError
-from jobflow_controller.apis import FLOW_GROUP_VERSION, JOB_FLOW_KIND, meta
+from jobflow_controller.apis import FLOW_GROUP_VERSION, JOB_FLOW_KIND, JobPhase, meta
+from jobflow_controller.apis import job as vcjob
 from jobflow_controller.apis import jobflow as jf
 from jobflow_controller.apis.probe import Probe, parse_probe, probe_problems
 from jobflow_controller.jobflow import constants as c
-from jobflow_controller.jobflow.base import JobFlowControllerBase
-from jobflow_controller.jobflow.probe import ProbeGate, job_tasks, unmatched_tasks
-from jobflow_controller.kube.informers import POD_JOB_NAME_LABEL, POD_TASK_SPEC_LABEL, PodLister, VolcanoInformerFactory
+from jobflow_controller.jobflow.plan import ProbeVerdict
+from jobflow_controller.jobflow.probe import ProbeCache, ProbeGate, ProbeRunner, job_tasks, unmatched_tasks
+from jobflow_controller.kube.informers import (
+    POD_JOB_NAME_LABEL,
+    POD_TASK_SPEC_LABEL,
+    JobLister,
+    JobTemplateLister,
+    PodLister,
+    VolcanoInformerFactory,
+)
 
 log = structlog.get_logger(__name__)
 
 Obj = Mapping[str, Any]
 
 
-class ProbeJudgeMixin(JobFlowControllerBase):
-    """`probe_of`, the lazily started Pod informer (`task_pods`), and its event handler."""
+class ProbeJudge:
+    """`judge_probes`, `probe_of`, the lazily started Pod informer (`task_pods`) and its handler.
 
-    informer_factory: VolcanoInformerFactory
-    probe_gate: ProbeGate
-    #: The stop event the informers run under, once the controller runs (None before).
-    informer_stop: threading.Event | None = None
-    _pod_informer: SharedIndexInformer | None = None
-    _pod_lister: PodLister | None = None
-    _pod_informer_started = False
-    _pod_lock: threading.Lock
+    `requeue(namespace, name, delay)` puts a JobFlow back (a check finished, or a poll is due);
+    `enqueue(namespace, name)` syncs it (a pod changed).
+    """
+
+    def __init__(
+        self,
+        informer_factory: VolcanoInformerFactory,
+        job_lister: JobLister,
+        job_template_lister: JobTemplateLister,
+        recorder: Any,
+        cache: ProbeCache,
+        runner: ProbeRunner,
+        requeue: Callable[[str, str, float], None],
+        enqueue: Callable[[str, str], None],
+    ) -> None:
+        self._informer_factory = informer_factory
+        self._job_lister = job_lister
+        self._job_template_lister = job_template_lister
+        self._recorder = recorder
+        self._enqueue = enqueue
+        self.gate = ProbeGate(cache, runner, self, requeue)
+        #: The stop event the informers run under, once the controller runs (None before).
+        self.informer_stop: threading.Event | None = None
+        self._pod_lock = threading.Lock()
+        self._pod_informer: SharedIndexInformer | None = None
+        self._pod_lister: PodLister | None = None
+        self._pod_informer_started = False
+
+    def judge_probes(
+        self, job_flow: Obj, flows: tuple[jf.Flow, ...], named_jobs: Mapping[str, Obj], skip: set[str]
+    ) -> dict[str, ProbeVerdict]:
+        """The verdict of each flow with a probe whose Job may be created in this sync.
+
+        `skip` names the Jobs that will not be created whatever the probe says (done, or created
+        and not shown yet). Each target whose Job is ours and not Completed yet is checked (none
+        short-circuits), so all of a flow's network checks start in one sync.
+        """
+        out: dict[str, ProbeVerdict] = {}
+        for flow in flows:
+            job_name = jf.job_name(meta.name(job_flow), flow.name)
+            if flow.probe is None or flow.targets is None or job_name in skip or job_name in named_jobs:
+                continue
+            probe = self.probe_of(job_flow, flow, flow.targets)
+            met = self._met_targets(job_flow, flow, probe, named_jobs) if probe else frozenset()
+            out[flow.name] = ProbeVerdict(probe, met)
+        return out
+
+    def _met_targets(self, job_flow: Obj, flow: jf.Flow, probe: Probe, named_jobs: Mapping[str, Obj]) -> frozenset[str]:
+        met: set[str] = set()
+        for target in flow.targets or ():
+            job = named_jobs.get(jf.job_name(meta.name(job_flow), target))
+            if job is None or not meta.is_controlled_by(job, job_flow):
+                continue
+            if vcjob.phase(job) != JobPhase.COMPLETED and self.gate.target_met(job_flow, flow.name, probe, job):
+                met.add(target)
+        return frozenset(met)
 
     def probe_of(self, job_flow: Obj, flow: jf.Flow, targets: tuple[str, ...]) -> Probe | None:
         """The flow's probe (empty when it has none), or None when the flow must wait for a spec fix.
@@ -73,20 +130,20 @@ class ProbeJudgeMixin(JobFlowControllerBase):
     def _target_tasks(self, job_flow: Obj, target: str) -> set[str] | None:
         ns = meta.namespace(job_flow)
         try:
-            job = self.job_lister.jobs(ns).get(jf.job_name(meta.name(job_flow), target))
+            job = self._job_lister.jobs(ns).get(jf.job_name(meta.name(job_flow), target))
         except NotFoundError:
             job = None
         if job is not None and meta.is_controlled_by(job, job_flow):
             return set(job_tasks(job))
         try:
-            template = self.job_template_lister.job_templates(ns).get(target)
+            template = self._job_template_lister.job_templates(ns).get(target)
         except NotFoundError:
             return None
         return set(job_tasks(template))
 
     def _warn_invalid_probe(self, job_flow: Obj, message: str, *args: Any) -> None:
         log.warning(message % args, jobflow=f"{meta.namespace(job_flow)}/{meta.name(job_flow)}")
-        self.recorder.eventf(job_flow, c.EVENT_WARNING, c.REASON_INVALID_PROBE, message, *args)
+        self._recorder.eventf(job_flow, c.EVENT_WARNING, c.REASON_INVALID_PROBE, message, *args)
 
     # -- the pods -------------------------------------------------------------------------------
     def task_pods(self, namespace: str, job_name: str, task: str) -> list[Obj] | None:
@@ -99,7 +156,7 @@ class ProbeJudgeMixin(JobFlowControllerBase):
     def _pod_cache(self) -> PodLister | None:
         with self._pod_lock:
             if self._pod_informer is None:
-                pods = self.informer_factory.pods()
+                pods = self._informer_factory.pods()
                 self._pod_informer = pods.informer()
                 self._pod_lister = pods.lister()
                 self._pod_informer.add_event_handler(
@@ -107,7 +164,7 @@ class ProbeJudgeMixin(JobFlowControllerBase):
                 )
                 log.info("starting the Pod informer for dependsOn.probe checks")
             if self.informer_stop is not None and not self._pod_informer_started:
-                self.informer_factory.start(self.informer_stop)  # starts only what is new
+                self._informer_factory.start(self.informer_stop)  # starts only what is new
                 self._pod_informer_started = True
             informer, lister = self._pod_informer, self._pod_lister
         return lister if informer.has_synced() else None
@@ -129,13 +186,16 @@ class ProbeJudgeMixin(JobFlowControllerBase):
             return
         ns = meta.namespace(pod)
         try:
-            job = self.job_lister.jobs(ns).get(job_name)
+            job = self._job_lister.jobs(ns).get(job_name)
         except NotFoundError:
             return
         ref = meta.get_controller_of(job)
         if ref is None or ref.get("apiVersion") != FLOW_GROUP_VERSION or ref.get("kind") != JOB_FLOW_KIND:
             return
-        self.enqueue_job_flow(self.request_for(ns, str(ref.get("name") or "")))
+        self._enqueue(ns, str(ref.get("name") or ""))
+
+    def shutdown(self) -> None:
+        self.gate.cache.shutdown()
 
 
 def _probe_view(pod: Obj) -> tuple[Any, ...]:

@@ -45,7 +45,9 @@ def split_template_label(value: str) -> tuple[str, str] | None:
     return (namespace, name) if dot else None
 
 
-class JobTemplateController(QueueController):
+class JobTemplateController:
+    """Keeps each JobTemplate's `status.jobDependsOnList`: the Jobs created from it."""
+
     name = CONTROLLER_NAME
 
     def __init__(
@@ -59,9 +61,18 @@ class JobTemplateController(QueueController):
         clock: Clock | None = None,
         queue_metrics_provider: object | None = None,
     ) -> None:
-        super().__init__(
-            QUEUE_NAME, max_requeue_num=max_requeue_num, clock=clock, queue_metrics_provider=queue_metrics_provider
+        self.workers = QueueController(
+            CONTROLLER_NAME,
+            QUEUE_NAME,
+            self.sync_handler,
+            self.on_dropped,
+            log_keys=self.log_keys,
+            max_requeue_num=max_requeue_num,
+            clock=clock,
+            queue_metrics_provider=queue_metrics_provider,
         )
+        self.queue = self.workers.queue
+        self.clock = self.workers.clock
         self.clientset = clientset
         self.informer_factory = informer_factory
         self.recorder = recorder
@@ -111,7 +122,7 @@ class JobTemplateController(QueueController):
         drain_timeout: float | None = None,
         hard_stop: threading.Event | None = None,
     ) -> None:
-        self.run_workers(
+        self.workers.run_workers(
             stop,
             workers,
             self.informer_factory.start,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from jobflow_controller.apis import Action, Phase
 from jobflow_controller.apis.status import JobFlowStatus
-from jobflow_controller.jobflow.state.factory import _Base
+from jobflow_controller.jobflow.state.base import State
 
 
 def running_update_status(status: JobFlowStatus, all_job_list: int) -> None:
@@ -20,7 +20,7 @@ def running_update_status(status: JobFlowStatus, all_job_list: int) -> None:
         status.phase = Phase.FAILED
 
 
-class RunningState(_Base):
+class RunningState(State):
     def execute(self, action: Action) -> None:
         if action == Action.SYNC_JOB_FLOW:
             self.sync_job_flow(self.job_flow, running_update_status)

@@ -4,14 +4,14 @@ from __future__ import annotations
 
 from jobflow_controller.apis import Action
 from jobflow_controller.apis.status import JobFlowStatus
-from jobflow_controller.jobflow.state.factory import _Base
+from jobflow_controller.jobflow.state.base import State
 
 
 def succeed_update_status(status: JobFlowStatus, all_job_list: int) -> None:
     """Upstream passes a no-op: a Succeeded flow never changes phase again."""
 
 
-class SucceedState(_Base):
+class SucceedState(State):
     def execute(self, action: Action) -> None:
         if action == Action.SYNC_JOB_FLOW:
             self.sync_job_flow(self.job_flow, succeed_update_status)

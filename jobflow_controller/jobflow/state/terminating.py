@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-from jobflow_controller.apis import Action
-from jobflow_controller.jobflow.state.factory import _Base
+from jobflow_controller.jobflow.state.base import State
 
 
-class TerminatingState(_Base):
-    def execute(self, action: Action) -> None:
-        return None
+class TerminatingState(State):
+    """`execute` does nothing (State's)."""

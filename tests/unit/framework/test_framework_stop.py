@@ -17,13 +17,18 @@ from jobflow_controller import framework
 from jobflow_controller.framework import QueueController
 
 
-class RecordingController(QueueController):
+class RecordingController:
     """Records every sync; a sync of an item in `block` waits on `release` first."""
 
-    name = "recording"
-
     def __init__(self, *, max_requeue_num: int = 15) -> None:
-        super().__init__("recording", max_requeue_num=max_requeue_num)
+        self.workers = QueueController(
+            "recording", "recording", self.sync_handler, self.on_dropped, max_requeue_num=max_requeue_num
+        )
+        self.queue, self.run_workers, self.must_stop_now = (
+            self.workers.queue,
+            self.workers.run_workers,
+            self.workers.must_stop_now,
+        )
         self.synced: list[Hashable] = []
         self.dropped: list[Hashable] = []
         self.block: set[Hashable] = set()
@@ -45,7 +50,7 @@ class RecordingController(QueueController):
         self.dropped.append(req)
 
 
-def _run(ctrl: QueueController, stop: threading.Event, workers: int, **kwargs: object) -> threading.Thread:
+def _run(ctrl: RecordingController, stop: threading.Event, workers: int, **kwargs: object) -> threading.Thread:
     thread = threading.Thread(
         target=ctrl.run_workers,
         args=(stop, workers, lambda _stop: None),

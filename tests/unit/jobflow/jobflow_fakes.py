@@ -14,7 +14,10 @@ from typing import Any
 
 from informers import ListOptions, ListResult, WatchEvent
 from jobflow_controller.apis import CREATED_BY_JOB_FLOW, CREATED_BY_JOB_TEMPLATE
-from jobflow_controller.jobflow import JobFlowController
+from jobflow_controller.apis.jobflow import Flow
+from jobflow_controller.apis.status import JobFlowStatus
+from jobflow_controller.jobflow import JobFlowController, action
+from jobflow_controller.jobflow.plan import JobCreate
 from jobflow_controller.jobtemplate import JobTemplateController
 from jobflow_controller.kube.errors import from_status
 from jobflow_controller.kube.informers import VolcanoInformerFactory
@@ -149,8 +152,11 @@ class FakeClientset:
         return self.resource(JOBS, namespace)
 
 
-def new_fake_controller(max_requeue_num: int = 15) -> tuple[JobFlowController, FakeClientset, FakeRecorder]:
-    clientset = FakeClientset()
+def new_fake_controller(
+    max_requeue_num: int = 15, clientset: FakeClientset | None = None
+) -> tuple[JobFlowController, FakeClientset, FakeRecorder]:
+    """A controller on an empty cache; `clientset` is the API it talks to (a new one by default)."""
+    clientset = clientset or FakeClientset()
     recorder = FakeRecorder()
     factory = VolcanoInformerFactory(clientset)  # type: ignore[arg-type]
     controller = JobFlowController(
@@ -269,3 +275,35 @@ def strip_history_starts(status: dict[str, Any]) -> dict[str, Any]:
         for history in entry.get("runningHistories", []):
             history.pop("startTimestamp", None)
     return out
+
+
+# -- the sync's steps one at a time, as upstream's tests call them on the controller -------------
+def deploy_job(controller: JobFlowController, flow: dict[str, Any]) -> None:
+    """`deploy_job` decided from the caches and carried out (its creates and Warnings), nothing else."""
+    err = controller.sync.deploy(flow, action.deploy_job(controller.sync.observe(flow)))
+    if err is not None:
+        raise err
+
+
+def get_all_job_status(controller: JobFlowController, flow: dict[str, Any]) -> JobFlowStatus:
+    return action.get_all_job_status(controller.sync.observe(flow))
+
+
+def load_job_template_and_set_job(
+    controller: JobFlowController, flow: dict[str, Any], flow_name: str, job_name: str
+) -> dict[str, Any]:
+    """The Job body `deploy_job` would create for `flow_name`; raises the create's error if it has one."""
+    world = controller.sync.observe(flow)
+    spec_flow = next((f for f in world.spec.flows if f.name == flow_name), Flow(flow_name, None))
+    assert world.job_name(flow_name) == job_name
+    step = action.load_job_template_and_set_job(world, spec_flow)
+    assert isinstance(step, JobCreate), step
+    if step.error is not None:
+        raise step.error
+    assert step.body is not None
+    return step.body
+
+
+def delete_all_jobs_created_by_job_flow(controller: JobFlowController, flow: dict[str, Any]) -> None:
+    jobs = action.delete_all_jobs_created_by_job_flow(controller.sync.observe(flow))
+    controller.sync.delete_all_jobs_created_by_job_flow(flow, jobs)

@@ -5,7 +5,17 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from jobflow_fakes import job, job_flow, job_template, new_fake_controller, strip_history_starts
+from jobflow_fakes import (
+    delete_all_jobs_created_by_job_flow,
+    deploy_job,
+    get_all_job_status,
+    job,
+    job_flow,
+    job_template,
+    load_job_template_and_set_job,
+    new_fake_controller,
+    strip_history_starts,
+)
 
 from jobflow_controller.apis import JobPhase, Phase
 from jobflow_controller.apis.status import JobFlowStatus, JobRunningHistory, JobStatus
@@ -36,7 +46,7 @@ def _sync_with_existing_job(phase: str) -> dict[str, Any]:
     controller.job_informer.get_indexer().add(
         job("jobflow-jobtemplate", flow="jobflow", template="jobtemplate", phase=phase, owner="jobflow")
     )
-    controller.sync_job_flow(flow, test_update_fn)
+    controller.sync.sync_job_flow(flow, test_update_fn)
     writes = [a for a in clientset.api.actions if a.verb == "update_status"]
     assert len(writes) == 1
     return strip_history_starts(writes[0].body["status"])
@@ -106,7 +116,7 @@ def test_get_all_jobs_created_by_job_flow_selects_only_its_own_jobs() -> None:
     indexer.add(job("JobflowA-B", flow="JobflowA", template="B", phase="Running"))
     indexer.add(job("JobflowB-A", flow="JobflowB", template="A"))
     indexer.add(job("JobflowB-B", flow="JobflowB", template="B"))
-    names = sorted(j["metadata"]["name"] for j in controller.get_all_jobs_created_by_job_flow(flow))
+    names = sorted(j["metadata"]["name"] for j in controller.sync.get_all_jobs_created_by_job_flow(flow))
     assert names == ["JobflowA-A", "JobflowA-B"]
 
 
@@ -119,7 +129,7 @@ def test_get_all_job_status() -> None:
         job("jobFlowA-A", flow="jobFlowA", phase="Completed", created=t_a, retry_count=1, running_duration="1s")
     )
     indexer.add(job("jobFlowA-B", flow="jobFlowA", phase="Running", created=t_b))
-    status = strip_history_starts(controller.get_all_job_status(flow).to_dict())
+    status = strip_history_starts(get_all_job_status(controller, flow).to_dict())
     assert status == {
         "runningJobs": ["jobFlowA-B"],
         "completedJobs": ["jobFlowA-A"],
@@ -167,7 +177,7 @@ def test_each_job_phase_lands_in_upstreams_status_list(phase: str, listed_in: st
     controller, _, _ = new_fake_controller()
     flow = job_flow("f", flows=[{"name": "a"}])
     controller.job_informer.get_indexer().add(job("f-a", flow="f", phase=phase))
-    status = controller.get_all_job_status(flow).to_dict()
+    status = get_all_job_status(controller, flow).to_dict()
     lists = {k: v for k, v in status.items() if k.endswith("Jobs")}
     assert lists == ({listed_in: ["f-a"]} if listed_in else {})
 
@@ -177,7 +187,7 @@ def test_job_status_list_keeps_entries_of_jobs_that_are_gone() -> None:
     old = {"jobStatusList": [{"name": "f-gone", "state": "Completed"}]}
     flow = job_flow("f", flows=[{"name": "a"}], status=old)
     controller.job_informer.get_indexer().add(job("f-a", flow="f", phase="Running"))
-    names = [e["name"] for e in controller.get_all_job_status(flow).to_dict()["jobStatusList"]]
+    names = [e["name"] for e in get_all_job_status(controller, flow).to_dict()["jobStatusList"]]
     assert names == ["f-gone", "f-a"]
 
 
@@ -185,7 +195,7 @@ def test_load_job_template_and_set_job() -> None:
     controller, _, _ = new_fake_controller()
     controller.job_template_informer.get_indexer().add(job_template("jobtemplate", spec={"queue": "q", "tasks": []}))
     flow = job_flow("jobflow", flows=[{"name": "jobtemplate"}])
-    created = controller.load_job_template_and_set_job(flow, "jobtemplate", "jobflow-jobtemplate")
+    created = load_job_template_and_set_job(controller, flow, "jobtemplate", "jobflow-jobtemplate")
     keys = {"volcano.sh/createdByJobTemplate": "default.jobtemplate", "volcano.sh/createdByJobFlow": "default.jobflow"}
     assert created["metadata"] == {
         "name": "jobflow-jobtemplate",
@@ -209,13 +219,13 @@ def test_load_job_template_and_set_job() -> None:
 def test_load_job_template_fails_with_the_listers_not_found() -> None:
     controller, _, _ = new_fake_controller()
     with pytest.raises(Exception, match=r'^jobtemplate\.flow\.volcano\.sh "b" not found$'):
-        controller.load_job_template_and_set_job(job_flow("f"), "b", "f-b")
+        load_job_template_and_set_job(controller, job_flow("f"), "b", "f-b")
 
 
 def test_deploy_job_creates_a_job_with_no_dependencies_and_a_created_event() -> None:
     controller, clientset, recorder = new_fake_controller()
     controller.job_template_informer.get_indexer().add(job_template("jobtemplate"))
-    controller.deploy_job(job_flow("jobflow", flows=[{"name": "jobtemplate"}]))
+    deploy_job(controller, job_flow("jobflow", flows=[{"name": "jobtemplate"}]))
     assert clientset.api.verbs("jobs") == [("create", "jobflow-jobtemplate")]
     assert recorder.drain() == ["Normal Created create a job named jobflow-jobtemplate!"]
 
@@ -228,17 +238,17 @@ def test_deploy_job_waits_until_every_target_is_completed() -> None:
     indexer = controller.job_informer.get_indexer()
     indexer.add(job("f-a", flow="f", phase="Completed"))
     indexer.add(job("f-b", flow="f", phase="Completing"))
-    controller.deploy_job(flow)
+    deploy_job(controller, flow)
     assert clientset.api.verbs("jobs") == []
     indexer.update(job("f-b", flow="f", phase="Completed", rv="2"))
-    controller.deploy_job(flow)
+    deploy_job(controller, flow)
     assert clientset.api.verbs("jobs") == [("create", "f-c")]
 
 
 def test_deploy_job_creates_at_once_for_empty_targets() -> None:
     controller, clientset, _ = new_fake_controller()
     controller.job_template_informer.get_indexer().add(job_template("a"))
-    controller.deploy_job(job_flow("f", flows=[{"name": "a", "dependsOn": {"targets": []}}]))
+    deploy_job(controller, job_flow("f", flows=[{"name": "a", "dependsOn": {"targets": []}}]))
     assert clientset.api.verbs("jobs") == [("create", "f-a")]
 
 
@@ -248,7 +258,7 @@ def test_deploy_job_treats_already_exists_of_its_own_job_as_success_without_an_e
     controller.job_template_informer.get_indexer().add(job_template("a"))
     clientset.jobs("default").create(job("f-a", flow="f"))
     clientset.api.actions.clear()
-    controller.deploy_job(job_flow("f", flows=[{"name": "a"}]))
+    deploy_job(controller, job_flow("f", flows=[{"name": "a"}]))
     assert clientset.api.verbs("jobs") == [("create", "f-a"), ("get", "f-a")]
     assert recorder.drain() == []
 
@@ -258,7 +268,7 @@ def test_a_missing_template_does_not_stop_the_other_flows() -> None:
     controller, clientset, _ = new_fake_controller()
     controller.job_template_informer.get_indexer().add(job_template("b"))
     with pytest.raises(Exception, match="not found"):
-        controller.deploy_job(job_flow("f", flows=[{"name": "a"}, {"name": "b"}]))
+        deploy_job(controller, job_flow("f", flows=[{"name": "a"}, {"name": "b"}]))
     assert clientset.api.verbs("jobs") == [("create", "f-b")]
 
 
@@ -268,7 +278,7 @@ def test_status_is_written_even_when_a_create_failed() -> None:
     flow = job_flow("f", flows=[{"name": "a"}, {"name": "b"}])
     controller.job_informer.get_indexer().add(job("f-b", flow="f", phase="Running"))
     with pytest.raises(Exception, match="not found"):
-        controller.sync_job_flow(flow, pending_update_status)
+        controller.sync.sync_job_flow(flow, pending_update_status)
     writes = [a.body["status"]["runningJobs"] for a in clientset.api.actions if a.verb == "update_status"]
     assert writes == [["f-b"]]
 
@@ -277,7 +287,7 @@ def test_delete_all_jobs_created_by_job_flow_selects_by_label_only() -> None:
     controller, clientset, _ = new_fake_controller()
     clientset.jobs("default").create({"metadata": {"name": "jobtemplate"}})
     clientset.api.actions.clear()
-    controller.delete_all_jobs_created_by_job_flow(job_flow("jobflow", flows=[{"name": "jobtemplate"}]))
+    delete_all_jobs_created_by_job_flow(controller, job_flow("jobflow", flows=[{"name": "jobtemplate"}]))
     assert clientset.api.verbs("jobs") == []
 
 
@@ -287,7 +297,7 @@ def test_a_succeeded_delete_flow_deletes_its_jobs_and_writes_no_status() -> None
     controller.job_informer.get_indexer().add(job("f-a", flow="f", phase="Completed"))
     clientset.jobs("default").create({"metadata": {"name": "f-a"}})
     clientset.api.actions.clear()
-    controller.sync_job_flow(flow, pending_update_status)
+    controller.sync.sync_job_flow(flow, pending_update_status)
     assert clientset.api.verbs() == [("delete", "f-a")]
 
 
@@ -296,7 +306,7 @@ def test_a_job_already_deleted_counts_as_deleted() -> None:
     controller, clientset, _ = new_fake_controller()
     flow = job_flow("f", flows=[{"name": "a"}], retain="delete", phase="Succeed")
     controller.job_informer.get_indexer().add(job("f-a", flow="f", phase="Completed"))
-    controller.delete_all_jobs_created_by_job_flow(flow)
+    delete_all_jobs_created_by_job_flow(controller, flow)
     assert clientset.api.verbs() == [("delete", "f-a")]
 
 
@@ -309,7 +319,7 @@ def test_the_cache_is_never_mutated() -> None:
     import copy
 
     before = copy.deepcopy(flow)
-    controller.sync_job_flow(flow, pending_update_status)
+    controller.sync.sync_job_flow(flow, pending_update_status)
     assert flow == before
 
 
@@ -321,10 +331,10 @@ def test_metrics_count_a_transition_only_after_the_status_write_succeeded() -> N
     from jobflow_controller.jobflow.state.running import running_update_status
 
     with pytest.raises(RuntimeError):
-        controller.sync_job_flow(flow, running_update_status)
+        controller.sync.sync_job_flow(flow, running_update_status)
     assert controller.metrics.failed_count("default") == 0
     del clientset.api.fail[("update_status", "f")]
-    controller.sync_job_flow(flow, running_update_status)
+    controller.sync.sync_job_flow(flow, running_update_status)
     assert controller.metrics.failed_count("default") == 1
 
 
@@ -332,10 +342,10 @@ def test_an_unchanged_status_is_not_written_again() -> None:
     controller, clientset, _ = new_fake_controller()
     flow = job_flow("f", flows=[{"name": "a"}], phase="Running")
     controller.job_informer.get_indexer().add(job("f-a", flow="f", phase="Running"))
-    controller.sync_job_flow(flow, pending_update_status)
+    controller.sync.sync_job_flow(flow, pending_update_status)
     written = next(a.body for a in clientset.api.actions if a.verb == "update_status")
     clientset.api.actions.clear()
-    controller.sync_job_flow(written, pending_update_status)
+    controller.sync.sync_job_flow(written, pending_update_status)
     assert clientset.api.verbs() == []
 
 
@@ -352,5 +362,5 @@ def test_jobs_are_selected_by_label_within_the_job_flows_namespace_only() -> Non
     stray["metadata"]["labels"]["volcano.sh/createdByJobFlow"] = "default.f"  # same value, other namespace
     indexer.add(stray)
     indexer.add(job("f-b", "default", flow="g"))
-    found = controller.get_all_jobs_created_by_job_flow(job_flow("f"))
+    found = controller.sync.get_all_jobs_created_by_job_flow(job_flow("f"))
     assert [(j["metadata"]["namespace"], j["metadata"]["name"]) for j in found] == [("default", "f-a")]

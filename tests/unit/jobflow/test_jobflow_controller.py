@@ -31,7 +31,7 @@ def test_flow_request_string_is_upstreams() -> None:
 
 def test_a_deleted_job_flow_is_dropped_silently() -> None:
     controller, clientset, recorder = new_fake_controller()
-    controller.handle_job_flow(_req("gone"))
+    controller.sync.handle_job_flow(_req("gone"))
     assert clientset.api.actions == []
     assert recorder.drain() == []
 
@@ -40,15 +40,15 @@ def test_success_forgets_the_request() -> None:
     controller, _, _ = new_fake_controller()
     req = _req()
     controller.queue.add_rate_limited(req)
-    controller.handle_err(None, req)
+    controller.workers.handle_err(None, req)
     assert controller.queue.num_requeues(req) == 0
 
 
 def test_an_error_is_retried_with_backoff_below_max_requeue_num() -> None:
     controller, _, recorder = new_fake_controller(max_requeue_num=2)
     req = _req()
-    controller.handle_err(RuntimeError("boom"), req)
-    controller.handle_err(RuntimeError("boom"), req)
+    controller.workers.handle_err(RuntimeError("boom"), req)
+    controller.workers.handle_err(RuntimeError("boom"), req)
     assert controller.queue.num_requeues(req) == 2
     assert recorder.drain() == []
 
@@ -57,24 +57,24 @@ def test_after_max_requeue_num_a_warning_event_drops_the_request() -> None:
     controller, _, recorder = new_fake_controller(max_requeue_num=0)
     controller.job_flow_informer.get_indexer().add(job_flow("test"))
     req = _req()
-    controller.handle_err(RuntimeError("sync jobflow test failed for x"), req)
+    controller.workers.handle_err(RuntimeError("sync jobflow test failed for x"), req)
     assert recorder.drain() == ["Warning SyncJobFlow SyncJobFlow JobFlow failed for sync jobflow test failed for x"]
     assert controller.queue.num_requeues(req) == 0
 
 
 def test_max_requeue_num_minus_one_retries_forever() -> None:
     controller, _, recorder = new_fake_controller(max_requeue_num=-5)
-    assert controller.max_requeue_num == -1
+    assert controller.workers.max_requeue_num == -1
     req = _req()
     for _ in range(40):
-        controller.handle_err(RuntimeError("boom"), req)
+        controller.workers.handle_err(RuntimeError("boom"), req)
     assert controller.queue.num_requeues(req) == 40
     assert recorder.drain() == []
 
 
 def test_no_event_when_the_dropped_job_flow_is_gone() -> None:
     controller, _, recorder = new_fake_controller(max_requeue_num=0)
-    controller.handle_err(RuntimeError("boom"), _req("gone"))
+    controller.workers.handle_err(RuntimeError("boom"), _req("gone"))
     assert recorder.drain() == []
 
 
@@ -82,7 +82,7 @@ def test_a_missing_template_fails_the_sync_with_upstreams_wrapped_message() -> N
     controller, _, _ = new_fake_controller()
     controller.job_flow_informer.get_indexer().add(job_flow("test", flows=[{"name": "a"}, {"name": "b"}]))
     with pytest.raises(RuntimeError) as err:
-        controller.handle_job_flow(_req())
+        controller.sync.handle_job_flow(_req())
     assert str(err.value) == (
         'sync jobflow test failed for jobtemplate.flow.volcano.sh "a" not found, '
         "event is OutOfSync, action is SyncJobFlow"
@@ -93,14 +93,14 @@ def test_an_invalid_phase_is_an_error() -> None:
     controller, _, _ = new_fake_controller()
     controller.job_flow_informer.get_indexer().add(job_flow("test", phase="Bogus"))
     with pytest.raises(RuntimeError, match=r"^jobflow test state \{Bogus\} is invalid$"):
-        controller.handle_job_flow(_req())
+        controller.sync.handle_job_flow(_req())
 
 
 def test_an_invalid_job_flow_gets_a_warning_and_no_jobs() -> None:
     controller, clientset, recorder = new_fake_controller()
     flows = [{"name": "a", "dependsOn": {"targets": ["b"]}}, {"name": "b", "dependsOn": {"targets": ["a"]}}]
     controller.job_flow_informer.get_indexer().add(job_flow("cyclic", flows=flows))
-    controller.handle_job_flow(_req("cyclic"))
+    controller.sync.handle_job_flow(_req("cyclic"))
     assert clientset.api.actions == []
     assert recorder.drain() == ["Warning InvalidJobFlow jobflow Flow is not DAG"]
 
@@ -112,13 +112,13 @@ def test_an_invalid_job_flow_is_warned_once_per_generation_however_often_it_is_s
     cyclic = job_flow("cyclic", flows=flows)
     cyclic["metadata"]["generation"] = 1
     controller.job_flow_informer.get_indexer().add(cyclic)
-    controller.handle_job_flow(_req("cyclic"))
-    controller.handle_job_flow(_req("cyclic"))
+    controller.sync.handle_job_flow(_req("cyclic"))
+    controller.sync.handle_job_flow(_req("cyclic"))
     assert recorder.drain() == ["Warning InvalidJobFlow jobflow Flow is not DAG"]
 
     edited = {**cyclic, "metadata": {**cyclic["metadata"], "generation": 2}, "spec": {"flows": [*flows, {"name": "c"}]}}
     controller.job_flow_informer.get_indexer().update(edited)
-    controller.handle_job_flow(_req("cyclic"))
+    controller.sync.handle_job_flow(_req("cyclic"))
     assert recorder.drain() == ["Warning InvalidJobFlow jobflow Flow is not DAG"]
 
 
@@ -127,7 +127,7 @@ def test_a_pending_flow_whose_jobs_all_completed_succeeds_in_one_sync() -> None:
     controller, clientset, _ = new_fake_controller()
     controller.job_flow_informer.get_indexer().add(job_flow("f", flows=[{"name": "a"}], phase="Pending"))
     controller.job_informer.get_indexer().add(job("f-a", flow="f", phase="Completed"))
-    controller.handle_job_flow(_req("f"))
+    controller.sync.handle_job_flow(_req("f"))
     write = next(a for a in clientset.api.actions if a.verb == "update_status")
     assert write.body["status"]["state"] == {"phase": "Succeed"}
     assert controller.metrics.succeed_count("default") == 1
@@ -137,19 +137,19 @@ def test_a_pending_flow_whose_jobs_all_completed_succeeds_in_one_sync() -> None:
 def test_failed_and_terminating_flows_are_left_alone(phase: str) -> None:
     controller, clientset, _ = new_fake_controller()
     controller.job_flow_informer.get_indexer().add(job_flow("f", flows=[{"name": "a"}], phase=phase))
-    controller.handle_job_flow(_req("f"))
+    controller.sync.handle_job_flow(_req("f"))
     assert clientset.api.actions == []
 
 
 def test_process_next_work_item_syncs_and_marks_the_item_done() -> None:
     controller, clientset, _ = new_fake_controller()
     controller.job_flow_informer.get_indexer().add(job_flow("f", flows=[]))
-    controller.enqueue_job_flow(_req("f"))
-    assert controller._process_next_work_item() is True
+    controller.handlers.enqueue_job_flow(_req("f"))
+    assert controller.workers._process_next_work_item() is True
     assert len(controller.queue) == 0
     assert [a.verb for a in clientset.api.actions] == ["update_status"]
     controller.queue.shut_down()
-    assert controller._process_next_work_item() is False
+    assert controller.workers._process_next_work_item() is False
 
 
 def test_worker_threads_are_honoured() -> None:
@@ -160,9 +160,9 @@ def test_worker_threads_are_honoured() -> None:
     runner.start()
     try:
         deadline = time.monotonic() + 10
-        while len(controller._workers) < 3 and time.monotonic() < deadline:
+        while len(controller.workers._workers) < 3 and time.monotonic() < deadline:
             stop.wait(0.01)
-        names = sorted(t.name for t in controller._workers)
+        names = sorted(t.name for t in controller.workers._workers)
         assert names == ["jobflow-controller-0", "jobflow-controller-1", "jobflow-controller-2"]
     finally:
         stop.set()

@@ -40,8 +40,8 @@ def _ours(phase: str = "") -> dict[str, Any]:
 
 def test_a_sync_before_the_informer_shows_our_create_does_not_post_it_again() -> None:
     controller, clientset, _ = _controller()
-    controller.handle_job_flow(REQ)
-    controller.handle_job_flow(REQ)  # the informer has not shown f-a yet
+    controller.sync.handle_job_flow(REQ)
+    controller.sync.handle_job_flow(REQ)  # the informer has not shown f-a yet
 
     assert _creates(clientset) == ["f-a"]
     assert _gets(clientset) == 0  # no AlreadyExists to look into
@@ -49,19 +49,19 @@ def test_a_sync_before_the_informer_shows_our_create_does_not_post_it_again() ->
 
 def test_once_the_informer_shows_the_job_the_cache_speaks_for_it() -> None:
     controller, clientset, _ = _controller()
-    controller.handle_job_flow(REQ)
-    controller.add_job(_ours())
+    controller.sync.handle_job_flow(REQ)
+    controller.handlers.add_job(_ours())
     assert len(controller.create_expectations) == 0
 
-    controller.delete_job(_ours("Running"))  # deleted by hand before it completed: created again
-    controller.handle_job_flow(REQ)
+    controller.handlers.delete_job(_ours("Running"))  # deleted by hand before it completed: created again
+    controller.sync.handle_job_flow(REQ)
 
     assert _creates(clientset) == ["f-a", "f-a"]
 
 
 def test_a_job_add_syncs_nothing_as_upstream_has_no_job_add_handler() -> None:
     controller, _, _ = _controller()
-    controller.add_job(_ours())
+    controller.handlers.add_job(_ours())
     assert len(controller.queue) == 0
 
 
@@ -77,10 +77,10 @@ def test_an_expectation_whose_event_never_came_expires() -> None:
 
 def test_an_expired_expectation_lets_the_next_sync_create_the_job_again() -> None:
     controller, clientset, clock = _controller()
-    controller.handle_job_flow(REQ)
+    controller.sync.handle_job_flow(REQ)
     del clientset.api.objects[("jobs", "default", "f-a")]  # gone before the informer ever showed it
     clock.step(expectations.EXPECTATIONS_TIMEOUT)
 
-    controller.handle_job_flow(REQ)
+    controller.sync.handle_job_flow(REQ)
 
     assert _creates(clientset) == ["f-a", "f-a"]

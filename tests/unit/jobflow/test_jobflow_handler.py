@@ -12,7 +12,7 @@ from workqueue import FakeClock
 
 def test_add_job_flow_enqueues_it() -> None:
     controller, _, _ = new_fake_controller()
-    controller.add_job_flow(job_flow("jobflow1", namespace="test"))
+    controller.handlers.add_job_flow(job_flow("jobflow1", namespace="test"))
     assert len(controller.queue) == 1
 
 
@@ -20,27 +20,27 @@ def test_update_job_flow_enqueues_a_succeeded_flow_with_delete_policy() -> None:
     controller, _, _ = new_fake_controller()
     old = job_flow("jobflow1", "test", retain="delete", phase="Succeed", rv="1223")
     new = job_flow("jobflow1", "test", retain="delete", phase="Succeed", rv="")
-    controller.update_job_flow(old, new)
+    controller.handlers.update_job_flow(old, new)
     assert len(controller.queue) == 1
 
 
 def test_update_job_flow_ignores_status_writes_of_a_running_flow() -> None:
     controller, _, _ = new_fake_controller()
-    controller.update_job_flow(job_flow("f", phase="Pending", rv="1"), job_flow("f", phase="Running", rv="2"))
+    controller.handlers.update_job_flow(job_flow("f", phase="Pending", rv="1"), job_flow("f", phase="Running", rv="2"))
     assert len(controller.queue) == 0
 
 
 def test_update_job_flow_ignores_a_resync_with_the_same_resource_version() -> None:
     controller, _, _ = new_fake_controller()
     same = job_flow("f", retain="delete", phase="Succeed", rv="5")
-    controller.update_job_flow(same, same)
+    controller.handlers.update_job_flow(same, same)
     assert len(controller.queue) == 0
 
 
 def test_update_job_flow_enqueues_a_spec_change() -> None:
     """Ours: a new generation (a spec edit) is synced, so a fixed invalid spec is picked up."""
     controller, _, _ = new_fake_controller()
-    controller.update_job_flow(job_flow("f", rv="1", generation=1), job_flow("f", rv="2", generation=2))
+    controller.handlers.update_job_flow(job_flow("f", rv="1", generation=1), job_flow("f", rv="2", generation=2))
     assert len(controller.queue) == 1
 
 
@@ -48,29 +48,31 @@ def test_update_job_enqueues_the_controlling_job_flow() -> None:
     controller, _, _ = new_fake_controller()
     old = job("job1", "test", owner="jobflow1", rv="1223")
     new = job("job1", "test", owner="jobflow1", rv="1224")
-    controller.update_job(old, new)
+    controller.handlers.update_job(old, new)
     item, _ = controller.queue.get()
     assert item == FlowRequest("test", "jobflow1", action=Action.SYNC_JOB_FLOW, event=Event.OUT_OF_SYNC)
 
 
 def test_update_job_ignores_jobs_no_job_flow_controls() -> None:
     controller, _, _ = new_fake_controller()
-    controller.update_job(job("j", rv="1"), job("j", rv="2"))
-    controller.update_job(job("j", owner="f", controller=False, rv="1"), job("j", owner="f", controller=False, rv="2"))
+    controller.handlers.update_job(job("j", rv="1"), job("j", rv="2"))
+    controller.handlers.update_job(
+        job("j", owner="f", controller=False, rv="1"), job("j", owner="f", controller=False, rv="2")
+    )
     assert len(controller.queue) == 0
 
 
 def test_update_job_ignores_a_resync_with_the_same_resource_version() -> None:
     controller, _, _ = new_fake_controller()
     same = job("j", owner="f", rv="3")
-    controller.update_job(same, same)
+    controller.handlers.update_job(same, same)
     assert len(controller.queue) == 0
 
 
 def test_delete_job_enqueues_the_owner_even_from_a_tombstone() -> None:
     """Ours: upstream has no Job delete handler, so a Job deleted by hand went unnoticed."""
     controller, _, _ = new_fake_controller()
-    controller.delete_job(DeletedFinalStateUnknown("default/f-a", job("f-a", owner="f")))
+    controller.handlers.delete_job(DeletedFinalStateUnknown("default/f-a", job("f-a", owner="f")))
     assert len(controller.queue) == 1
 
 
@@ -81,7 +83,7 @@ def test_add_job_template_resumes_the_flows_that_wait_for_it() -> None:
     indexer.add(job_flow("waiting", flows=[{"name": "a"}, {"name": "late"}], phase="Running"))
     indexer.add(job_flow("other", flows=[{"name": "a"}]))
     indexer.add(job_flow("finished", flows=[{"name": "late"}], phase="Succeed"))
-    controller.add_job_template(job_template("late"))
+    controller.handlers.add_job_template(job_template("late"))
     item, _ = controller.queue.get()
     assert item.job_flow_name == "waiting"
     assert len(controller.queue) == 0
@@ -90,16 +92,16 @@ def test_add_job_template_resumes_the_flows_that_wait_for_it() -> None:
 def test_add_job_template_during_the_initial_list_enqueues_nothing() -> None:
     controller, _, _ = new_fake_controller()
     controller.job_flow_informer.get_indexer().add(job_flow("waiting", flows=[{"name": "late"}]))
-    controller.add_job_template(job_template("late"), True)
+    controller.handlers.add_job_template(job_template("late"), True)
     assert len(controller.queue) == 0
 
 
 def test_enqueue_job_flow_deduplicates_equal_requests() -> None:
     controller, _, _ = new_fake_controller()
-    controller.enqueue_job_flow(controller.request_for("default", "a"))
-    controller.enqueue_job_flow(controller.request_for("default", "a"))
+    controller.handlers.enqueue_job_flow(controller.request_for("default", "a"))
+    controller.handlers.enqueue_job_flow(controller.request_for("default", "a"))
     assert len(controller.queue) == 1
-    controller.enqueue_job_flow(controller.request_for("default", "b"))
+    controller.handlers.enqueue_job_flow(controller.request_for("default", "b"))
     assert len(controller.queue) == 2
 
 
@@ -114,10 +116,10 @@ def test_get_job_flow_name_by_job_is_empty_without_a_job_flow_owner() -> None:
 def test_with_a_status_write_interval_a_job_turning_running_syncs_its_flow_after_the_interval() -> None:
     """Ours (--status-write-interval): such an update can change only the status, which waits anyway."""
     controller, _, _ = new_fake_controller()
-    controller.status_write_interval = 2.0
+    controller.status_writer.interval = 2.0
     clock = controller.clock
     assert isinstance(clock, FakeClock)
-    controller.update_job(
+    controller.handlers.update_job(
         job("job1", "test", owner="jobflow1", rv="1"), job("job1", "test", owner="jobflow1", phase="Running", rv="2")
     )
     assert len(controller.queue) == 0
@@ -128,8 +130,8 @@ def test_with_a_status_write_interval_a_job_turning_running_syncs_its_flow_after
 
 def test_with_a_status_write_interval_a_job_turning_completed_still_syncs_its_flow_at_once() -> None:
     controller, _, _ = new_fake_controller()
-    controller.status_write_interval = 2.0
-    controller.update_job(
+    controller.status_writer.interval = 2.0
+    controller.handlers.update_job(
         job("job1", "test", owner="jobflow1", phase="Running", rv="1"),
         job("job1", "test", owner="jobflow1", phase="Completed", rv="2"),
     )

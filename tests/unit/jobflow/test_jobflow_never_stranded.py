@@ -10,7 +10,15 @@ from __future__ import annotations
 import time
 
 import pytest
-from jobflow_fakes import job, job_flow, job_template, new_fake_controller
+from jobflow_fakes import (
+    delete_all_jobs_created_by_job_flow,
+    deploy_job,
+    get_all_job_status,
+    job,
+    job_flow,
+    job_template,
+    new_fake_controller,
+)
 
 from jobflow_controller.apis import FlowRequest
 from jobflow_controller.framework import CONFLICT_REQUEUE_DELAY
@@ -51,7 +59,7 @@ def test_a_status_conflict_re_reads_the_job_flow_and_writes_again() -> None:
     annotated["metadata"]["annotations"] = {"gitops/synced": "yes"}
     clientset.api.objects[("jobflows", "default", "f")] = annotated
 
-    controller.handle_job_flow(_req())
+    controller.sync.handle_job_flow(_req())
 
     verbs = clientset.api.verbs("jobflows")
     assert verbs == [("update_status", "f"), ("get", "f"), ("update_status", "f")]
@@ -71,10 +79,10 @@ def test_conflicts_that_outlast_the_retries_requeue_without_using_up_max_requeue
     req = _req()
 
     with pytest.raises(Exception) as excinfo:
-        controller.handle_job_flow(req)
+        controller.sync.handle_job_flow(req)
     # client-go's DefaultRetry: five attempts, then the conflict goes back to the queue.
     assert clientset.api.verbs("jobflows").count(("update_status", "f")) == 5
-    controller.handle_err(excinfo.value, req)
+    controller.workers.handle_err(excinfo.value, req)
 
     assert recorder.drain() == []  # no SyncJobFlow Warning, even with --max-requeue-num 0
     assert controller.queue.num_requeues(req) == 0
@@ -92,7 +100,7 @@ def test_a_conflict_wrapped_by_the_sync_error_is_still_a_conflict() -> None:
         except ConflictError as inner:
             raise RuntimeError("sync jobflow f failed for conflict") from inner
     except RuntimeError as wrapped:
-        controller.handle_err(wrapped, req)
+        controller.workers.handle_err(wrapped, req)
     assert recorder.drain() == []
     assert controller.queue.num_requeues(req) == 0
 
@@ -100,7 +108,7 @@ def test_a_conflict_wrapped_by_the_sync_error_is_still_a_conflict() -> None:
 def test_other_errors_still_count_toward_max_requeue_num() -> None:
     controller, _, _ = new_fake_controller(max_requeue_num=3)
     req = _req()
-    controller.handle_err(RuntimeError("connection refused"), req)
+    controller.workers.handle_err(RuntimeError("connection refused"), req)
     assert controller.queue.num_requeues(req) == 1
 
 
@@ -109,7 +117,7 @@ def test_a_job_flow_deleted_during_the_conflict_retry_ends_the_sync_quietly() ->
     controller.job_flow_informer.get_indexer().add(job_flow("f", flows=[{"name": "a"}], uid=FLOW_UID))
     controller.job_informer.get_indexer().add(job("f-a", flow="f", owner_uid=FLOW_UID, phase="Running"))
     clientset.api.fail[("update_status", "f")] = [_conflict()]
-    controller.handle_job_flow(_req())  # the GET finds nothing: nothing more to do
+    controller.sync.handle_job_flow(_req())  # the GET finds nothing: nothing more to do
     assert clientset.api.verbs("jobflows") == [("update_status", "f"), ("get", "f")]
     assert recorder.drain() == []
 
@@ -123,7 +131,7 @@ def test_a_foreign_job_with_the_flows_name_gets_a_warning_and_no_create() -> Non
     controller.job_informer.get_indexer().add(job("f-a", phase="Completed"))  # someone else's, no owner
     flow = job_flow("f", flows=[{"name": "a"}], uid=FLOW_UID)
 
-    controller.deploy_job(flow)
+    deploy_job(controller, flow)
 
     assert clientset.api.verbs("jobs") == []
     assert recorder.drain() == ['Warning ErrResourceExists Resource "f-a" already exists and is not managed by JobFlow']
@@ -136,7 +144,7 @@ def test_a_foreign_completed_job_does_not_satisfy_a_dependency() -> None:
     controller.job_informer.get_indexer().add(job("f-a", phase="Completed"))
     flow = job_flow("f", flows=[{"name": "a"}, {"name": "b", "dependsOn": {"targets": ["a"]}}], uid=FLOW_UID)
 
-    controller.deploy_job(flow)
+    deploy_job(controller, flow)
 
     assert clientset.api.verbs("jobs") == []  # the flow waits: f-b is not created
 
@@ -144,7 +152,7 @@ def test_a_foreign_completed_job_does_not_satisfy_a_dependency() -> None:
 def test_a_foreign_job_is_not_counted_in_the_status() -> None:
     controller, _, _ = new_fake_controller()
     controller.job_informer.get_indexer().add(job("f-a", flow="f", owned=False, phase="Running"))
-    status = controller.get_all_job_status(job_flow("f", flows=[{"name": "a"}], uid=FLOW_UID))
+    status = get_all_job_status(controller, job_flow("f", flows=[{"name": "a"}], uid=FLOW_UID))
     assert status.running_jobs == []
     assert status.conditions == {}
     assert status.job_status_list == []
@@ -157,8 +165,8 @@ def test_the_jobs_of_an_earlier_job_flow_of_the_same_name_are_not_counted() -> N
     controller.job_informer.get_indexer().add(old)
     recreated = job_flow("f", flows=[{"name": "a"}], uid=FLOW_UID)
 
-    assert controller.get_all_jobs_created_by_job_flow(recreated) == []
-    controller.deploy_job(recreated)
+    assert controller.sync.get_all_jobs_created_by_job_flow(recreated) == []
+    deploy_job(controller, recreated)
     assert clientset.api.verbs("jobs") == []
     assert recorder.drain() == ['Warning ErrResourceExists Resource "f-a" already exists and is not managed by JobFlow']
 
@@ -167,7 +175,7 @@ def test_retain_policy_delete_never_deletes_a_job_it_does_not_control() -> None:
     controller, clientset, _ = new_fake_controller()
     controller.job_informer.get_indexer().add(job("f-a", flow="f", owner_uid=FLOW_UID, phase="Completed"))
     controller.job_informer.get_indexer().add(job("f-b", flow="f", owner_uid=OLD_UID, phase="Completed"))
-    controller.delete_all_jobs_created_by_job_flow(job_flow("f", retain="delete", uid=FLOW_UID))
+    delete_all_jobs_created_by_job_flow(controller, job_flow("f", retain="delete", uid=FLOW_UID))
     assert clientset.api.verbs("jobs") == [("delete", "f-a")]
 
 
@@ -177,7 +185,7 @@ def test_already_exists_from_a_foreign_job_the_cache_has_not_seen_gets_a_warning
     clientset.jobs("default").create(job("f-a"))  # made a moment ago by someone else
     clientset.api.actions.clear()
 
-    controller.deploy_job(job_flow("f", flows=[{"name": "a"}], uid=FLOW_UID))
+    deploy_job(controller, job_flow("f", flows=[{"name": "a"}], uid=FLOW_UID))
 
     assert clientset.api.verbs("jobs") == [("create", "f-a"), ("get", "f-a")]
     assert recorder.drain() == ['Warning ErrResourceExists Resource "f-a" already exists and is not managed by JobFlow']
@@ -187,10 +195,10 @@ def test_a_job_controlled_by_this_job_flow_is_left_alone_and_counted() -> None:
     controller, clientset, recorder = new_fake_controller()
     controller.job_informer.get_indexer().add(job("f-a", flow="f", owner_uid=FLOW_UID, phase="Running"))
     flow = job_flow("f", flows=[{"name": "a"}], uid=FLOW_UID)
-    controller.deploy_job(flow)
+    deploy_job(controller, flow)
     assert clientset.api.verbs("jobs") == []
     assert recorder.drain() == []
-    assert controller.get_all_job_status(flow).running_jobs == ["f-a"]
+    assert get_all_job_status(controller, flow).running_jobs == ["f-a"]
 
 
 # -- a refused create names its cause at once ------------------------------------------------
@@ -206,7 +214,7 @@ def test_a_create_refused_by_a_quota_gets_a_failed_create_warning_and_still_fail
     clientset.api.fail[("create", "f-a")] = from_status(403, "Forbidden", quota)
 
     with pytest.raises(Exception, match="exceeded quota: jobs"):
-        controller.deploy_job(job_flow("f", flows=[{"name": "a"}], uid=FLOW_UID))
+        deploy_job(controller, job_flow("f", flows=[{"name": "a"}], uid=FLOW_UID))
 
     assert recorder.drain() == [f"Warning FailedCreate Error creating job f-a: {quota}"]
 
@@ -217,7 +225,7 @@ def test_conflicts_throttling_and_server_errors_on_create_are_retried_without_an
     controller.job_template_informer.get_indexer().add(job_template("a"))
     clientset.api.fail[("create", "f-a")] = from_status(code, "", "try again")
     with pytest.raises(Exception, match="try again"):
-        controller.deploy_job(job_flow("f", flows=[{"name": "a"}], uid=FLOW_UID))
+        deploy_job(controller, job_flow("f", flows=[{"name": "a"}], uid=FLOW_UID))
     assert recorder.drain() == []
 
 
@@ -228,7 +236,7 @@ def test_conflicts_throttling_and_server_errors_on_create_are_retried_without_an
 def test_a_resync_enqueues_an_unfinished_job_flow(phase: str) -> None:
     controller, _, _ = new_fake_controller()
     flow = job_flow("f", flows=[{"name": "a"}], phase=phase, rv="7")
-    controller.update_job_flow(flow, flow)
+    controller.handlers.update_job_flow(flow, flow)
     assert len(controller.queue) == 1
 
 
@@ -236,17 +244,17 @@ def test_a_resync_enqueues_an_unfinished_job_flow(phase: str) -> None:
 def test_a_resync_leaves_a_finished_job_flow_alone(phase: str) -> None:
     controller, _, _ = new_fake_controller()
     flow = job_flow("f", flows=[{"name": "a"}], phase=phase, rv="7")
-    controller.update_job_flow(flow, flow)
+    controller.handlers.update_job_flow(flow, flow)
     assert len(controller.queue) == 0
 
 
 def test_a_resync_enqueues_a_succeeded_delete_flow_only_while_its_jobs_remain() -> None:
     controller, _, _ = new_fake_controller()
     flow = job_flow("f", flows=[{"name": "a"}], phase="Succeed", retain="delete", rv="7", uid=FLOW_UID)
-    controller.update_job_flow(flow, flow)
+    controller.handlers.update_job_flow(flow, flow)
     assert len(controller.queue) == 0
     controller.job_informer.get_indexer().add(job("f-a", flow="f", owner_uid=FLOW_UID, phase="Completed"))
-    controller.update_job_flow(flow, flow)
+    controller.handlers.update_job_flow(flow, flow)
     assert len(controller.queue) == 1
 
 
@@ -254,7 +262,7 @@ def test_a_metadata_only_update_still_enqueues_nothing_as_upstream() -> None:
     controller, _, _ = new_fake_controller()
     old = job_flow("f", flows=[{"name": "a"}], phase="Running", rv="7")
     new = job_flow("f", flows=[{"name": "a"}], phase="Running", rv="8")
-    controller.update_job_flow(old, new)
+    controller.handlers.update_job_flow(old, new)
     assert len(controller.queue) == 0
 
 
@@ -263,7 +271,7 @@ def test_a_re_created_job_flow_seen_as_an_update_is_enqueued() -> None:
     controller, _, _ = new_fake_controller()
     old = job_flow("f", flows=[{"name": "a"}], phase="Running", rv="7", uid=OLD_UID)
     new = job_flow("f", flows=[{"name": "a"}], rv="9", uid=FLOW_UID)
-    controller.update_job_flow(old, new)
+    controller.handlers.update_job_flow(old, new)
     assert len(controller.queue) == 1
 
 
@@ -271,7 +279,7 @@ def test_deleting_a_squatting_job_resumes_the_job_flow_that_waits_for_its_name()
     controller, _, _ = new_fake_controller()
     controller.job_flow_informer.get_indexer().add(job_flow("f", flows=[{"name": "a"}], uid=FLOW_UID))
     controller.job_flow_informer.get_indexer().add(job_flow("g", flows=[{"name": "a"}], uid=OLD_UID))
-    controller.delete_job(job("f-a"))  # no owner: someone else's Job
+    controller.handlers.delete_job(job("f-a"))  # no owner: someone else's Job
     assert len(controller.queue) == 1
     req, _ = controller.queue.get()
     assert req == _req("f")

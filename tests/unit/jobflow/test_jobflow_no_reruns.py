@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from jobflow_fakes import FakeClientset, job, job_flow, job_template, new_fake_controller
+from jobflow_fakes import FakeClientset, deploy_job, job, job_flow, job_template, new_fake_controller
 
 from jobflow_controller.apis import FlowRequest
 from jobflow_controller.apis.status import JobFlowStatus
@@ -79,7 +79,7 @@ def test_a_succeeded_job_flow_whose_jobs_were_deleted_is_not_deployed_again() ->
     flow = job_flow("f", flows=CHAIN, phase="Succeed", uid=FLOW_UID, status=_status(completed=("f-a", "f-b")))
     controller, clientset = _controller_with(flow)  # both Jobs gone (their TTL expired)
 
-    controller.handle_job_flow(_req())
+    controller.sync.handle_job_flow(_req())
 
     assert _created(clientset) == []  # upstream creates f-a again
     status = _written(clientset)
@@ -94,7 +94,7 @@ def test_a_succeeded_job_flow_whose_last_job_is_deleted_stays_succeed_and_create
     flow = job_flow("f", flows=CHAIN, phase="Succeed", uid=FLOW_UID, status=_status(completed=("f-a", "f-b")))
     controller, clientset = _controller_with(flow, job("f-a", flow="f", owner_uid=FLOW_UID, phase="Completed"))
 
-    controller.handle_job_flow(_req())
+    controller.sync.handle_job_flow(_req())
 
     assert _created(clientset) == []
     assert _written(clientset)["completedJobs"] == ["f-a"]
@@ -108,7 +108,7 @@ def test_a_flow_added_to_a_succeeded_job_flow_is_not_started() -> None:
     flow = job_flow("f", flows=flows, phase="Succeed", uid=FLOW_UID, status=_status(completed=("f-a", "f-b")))
     controller, clientset = _controller_with(flow)
 
-    controller.handle_job_flow(_req())
+    controller.sync.handle_job_flow(_req())
 
     assert _created(clientset) == []
 
@@ -117,7 +117,7 @@ def test_a_failed_job_flow_deploys_nothing() -> None:
     flow = job_flow("f", flows=[{"name": "a"}, {"name": "b"}], phase="Failed", uid=FLOW_UID)
     controller, clientset = _controller_with(flow)
 
-    controller.deploy_job(flow)  # the Failed state never even syncs, as upstream
+    deploy_job(controller, flow)  # the Failed state never even syncs, as upstream
 
     assert clientset.api.actions == []
 
@@ -129,7 +129,7 @@ def test_a_running_job_flow_does_not_recreate_a_deleted_completed_job_and_still_
     flow = job_flow("f", flows=CHAIN, phase="Running", uid=FLOW_UID, status=_status(completed=("f-a",)))
     controller, clientset = _controller_with(flow)  # f-a completed, was recorded, and its TTL expired
 
-    controller.handle_job_flow(_req())
+    controller.sync.handle_job_flow(_req())
 
     assert _created(clientset) == ["f-b"]
     status = _written(clientset)
@@ -142,7 +142,7 @@ def test_a_deleted_completed_job_still_counts_toward_succeed() -> None:
     flow = job_flow("f", flows=CHAIN, phase="Running", uid=FLOW_UID, status=_status(completed=("f-a",)))
     controller, clientset = _controller_with(flow, job("f-b", flow="f", owner_uid=FLOW_UID, phase="Completed"))
 
-    controller.handle_job_flow(_req())
+    controller.sync.handle_job_flow(_req())
 
     assert _created(clientset) == []
     status = _written(clientset)
@@ -158,7 +158,7 @@ def test_a_job_never_recorded_completed_that_is_deleted_while_running_is_recreat
     flow = job_flow("f", flows=flows, phase="Running", uid=FLOW_UID, status=_status(running=("f-a", "f-b")))
     controller, clientset = _controller_with(flow, job("f-b", flow="f", owner_uid=FLOW_UID, phase="Running"))
 
-    controller.handle_job_flow(_req())
+    controller.sync.handle_job_flow(_req())
 
     assert _created(clientset) == ["f-a"]
     created = next(a.body for a in clientset.api.actions if a.verb == "create")
@@ -170,7 +170,7 @@ def test_a_job_recorded_completed_satisfies_its_dependents_even_when_someone_els
     squatter = job("f-a", phase="Running")  # no owner: made after ours was deleted
     controller, clientset = _controller_with(flow, squatter)
 
-    controller.deploy_job(flow)
+    deploy_job(controller, flow)
 
     assert _created(clientset) == ["f-b"]
 
@@ -184,8 +184,8 @@ def test_a_job_seen_deleted_while_completed_is_not_recreated_before_the_status_r
     flow = job_flow("f", flows=CHAIN, phase="Running", uid=FLOW_UID, status=_status(running=("f-a",)))
     controller, clientset = _controller_with(flow)
 
-    controller.delete_job(job("f-a", flow="f", owner_uid=FLOW_UID, phase="Completed", created=T0))
-    controller.handle_job_flow(_req())
+    controller.handlers.delete_job(job("f-a", flow="f", owner_uid=FLOW_UID, phase="Completed", created=T0))
+    controller.sync.handle_job_flow(_req())
 
     assert _created(clientset) == ["f-b"]
     status = _written(clientset)
@@ -197,18 +197,18 @@ def test_a_job_seen_deleted_while_completed_is_not_recreated_before_the_status_r
 
 def test_a_completed_job_of_a_job_flow_no_longer_cached_is_not_remembered() -> None:
     controller, _, _ = new_fake_controller()
-    controller.delete_job(job("f-a", flow="f", owner_uid=FLOW_UID, phase="Completed"))
+    controller.handlers.delete_job(job("f-a", flow="f", owner_uid=FLOW_UID, phase="Completed"))
     assert len(controller.deleted_jobs) == 0
 
 
 def test_what_is_remembered_goes_with_the_job_flow() -> None:
     flow = job_flow("f", flows=CHAIN, phase="Running", uid=FLOW_UID)
     controller, _ = _controller_with(flow)
-    controller.delete_job(job("f-a", flow="f", owner_uid=FLOW_UID, phase="Completed"))
-    controller.delete_job(job("f-b", flow="f", owner_uid=FLOW_UID, phase="Running"))  # not Completed
+    controller.handlers.delete_job(job("f-a", flow="f", owner_uid=FLOW_UID, phase="Completed"))
+    controller.handlers.delete_job(job("f-b", flow="f", owner_uid=FLOW_UID, phase="Running"))  # not Completed
     assert len(controller.deleted_jobs) == 1
 
-    controller.delete_job_flow(flow)
+    controller.handlers.delete_job_flow(flow)
 
     assert len(controller.deleted_jobs) == 0
 
@@ -220,12 +220,12 @@ def test_a_job_flow_re_created_under_the_same_name_runs_its_jobs_again() -> None
     """The record belongs to the object it was read from: the new one's status is empty."""
     old = job_flow("f", flows=[{"name": "a"}], phase="Succeed", uid=OLD_UID, rv="5", status=_status(("f-a",)))
     controller, clientset = _controller_with(old)
-    controller.delete_job(job("f-a", flow="f", owner_uid=OLD_UID, phase="Completed"))  # the GC, say
+    controller.handlers.delete_job(job("f-a", flow="f", owner_uid=OLD_UID, phase="Completed"))  # the GC, say
     # The server already holds the new JobFlow; the cache still shows the old one.
     new = job_flow("f", flows=[{"name": "a"}], uid=FLOW_UID, rv="9")
     clientset.api.objects[("jobflows", "default", "f")] = new
 
-    controller.handle_job_flow(_req())
+    controller.sync.handle_job_flow(_req())
 
     # The old object's sync creates nothing and its status write conflicts; the re-read new
     # JobFlow runs its own Job.
@@ -237,10 +237,10 @@ def test_a_job_flow_re_created_under_the_same_name_runs_its_jobs_again() -> None
 def test_a_re_created_job_flow_forgets_the_jobs_of_the_one_it_replaced() -> None:
     old = job_flow("f", flows=[{"name": "a"}], phase="Running", uid=OLD_UID, rv="5")
     controller, _ = _controller_with(old)
-    controller.delete_job(job("f-a", flow="f", owner_uid=OLD_UID, phase="Completed"))
+    controller.handlers.delete_job(job("f-a", flow="f", owner_uid=OLD_UID, phase="Completed"))
     assert len(controller.deleted_jobs) == 1
 
-    controller.update_job_flow(old, job_flow("f", flows=[{"name": "a"}], uid=FLOW_UID, rv="9"))
+    controller.handlers.update_job_flow(old, job_flow("f", flows=[{"name": "a"}], uid=FLOW_UID, rv="9"))
 
     assert len(controller.deleted_jobs) == 0
 

@@ -99,8 +99,8 @@ def test_a_sync_before_the_cache_shows_our_status_write_neither_rewrites_nor_con
     controller.job_informer.get_indexer().add(job("f-a", flow="f", owner_uid=UID, phase="Running"))
     req = JobFlowController.request_for("default", "f")
 
-    controller.handle_job_flow(req)  # writes Running; the cache still shows resourceVersion 1
-    controller.handle_job_flow(req)
+    controller.sync.handle_job_flow(req)  # writes Running; the cache still shows resourceVersion 1
+    controller.sync.handle_job_flow(req)
 
     assert _status_writes(clientset) == 1
     assert [a.verb for a in clientset.api.actions if a.verb == "get"] == []
@@ -110,10 +110,10 @@ def test_a_sync_before_the_cache_shows_our_write_builds_on_it() -> None:
     controller, clientset = _controller(_flow("1"))
     controller.job_informer.get_indexer().add(job("f-a", flow="f", owner_uid=UID, phase="Running"))
     req = JobFlowController.request_for("default", "f")
-    controller.handle_job_flow(req)
+    controller.sync.handle_job_flow(req)
     controller.job_informer.get_indexer().update(job("f-a", flow="f", owner_uid=UID, phase="Completed", rv="2"))
 
-    controller.handle_job_flow(req)
+    controller.sync.handle_job_flow(req)
 
     assert _status_writes(clientset) == 2
     assert [a.name for a in clientset.api.actions if a.verb == "create"] == ["f-b"]
@@ -132,12 +132,12 @@ def test_a_status_write_is_left_to_the_next_sync_when_the_job_flow_was_queued_ag
     item, _ = controller.queue.get()
     controller.queue.add(req)  # a Job update while the sync runs
 
-    controller.handle_job_flow(item)
+    controller.sync.handle_job_flow(item)
     controller.queue.done(item)
 
     assert _status_writes(clientset) == 0
     again, _ = controller.queue.get()
-    controller.handle_job_flow(again)
+    controller.sync.handle_job_flow(again)
     assert _status_writes(clientset) == 1
 
 
@@ -150,7 +150,7 @@ def test_a_status_write_is_not_left_to_a_next_sync_while_the_queue_shuts_down() 
     controller.queue.add(req)
     controller.queue.shut_down()
 
-    controller.handle_job_flow(item)
+    controller.sync.handle_job_flow(item)
 
     assert _status_writes(clientset) == 1
 
@@ -160,7 +160,7 @@ def test_a_status_write_is_not_left_to_a_next_sync_while_the_queue_shuts_down() 
 
 def _paced(flow: dict[str, Any], interval: float = 2.0) -> tuple[JobFlowController, FakeClientset]:
     controller, clientset = _controller(flow)
-    controller.status_write_interval = interval
+    controller.status_writer.interval = interval
     return controller, clientset
 
 
@@ -173,10 +173,10 @@ def test_a_status_change_that_does_not_finish_the_job_flow_waits_for_the_interva
     controller, clientset = _paced(_flow("1"))
     controller.job_informer.get_indexer().add(job("f-a", flow="f", owner_uid=UID, phase="Running"))
 
-    controller.handle_job_flow(JobFlowController.request_for("default", "f"))
+    controller.sync.handle_job_flow(JobFlowController.request_for("default", "f"))
 
     assert _status_writes(clientset) == 0
-    assert controller.own_writes.pending_keys() == [("default", "f")]
+    assert controller.status_writer.own_writes.pending_keys() == [("default", "f")]
 
 
 def test_the_changes_within_the_interval_are_written_together_once_it_passed() -> None:
@@ -185,19 +185,19 @@ def test_the_changes_within_the_interval_are_written_together_once_it_passed() -
     assert isinstance(clock, FakeClock)
     req = JobFlowController.request_for("default", "f")
     controller.job_informer.get_indexer().add(job("f-a", flow="f", owner_uid=UID, phase="Pending"))
-    controller.handle_job_flow(req)
+    controller.sync.handle_job_flow(req)
     clock.step(1.0)
     controller.job_informer.get_indexer().update(job("f-a", flow="f", owner_uid=UID, phase="Running", rv="2"))
-    controller.handle_job_flow(req)
+    controller.sync.handle_job_flow(req)
     assert _status_writes(clientset) == 0
 
     clock.step(1.0)
-    controller.handle_job_flow(req)
+    controller.sync.handle_job_flow(req)
 
     assert _status_writes(clientset) == 1
     histories = _stored(clientset)["jobStatusList"][0]["runningHistories"]
     assert [h["state"] for h in histories] == ["Pending", "Running"]  # the Pending the first sync saw
-    assert controller.own_writes.pending_keys() == []
+    assert controller.status_writer.own_writes.pending_keys() == []
 
 
 def test_a_waiting_status_change_schedules_the_sync_that_writes_it() -> None:
@@ -206,7 +206,7 @@ def test_a_waiting_status_change_schedules_the_sync_that_writes_it() -> None:
     assert isinstance(clock, FakeClock)
     req = JobFlowController.request_for("default", "f")
     controller.job_informer.get_indexer().add(job("f-a", flow="f", owner_uid=UID, phase="Running"))
-    controller.handle_job_flow(req)
+    controller.sync.handle_job_flow(req)
     assert len(controller.queue) == 0
 
     clock.step(2.0)
@@ -219,7 +219,7 @@ def test_succeed_is_written_at_once() -> None:
     controller, clientset = _paced(flow)
     controller.job_informer.get_indexer().add(job("f-a", flow="f", owner_uid=UID, phase="Completed"))
 
-    controller.handle_job_flow(JobFlowController.request_for("default", "f"))
+    controller.sync.handle_job_flow(JobFlowController.request_for("default", "f"))
 
     assert _status_writes(clientset) == 1
     assert _stored(clientset)["state"] == {"phase": "Succeed"}
@@ -230,11 +230,11 @@ def test_a_waiting_status_is_written_by_the_drain_at_shutdown() -> None:
     controller, clientset = _paced(_flow("1"))
     req = JobFlowController.request_for("default", "f")
     controller.job_informer.get_indexer().add(job("f-a", flow="f", owner_uid=UID, phase="Running"))
-    controller.handle_job_flow(req)
+    controller.sync.handle_job_flow(req)
 
     controller.shut_down(drain_timeout=5.0)
     item, shutdown = controller.queue.get(timeout=5.0)
     assert (item, shutdown) == (req, False)
-    controller.handle_job_flow(item)
+    controller.sync.handle_job_flow(item)
 
     assert _status_writes(clientset) == 1

@@ -73,7 +73,7 @@ def _created(clientset: Any) -> dict[str, dict[str, Any]]:
 
 def test_the_job_is_the_template_spec_with_the_flows_patch_merged_in() -> None:
     controller, clientset, recorder = _setup([{"name": "train", "patch": PATCH}])
-    controller.handle_job_flow(_req("jf"))
+    controller.sync.handle_job_flow(_req("jf"))
     spec = _created(clientset)["jf-train"]["spec"]
     assert spec == {
         "minAvailable": 1,
@@ -99,8 +99,8 @@ def test_the_job_is_the_template_spec_with_the_flows_patch_merged_in() -> None:
 def test_a_patch_changes_nothing_but_the_spec() -> None:
     patched, patched_api, _ = _setup([{"name": "train", "patch": PATCH}])
     plain, plain_api, _ = _setup([{"name": "train"}])
-    patched.handle_job_flow(_req("jf"))
-    plain.handle_job_flow(_req("jf"))
+    patched.sync.handle_job_flow(_req("jf"))
+    plain.sync.handle_job_flow(_req("jf"))
     with_patch, without = _created(patched_api)["jf-train"], _created(plain_api)["jf-train"]
     assert with_patch["metadata"] == without["metadata"]
     assert without["metadata"] == {
@@ -131,7 +131,7 @@ def test_a_patch_changes_nothing_but_the_spec() -> None:
 )
 def test_a_patch_with_nothing_to_apply_gives_the_template_verbatim(patch: dict[str, Any]) -> None:
     controller, clientset, _ = _setup([{"name": "train", "patch": patch}])
-    controller.handle_job_flow(_req("jf"))
+    controller.sync.handle_job_flow(_req("jf"))
     assert _created(clientset)["jf-train"]["spec"] == SPEC
 
 
@@ -140,7 +140,7 @@ def test_the_cached_template_and_job_flow_are_never_modified() -> None:
     template = controller.job_template_lister.job_templates("default").get("train")
     flow = controller.job_flow_lister.job_flows("default").get("jf")
     before = copy.deepcopy((template, flow))
-    controller.handle_job_flow(_req("jf"))
+    controller.sync.handle_job_flow(_req("jf"))
     assert (template, flow) == before
 
 
@@ -148,7 +148,7 @@ def test_a_patch_task_the_template_lacks_gets_an_invalid_patch_warning_and_no_jo
     controller, clientset, recorder = _setup(
         [{"name": "train", "patch": UNKNOWN_TASK}, {"name": "other"}], templates=("train", "other")
     )
-    controller.handle_job_flow(_req("jf"))  # no error: nothing is retried
+    controller.sync.handle_job_flow(_req("jf"))  # no error: nothing is retried
     assert list(_created(clientset)) == ["jf-other"]
     assert recorder.drain() == [
         'Warning InvalidPatch Job jf-train is not created: the patch of flow "train" does not apply to '
@@ -169,7 +169,7 @@ def test_an_invalid_patch_is_not_retried() -> None:
     """Retrying cannot help until the JobFlow or the template changes: the request is forgotten."""
     controller, _, _ = _setup([{"name": "train", "patch": UNKNOWN_TASK}])
     controller.queue.add(_req("jf"))
-    assert controller._process_next_work_item()
+    assert controller.workers._process_next_work_item()
     assert len(controller.queue) == 0
     assert controller.queue.num_requeues(_req("jf")) == 0
 
@@ -180,7 +180,7 @@ def test_a_malformed_patch_that_slipped_past_admission_stops_only_its_flow() -> 
         [{"name": "train", "patch": {"jobSpec": {"tasks": [{"replicas": 2}]}}}, {"name": "other"}],
         templates=("train", "other"),
     )
-    controller.handle_job_flow(_req("jf"))
+    controller.sync.handle_job_flow(_req("jf"))
     assert list(_created(clientset)) == ["jf-other"]
     assert recorder.drain()[0] == (
         'Warning InvalidPatch Job jf-train is not created: the patch of flow "train" does not apply to '
@@ -192,7 +192,7 @@ def test_a_malformed_patch_that_slipped_past_admission_stops_only_its_flow() -> 
 def test_a_waiting_flows_bad_patch_is_reported_before_its_targets_complete() -> None:
     flows = [{"name": "other"}, {"name": "train", "dependsOn": {"targets": ["other"]}, "patch": UNKNOWN_TASK}]
     controller, clientset, recorder = _setup(flows, templates=("train", "other"))
-    controller.handle_job_flow(_req("jf"))
+    controller.sync.handle_job_flow(_req("jf"))
     assert list(_created(clientset)) == ["jf-other"]
     events = recorder.drain()
     assert events[0] == "Normal Created create a job named jf-other!"
@@ -202,7 +202,7 @@ def test_a_waiting_flows_bad_patch_is_reported_before_its_targets_complete() -> 
 def test_a_waiting_flow_whose_template_is_missing_is_not_reported_early() -> None:
     flows = [{"name": "other"}, {"name": "train", "dependsOn": {"targets": ["other"]}, "patch": UNKNOWN_TASK}]
     controller, _, recorder = _setup(flows, templates=("other",))
-    controller.handle_job_flow(_req("jf"))
+    controller.sync.handle_job_flow(_req("jf"))
     assert recorder.drain() == ["Normal Created create a job named jf-other!"]
 
 
@@ -210,7 +210,7 @@ def test_a_valid_job_flow_with_an_invalid_patch_is_not_an_invalid_job_flow() -> 
     controller, _, recorder = _setup(
         [{"name": "train", "patch": {"jobSpec": {"tasks": [{"name": "a"}, {"name": "a"}]}}}]
     )
-    controller.handle_job_flow(_req("jf"))
+    controller.sync.handle_job_flow(_req("jf"))
     events = recorder.drain()
     assert len(events) == 1 and events[0].startswith("Warning InvalidPatch ")
     assert events[0].endswith(': patch.jobSpec.tasks[1]: name "a" is already used by tasks[0]')
@@ -230,7 +230,7 @@ def test_a_template_spec_change_resumes_the_unfinished_flows_with_a_patch() -> N
     indexer.add(job_flow("plain", flows=[{"name": "train"}], phase="Running"))
     indexer.add(job_flow("done", flows=[{"name": "train", "patch": UNKNOWN_TASK}], phase="Failed"))
     indexer.add(job_flow("elsewhere", flows=[{"name": "eval", "patch": UNKNOWN_TASK}]))
-    controller.update_job_template(_template_with(1, "10"), _template_with(2, "11"))
+    controller.handlers.update_job_template(_template_with(1, "10"), _template_with(2, "11"))
     item, _ = controller.queue.get()
     assert item.job_flow_name == "patched"
     assert len(controller.queue) == 0
@@ -241,18 +241,18 @@ def test_a_template_status_write_enqueues_nothing() -> None:
     controller.job_flow_informer.get_indexer().add(
         job_flow("patched", flows=[{"name": "train", "patch": UNKNOWN_TASK}])
     )
-    controller.update_job_template(_template_with(1, "10"), _template_with(1, "11"))
+    controller.handlers.update_job_template(_template_with(1, "10"), _template_with(1, "11"))
     assert len(controller.queue) == 0
 
 
 def test_a_fixed_template_lets_the_flow_be_created() -> None:
     controller, clientset, recorder = _setup([{"name": "train", "patch": UNKNOWN_TASK}])
-    controller.handle_job_flow(_req("jf"))
+    controller.sync.handle_job_flow(_req("jf"))
     assert _created(clientset) == {}
     fixed = copy.deepcopy(SPEC)
     fixed["tasks"].append({"name": "chief", "replicas": 0, "template": {"spec": {"containers": [{"name": "c"}]}}})
     controller.job_template_informer.get_indexer().update(job_template("train", spec=fixed))
     recorder.drain()
-    controller.handle_job_flow(_req("jf"))
+    controller.sync.handle_job_flow(_req("jf"))
     assert [t["replicas"] for t in _created(clientset)["jf-train"]["spec"]["tasks"]] == [1, 1]
     assert recorder.drain() == ["Normal Created create a job named jf-train!"]

@@ -122,7 +122,7 @@ def _setup(
     for target in targets:
         controller.job_informer.get_indexer().add(_target_job(f"jf-{target}", target_phase, counts))
     pods = FakePods()
-    controller.probe_gate.pods = pods
+    controller.probes.gate.pods = pods
     return controller, clientset, recorder, runner, pods
 
 
@@ -152,7 +152,7 @@ def _pod(job_name: str, task: str, index: int, *, phase: str = "Running", ip: st
 
 
 def _sync(controller: JobFlowController) -> None:
-    controller.handle_job_flow(JobFlowController.request_for("default", "jf"))
+    controller.sync.handle_job_flow(JobFlowController.request_for("default", "jf"))
 
 
 def _created(clientset: FakeClientset) -> list[str]:
@@ -434,16 +434,16 @@ def test_results_nobody_asks_for_expire_and_a_deleted_job_flows_are_forgotten() 
 def test_a_pod_of_a_target_job_turning_running_enqueues_its_job_flow() -> None:
     controller, _, _, _, _ = _setup(HTTP)
     pending = _pod("jf-a", "ps", 0, phase="Pending", ip="")
-    controller.update_pod(pending, pending)
+    controller.probes.update_pod(pending, pending)
     assert len(controller.queue) == 0  # nothing a probe looks at changed
-    controller.update_pod(pending, _pod("jf-a", "ps", 0))
+    controller.probes.update_pod(pending, _pod("jf-a", "ps", 0))
     req, _ = controller.queue.get()
     assert req == JobFlowController.request_for("default", "jf")
 
 
 def test_a_pod_of_a_job_no_job_flow_controls_enqueues_nothing() -> None:
     controller, _, _, _, _ = _setup(HTTP)
-    controller.add_pod(_pod("someone-else", "ps", 0))
+    controller.probes.add_pod(_pod("someone-else", "ps", 0))
     assert len(controller.queue) == 0
 
 
@@ -468,14 +468,14 @@ def test_no_pod_is_listed_for_job_flows_without_network_checks() -> None:
     probe = {"taskStatusList": [{"taskName": "worker", "phase": "Running"}]}
     for spec in (None, probe):
         controller, _, _, _, _ = _setup(spec, counts={"worker": {"Running": 2}})
-        controller.probe_gate.pods = controller  # the real pod source
+        controller.probes.gate.pods = controller.probes  # the real pod source
         _sync(controller)
         assert not _pod_informer_created(controller)
 
 
 def test_the_first_network_check_creates_the_pod_informer_and_waits_for_it_to_sync() -> None:
     controller, clientset, _, runner, _ = _setup(TCP)
-    controller.probe_gate.pods = controller
+    controller.probes.gate.pods = controller.probes
     _sync(controller)
     assert _pod_informer_created(controller)
     assert runner.calls == []

@@ -67,8 +67,7 @@ class World:
     @classmethod
     def restarted(cls, old: World) -> World:
         """A new controller process against the same API: its caches are listed afresh."""
-        controller, _, recorder = new_fake_controller()
-        controller.clientset = old.clientset  # type: ignore[assignment]
+        controller, _, recorder = new_fake_controller(clientset=old.clientset)
         world = cls(old.flow(), controller)
         world.clientset, world.recorder = old.clientset, recorder
         world.observe()
@@ -97,7 +96,7 @@ class World:
                 expectations.observed("default", obj["metadata"]["name"])  # as the Job handlers do
 
     def sync(self) -> None:
-        self.controller.handle_job_flow(_req())
+        self.controller.sync.handle_job_flow(_req())
         self.observe()
 
     def set_phase(self, name: str, phase: str, retry_count: int = 0) -> None:
@@ -217,8 +216,8 @@ def test_a_job_deleted_for_a_retry_but_still_cached_is_not_counted_again() -> No
     w.sync()
     # The delete is not seen yet: the cache still holds the Failed Job (attempt 0, one retry recorded).
     w.controller.job_informer.get_indexer().add(old)
-    w.controller.handle_job_flow(_req())
-    w.controller.handle_job_flow(_req())
+    w.controller.sync.handle_job_flow(_req())
+    w.controller.sync.handle_job_flow(_req())
     assert sum(1 for h in w.entry("f-a")["runningHistories"] if h.get("state") == "Retrying") == 1
     assert w.phase() == "Pending"  # the old Job is no failure
     assert w.job_verbs()[-1] == ("delete", "f-a")  # its delete is issued again, nothing created
@@ -240,7 +239,7 @@ def test_the_re_created_job_is_never_deleted_for_the_old_one_a_lagging_cache_sti
     assert recreated is not None
     recreated["metadata"]["uid"] = "uid-of-the-second-job"
     w.controller.job_informer.get_indexer().update(old)  # the Job watch lags behind both
-    w.controller.handle_job_flow(_req())  # the delete by the old uid fails its precondition: no error
+    w.controller.sync.handle_job_flow(_req())  # the delete by the old uid fails its precondition: no error
     assert w.job("f-a") is recreated
     assert w.entry("f-a")["restartCount"] == 1
 
@@ -253,7 +252,7 @@ def test_a_cache_behind_the_retry_write_never_skips_the_backoff() -> None:
     stale = dict(w.flow())
     w.sync()  # retry recorded and Job deleted
     w.controller.job_flow_informer.get_indexer().update(stale)  # the JobFlow watch lags
-    w.controller.handle_job_flow(_req())
+    w.controller.sync.handle_job_flow(_req())
     w.observe()
     assert w.job("f-a") is None
     assert w.delays and w.delays[-1][1] == 30.0

@@ -15,7 +15,7 @@ from typing import Any
 
 from jobflow_fakes import FakeClientset, job, job_flow, job_template, new_fake_controller
 
-from jobflow_controller.jobflow import urgency
+from jobflow_controller.jobflow import status_writer, urgency
 from jobflow_controller.jobflow.controller import JobFlowController
 from workqueue import FakeClock
 
@@ -24,11 +24,11 @@ CHAIN = [{"name": "a"}, {"name": "b", "dependsOn": {"targets": ["a"]}}]
 REQ = JobFlowController.request_for("default", "f")
 
 
-def _controller(*, burst: int = urgency.STATUS_WRITE_BURST) -> tuple[JobFlowController, FakeClientset, FakeClock]:
+def _controller(*, burst: int = status_writer.STATUS_WRITE_BURST) -> tuple[JobFlowController, FakeClientset, FakeClock]:
     controller, clientset, _ = new_fake_controller()
     clock = controller.clock
     assert isinstance(clock, FakeClock)
-    controller.status_lane = urgency.StatusLane(controller.queue, clock, qps=1.0, burst=burst)
+    controller.status_writer.lane = status_writer.StatusLane(controller.queue, clock, qps=1.0, burst=burst)
     for name in ("a", "b"):
         controller.job_template_informer.get_indexer().add(job_template(name))
     flow = job_flow("f", flows=CHAIN, rv="1", uid=UID)
@@ -83,11 +83,11 @@ def _wait_for_queue(controller: JobFlowController, length: int) -> None:
 def test_a_job_completed_goes_before_job_flows_added_and_jobs_turned_running() -> None:
     controller, _, _ = _controller()
     running = controller.request_for("default", "other")
-    controller.update_job(
+    controller.handlers.update_job(
         job("o-a", flow="other", phase="Pending", rv="1"), job("o-a", flow="other", phase="Running", rv="2")
     )
-    controller.add_job_flow(job_flow("new"))
-    controller.update_job(_job("Running", "1"), _job("Completed", "2"))
+    controller.handlers.add_job_flow(job_flow("new"))
+    controller.handlers.update_job(_job("Running", "1"), _job("Completed", "2"))
 
     order = []
     while len(controller.queue):
@@ -100,8 +100,8 @@ def test_a_job_completed_goes_before_job_flows_added_and_jobs_turned_running() -
 
 def test_failed_and_deleted_jobs_are_urgent_too() -> None:
     controller, _, _ = _controller()
-    controller.update_job(_job("Running", "1"), _job("Failed", "2"))
-    controller.delete_job(job("g-a", flow="g", phase="Running"))
+    controller.handlers.update_job(_job("Running", "1"), _job("Failed", "2"))
+    controller.handlers.delete_job(job("g-a", flow="g", phase="Running"))
 
     lanes = [_sync_lane_of(controller) for _ in range(2)]
     assert lanes == [urgency.REACT, urgency.REACT]
@@ -120,13 +120,15 @@ def test_a_running_job_is_urgent_for_a_job_flow_whose_dependency_is_judged_by_a_
         ],
     )
     controller.job_flow_informer.get_indexer().add(probed)
-    controller.update_job(job("p-a", flow="p", phase="Pending", rv="1"), job("p-a", flow="p", phase="Running", rv="2"))
+    controller.handlers.update_job(
+        job("p-a", flow="p", phase="Pending", rv="1"), job("p-a", flow="p", phase="Running", rv="2")
+    )
 
     assert _sync_lane_of(controller) == urgency.REACT
 
 
 def _spend_the_burst(controller: JobFlowController) -> None:
-    assert controller.status_lane.write_now(controller.request_for("default", "someone-else"))
+    assert controller.status_writer.lane.write_now(controller.request_for("default", "someone-else"))
 
 
 def _sync_lane_of(controller: JobFlowController) -> int | None:
@@ -144,7 +146,7 @@ def test_a_controller_that_keeps_up_writes_every_status_change_at_once() -> None
     for rv, phase in (("2", "Pending"), ("3", "Running")):
         old = _job("", str(int(rv) - 1))
         _set_job(controller, phase, rv)
-        controller.update_job(old, _job(phase, rv))
+        controller.handlers.update_job(old, _job(phase, rv))
         _sync_next(controller)
         assert _stored(clientset)["jobStatusList"][0]["state"] == phase
 
@@ -154,15 +156,15 @@ def test_a_controller_that_keeps_up_writes_every_status_change_at_once() -> None
 
 def test_past_the_burst_a_status_change_waits_for_its_token_and_is_written_with_the_changes_since() -> None:
     controller, clientset, clock = _controller(burst=1)
-    controller.add_job_flow(job_flow("f"))
+    controller.handlers.add_job_flow(job_flow("f"))
     assert _sync_next(controller) == urgency.DEFAULT  # creates f-a, writes the first status: the burst
     assert _status_writes(clientset) == 1
 
     _set_job(controller, "Pending", "2")
-    controller.update_job(_job("", "1"), _job("Pending", "2"))
+    controller.handlers.update_job(_job("", "1"), _job("Pending", "2"))
     assert len(controller.queue) == 0  # its token is a second away (1 qps)
     _set_job(controller, "Running", "3")
-    controller.update_job(_job("Pending", "2"), _job("Running", "3"))
+    controller.handlers.update_job(_job("Pending", "2"), _job("Running", "3"))
     assert len(controller.queue) == 0  # the same reservation: no second token
     assert _status_writes(clientset) == 1
 
@@ -174,20 +176,20 @@ def test_past_the_burst_a_status_change_waits_for_its_token_and_is_written_with_
     entry = _stored(clientset)["jobStatusList"][0]
     assert entry["state"] == "Running"
     assert [h["state"] for h in entry["runningHistories"]] == ["Running"]
-    assert len(controller.status_lane) == 0
+    assert len(controller.status_writer.lane) == 0
 
 
 def test_a_reaction_past_the_burst_creates_the_job_at_once_and_leaves_its_status_to_the_bucket() -> None:
     controller, clientset, clock = _controller(burst=1)
-    controller.add_job_flow(job_flow("f"))
+    controller.handlers.add_job_flow(job_flow("f"))
     _sync_next(controller)  # the burst's one token
     _set_job(controller, "Completed", "2")
-    controller.update_job(_job("Running", "1"), _job("Completed", "2"))
+    controller.handlers.update_job(_job("Running", "1"), _job("Completed", "2"))
 
     assert _sync_next(controller) == urgency.REACT
     assert [a.name for a in clientset.api.actions if a.verb == "create"] == ["f-a", "f-b"]
     assert _status_writes(clientset) == 1
-    assert controller.own_writes.pending_keys() == [("default", "f")]
+    assert controller.status_writer.own_writes.pending_keys() == [("default", "f")]
 
     clock.step(1.0)
     _wait_for_queue(controller, 1)
@@ -200,7 +202,7 @@ def test_succeed_is_written_at_once_even_with_an_empty_bucket() -> None:
     controller, clientset, _ = _controller(burst=0)
     _set_job(controller, "Completed", "2", name="f-a")
     _set_job(controller, "Completed", "2", name="f-b")
-    controller.update_job(_job("Running", "1", name="f-b"), _job("Completed", "2", name="f-b"))
+    controller.handlers.update_job(_job("Running", "1", name="f-b"), _job("Completed", "2", name="f-b"))
 
     _sync_next(controller)
 
@@ -210,31 +212,31 @@ def test_succeed_is_written_at_once_even_with_an_empty_bucket() -> None:
 
 def test_a_reservation_whose_sync_found_nothing_to_write_lapses() -> None:
     controller, clientset, clock = _controller(burst=1)
-    controller.add_job_flow(job_flow("f"))
+    controller.handlers.add_job_flow(job_flow("f"))
     _sync_next(controller)
     _set_job(controller, "Pending", "2")
-    controller.update_job(_job("", "1"), _job("Pending", "2"))
+    controller.handlers.update_job(_job("", "1"), _job("Pending", "2"))
     clock.step(1.0)
     _wait_for_queue(controller, 1)
     _sync_next(controller)
     assert _status_writes(clientset) == 2
 
-    controller.update_job(_job("Pending", "2"), _job("Pending", "3"))  # nothing new for the status
+    controller.handlers.update_job(_job("Pending", "2"), _job("Pending", "3"))  # nothing new for the status
     clock.step(1.0)
     _wait_for_queue(controller, 1)
     _sync_next(controller)
 
     assert _status_writes(clientset) == 2
-    assert len(controller.status_lane) == 0
+    assert len(controller.status_writer.lane) == 0
 
 
 def test_a_deleted_job_flow_forgets_its_reservation() -> None:
     controller, _, _ = _controller(burst=1)
     _spend_the_burst(controller)
-    controller.status_lane.add(REQ)
-    assert len(controller.status_lane) == 1
-    controller.delete_job_flow(job_flow("f", uid=UID))
-    assert len(controller.status_lane) == 0
+    controller.status_writer.lane.add(REQ)
+    assert len(controller.status_writer.lane) == 1
+    controller.handlers.delete_job_flow(job_flow("f", uid=UID))
+    assert len(controller.status_writer.lane) == 0
 
 
 def test_an_earlier_wake_up_of_the_same_request_never_strands_its_reservation() -> None:
@@ -243,7 +245,7 @@ def test_an_earlier_wake_up_of_the_same_request_never_strands_its_reservation() 
     controller, clientset, clock = _controller(burst=1)
     _spend_the_burst(controller)
     _set_job(controller, "Running", "2")
-    controller.status_lane.add(REQ)  # reserved 1 s from now
+    controller.status_writer.lane.add(REQ)  # reserved 1 s from now
     controller.queue.add_after(REQ, 0.5)  # something else wakes it earlier
     clock.step(0.5)
     _wait_for_queue(controller, 1)

@@ -82,9 +82,9 @@ def test_enqueue_job_template_deduplicates() -> None:
 
 def test_a_dropped_request_has_upstreams_empty_reason_and_leading_space() -> None:
     controller, _, recorder = new_fake_job_template_controller()
-    controller.max_requeue_num = 0
+    controller.workers.max_requeue_num = 0
     controller.job_template_informer.get_indexer().add(job_template("t", "ns"))
-    controller.handle_err(RuntimeError("boom"), FlowRequest("ns", job_template_name="t"))
+    controller.workers.handle_err(RuntimeError("boom"), FlowRequest("ns", job_template_name="t"))
     assert recorder.drain() == ["Warning   JobTemplate failed for boom"]
 
 

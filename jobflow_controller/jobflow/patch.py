@@ -1,0 +1,36 @@
+"""Ours (upstream ignores `patch.jobSpec`, docs/patch.md): say early that a flow's patch cannot apply.
+
+Called at one named point of upstream's `deploy_job` (action.py): for a flow still waiting on its
+targets, so the user hears of a patch that can never apply now, not hours later when the targets
+have completed. A patch that fails when the Job is built gets the same Warning from `deploy_job`.
+"""
+
+from __future__ import annotations
+
+from jobflow_controller.apis import jobflow as jf
+from jobflow_controller.apis.patch import PatchError, apply_patch
+from jobflow_controller.jobflow import constants as c
+from jobflow_controller.jobflow.plan import Warning, World
+
+
+def check_patch(world: World, flow: jf.Flow) -> Warning | None:
+    """The Warning for a waiting flow whose patch cannot apply to its JobTemplate, if any.
+
+    Only for a flow that has a patch and whose template exists (a missing one is reported when the
+    flow is due, as upstream reports it).
+    """
+    if flow.patch is None:
+        return None
+    template = world.templates.get(flow.name)
+    if template is None:
+        return None
+    try:
+        apply_patch(jf.spec(template), flow.patch)
+    except PatchError as err:
+        return invalid_patch(world.job_name(flow.name), flow.name, err)
+    return None
+
+
+def invalid_patch(job_name: str, flow_name: str, err: PatchError) -> Warning:
+    """One Warning naming the Job, the flow, the template and the problem; the correlator dedups repeats."""
+    return Warning(c.REASON_INVALID_PATCH, c.MESSAGE_INVALID_PATCH, (job_name, flow_name, flow_name, err))

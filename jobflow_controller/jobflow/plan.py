@@ -1,0 +1,146 @@
+"""The sync's input and output: what one sync sees (`World`) and what it decided (`SyncPlan`).
+
+The decisions (action.py) are a pure function from a `World` to a `SyncPlan`; the I/O that reads
+the world from the caches and carries the plan out is sync.py's. Keeping both sides as plain data
+is what lets a table test or a property test drive the algorithm with no controller at all.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from jobflow_controller.apis import jobflow as jf
+from jobflow_controller.apis import meta
+from jobflow_controller.apis.probe import Probe
+from jobflow_controller.apis.retry import RetryPolicies, retry_policies
+from jobflow_controller.apis.status import JobFlowStatus
+
+Obj = Mapping[str, Any]
+
+
+@dataclass(frozen=True)
+class JobFlowSpec:
+    """The JobFlow's spec, parsed once per sync; every step reads it from here."""
+
+    flows: tuple[jf.Flow, ...]
+    retain_policy: str
+    retry: RetryPolicies
+
+    @classmethod
+    def of(cls, job_flow: Obj) -> JobFlowSpec:
+        return cls(tuple(jf.flows(job_flow)), jf.job_retain_policy(job_flow), retry_policies(job_flow))
+
+
+@dataclass(frozen=True)
+class ProbeVerdict:
+    """A probe flow's dependency as the probe extension judged it before the sync (probe_judge.py).
+
+    `probe` is None when the probe cannot be judged (its Warning is already recorded); `met` names
+    the targets whose not-yet-Completed Job passed the probe entries that apply to it.
+    """
+
+    probe: Probe | None
+    met: frozenset[str] = frozenset()
+
+
+@dataclass(frozen=True)
+class World:
+    """Everything one sync of one JobFlow reads, taken from the caches and the clock at its start."""
+
+    #: The JobFlow the sync starts from (with our own status not written yet, if any).
+    job_flow: Obj
+    spec: JobFlowSpec
+    #: The Jobs this JobFlow controls (by uid), in creation order.
+    jobs: tuple[Obj, ...]
+    #: The Job that holds each flow's Job name in the namespace, whoever controls it.
+    named_jobs: Mapping[str, Obj]
+    #: The JobTemplates of the namespace that the flows name, by name.
+    templates: Mapping[str, Obj]
+    #: The last state of this JobFlow's Jobs seen deleted while Completed (finished.py).
+    deleted_completed: Mapping[str, Obj]
+    #: The Job names created by this process that the informer has not shown yet (expectations.py).
+    expected: frozenset[str]
+    #: The probe flows' verdicts, by flow name (only flows with a probe that the sync may judge).
+    probes: Mapping[str, ProbeVerdict]
+    now: datetime
+
+    @property
+    def namespace(self) -> str:
+        return meta.namespace(self.job_flow)
+
+    @property
+    def name(self) -> str:
+        return meta.name(self.job_flow)
+
+    def job_name(self, flow_name: str) -> str:
+        return jf.job_name(self.name, flow_name)
+
+
+@dataclass(frozen=True)
+class Warning:
+    """A Warning event the sync records on the JobFlow: `eventf(reason, message_fmt, *args)`."""
+
+    reason: str
+    message_fmt: str
+    args: tuple[Any, ...] = ()
+
+
+@dataclass(frozen=True)
+class JobCreate:
+    """A Job to create, in spec order; `body` is None when its JobTemplate is missing (`error`)."""
+
+    flow: str
+    job_name: str
+    body: dict[str, Any] | None
+    #: Raised instead of creating: the JobTemplate is not there (upstream's lister error).
+    error: Exception | None = None
+    #: Read the JobFlow from the API server first (a flow with a retry policy): a cache behind our
+    #: last status write would create the Job under a wrong attempt.
+    fresh_read: bool = False
+
+
+@dataclass(frozen=True)
+class Retry:
+    """A retry decided in this sync: recorded in the status, then the Job is deleted."""
+
+    job: Obj
+    attempt: int
+    max_retries: int
+    backoff: float
+
+
+@dataclass
+class Deploy:
+    """What `deploy_job` decided, in spec order."""
+
+    #: Jobs to create and Warnings to record, interleaved in spec order.
+    steps: list[JobCreate | Warning] = field(default_factory=list)
+    #: Seconds until a retried flow's backoff is over (the JobFlow is synced again then).
+    requeue_after: float | None = None
+    #: Target Job names that are missing (upstream logs each, every sync).
+    missing_targets: list[str] = field(default_factory=list)
+
+    def requeue_in(self, seconds: float) -> None:
+        self.requeue_after = seconds if self.requeue_after is None else min(self.requeue_after, seconds)
+
+
+@dataclass
+class SyncPlan:
+    """What one sync does, in upstream's order: delete (retain policy), create, write the status."""
+
+    #: `jobRetainPolicy: delete` of a Succeeded JobFlow: these Jobs go, and nothing else happens.
+    retain_deletes: list[Obj] | None = None
+    deploy: Deploy = field(default_factory=Deploy)
+    #: Problems of the retry policies in force (one Warning).
+    retry_warning: Warning | None = None
+    status: JobFlowStatus | None = None
+    retries: list[Retry] = field(default_factory=list)
+    #: Jobs the status records as retried that are still there: deleted after the status is written.
+    retry_deletes: list[Obj] = field(default_factory=list)
+
+    def status_body(self) -> dict[str, Any]:
+        assert self.status is not None
+        return self.status.to_dict()

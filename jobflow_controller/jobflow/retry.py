@@ -1,0 +1,110 @@
+"""Ours, opt-in (`spec.flows[].retry`, docs/retry.md): the retry of a flow's failed Job, decided purely.
+
+Called at three named points of upstream's sync (action.py): `deploy_job` asks `backoff_left`
+before re-creating a retried flow's Job; after `get_all_job_status`, `plan_retries` picks the Jobs
+to retry and `record_retry` writes each into the status; and the Jobs the status records as
+retried are deleted after the status is written (`jobs_to_delete`, carried out by sync.py).
+
+A flow's Job that ends Failed or Terminated while the JobFlow is Pending or Running is recorded as
+retried in the status, deleted once that status is written, and created again (after the backoff)
+once it is gone. The retries done come from the status (the `Retrying` histories), never from
+memory, so a restarted controller neither loses nor repeats one.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from datetime import datetime
+from typing import Any
+
+from jobflow_controller.apis import JobPhase, Phase, meta
+from jobflow_controller.apis import job as vcjob
+from jobflow_controller.apis.retry import RETRYING, RetryPolicy
+from jobflow_controller.apis.status import JobFlowStatus, JobRunningHistory, JobStatus
+from jobflow_controller.apis.timeutil import parse_time
+from jobflow_controller.jobflow import constants as c
+from jobflow_controller.jobflow.plan import Retry, Warning, World
+
+Obj = Mapping[str, Any]
+
+#: The JobFlow phases in which a failed Job may be retried, and the Job phases that are retried.
+RETRYABLE_FLOW = frozenset({"", Phase.PENDING, Phase.RUNNING})
+_RETRIED_JOB = frozenset({JobPhase.FAILED, JobPhase.TERMINATED})
+
+
+def retries_done(entry: JobStatus | None) -> int:
+    """The retries recorded for a Job: its `Retrying` history entries."""
+    return 0 if entry is None else sum(1 for h in entry.running_histories if h.state == RETRYING)
+
+
+def awaiting_recreate(entry: JobStatus | None) -> bool:
+    """Retried, and the re-created Job not seen yet: the last history entry is still `Retrying`."""
+    return entry is not None and bool(entry.running_histories) and entry.running_histories[-1].state == RETRYING
+
+
+def backoff_left(entry: JobStatus | None, policy: RetryPolicy | None, now: datetime) -> float:
+    """Seconds until the backoff since the retry was recorded has passed (0: create now)."""
+    if entry is None or policy is None or not entry.running_histories:
+        return 0.0
+    started = entry.running_histories[-1].start_timestamp
+    if not started:
+        return 0.0
+    elapsed = (now - parse_time(started)).total_seconds()
+    return max(0.0, policy.backoff - elapsed)
+
+
+def invalid_policy_warning(world: World, phase: str) -> Warning | None:
+    """One Warning naming each bad policy in force; those flows get no retries.
+
+    Only a JobFlow stored while the webhook was off (or failing open) can hold one.
+    """
+    problems = [] if phase in (Phase.SUCCEED, Phase.FAILED) else world.spec.retry.problems
+    if not problems:
+        return None
+    return Warning(c.REASON_INVALID_RETRY, c.MESSAGE_INVALID_RETRY, ("; ".join(problems),))
+
+
+def plan_retries(world: World, phase: str, status: JobFlowStatus) -> list[Retry]:
+    """The flows' Jobs that ended Failed or Terminated and have retries left, in spec order.
+
+    Each is added to `status.retrying_jobs`, so the phase rules do not count it as a failure.
+    """
+    policies = world.spec.retry.policies
+    if phase not in RETRYABLE_FLOW or not policies:
+        return []
+    jobs = {meta.name(j): j for j in world.jobs}
+    entries = {e.name: e for e in reversed(status.job_status_list)}
+    out: list[Retry] = []
+    for flow in world.spec.flows:
+        policy = policies.get(flow.name)
+        job_name = world.job_name(flow.name)
+        job = jobs.get(job_name)
+        if policy is None or job is None or job_name in status.retrying_jobs:
+            continue
+        if vcjob.phase(job) not in _RETRIED_JOB or meta.metadata(job).get("deletionTimestamp"):
+            continue
+        done = retries_done(entries.get(job_name))
+        if done >= policy.max_retries:
+            continue
+        status.retrying_jobs.append(job_name)
+        out.append(Retry(job=job, attempt=done + 1, max_retries=policy.max_retries, backoff=policy.backoff))
+    return out
+
+
+def record_retry(status: JobFlowStatus, retry: Retry, now: str) -> None:
+    """Close the Job's last history entry and open a `Retrying` one; count it in restartCount."""
+    entry = next((e for e in status.job_status_list if e.name == meta.name(retry.job)), None)
+    if entry is None:  # pragma: no cover - the Job exists, so get_all_job_status made its entry
+        return
+    if entry.running_histories and not entry.running_histories[-1].end_timestamp:
+        entry.running_histories[-1].end_timestamp = now
+    entry.running_histories.append(JobRunningHistory(state=RETRYING, start_timestamp=now))
+    entry.restart_count = vcjob.retry_count(retry.job) + retries_done(entry)
+
+
+def jobs_to_delete(world: World, retrying: list[str]) -> list[Obj]:
+    """The Jobs the status records as retried that the cache still holds, not being deleted yet."""
+    if not retrying:
+        return []
+    names = set(retrying)
+    return [j for j in world.jobs if meta.name(j) in names and not meta.metadata(j).get("deletionTimestamp")]
