@@ -5,6 +5,8 @@ from __future__ import annotations
 import threading
 from typing import Any
 
+from informers_fakes import FakeClock, FakeListerWatcher, RecordingHandler, eventually, new_object
+
 from informers import (
     DeletedFinalStateUnknown,
     Delta,
@@ -17,7 +19,6 @@ from informers import (
     new_store,
     process_deltas,
 )
-from informers.testing import FakeClock, FakeListerWatcher, RecordingHandler, eventually, new_object
 
 
 def test_process_deltas_adds_unknown_objects_and_updates_known_ones() -> None:

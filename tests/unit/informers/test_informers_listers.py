@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+from informers_fakes import new_object
 
 from informers import (
     NAMESPACE_INDEX,
@@ -16,7 +17,6 @@ from informers import (
     new_indexer,
 )
 from informers.store import Cache
-from informers.testing import new_object
 
 JOBFLOWS = GroupResource("flow.volcano.sh", "jobflow")
 CREATED_BY = "volcano.sh/createdByJobFlow"

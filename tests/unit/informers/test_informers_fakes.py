@@ -5,9 +5,9 @@ from __future__ import annotations
 import threading
 
 import pytest
+from informers_fakes import FakeClock, FakeListerWatcher, FakeWatch, new_object
 
 from informers import ApiStatusError, EventType, ExpiredError, ListOptions
-from informers.testing import FakeClock, FakeListerWatcher, FakeWatch, new_object
 
 
 def test_every_change_gets_the_next_resource_version() -> None:

@@ -6,7 +6,7 @@ change log so a watch from an older RV replays what it missed, and can drop watc
 watches, expire resourceVersions and continue tokens, and fail calls on demand. Everything it hands
 out is a deep copy, so a test changing its own dicts never reaches into a cache.
 
-Nothing here is used by the product code.
+Test support only: the product never imports it, so it lives beside the tests that use it.
 """
 
 from __future__ import annotations
