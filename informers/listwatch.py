@@ -24,7 +24,6 @@ class EventType(StrEnum):
 
 
 RESOURCE_VERSION_MATCH_NOT_OLDER_THAN = "NotOlderThan"
-RESOURCE_VERSION_MATCH_EXACT = "Exact"
 
 
 @dataclass(frozen=True, slots=True)
