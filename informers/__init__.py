@@ -12,7 +12,7 @@ Names follow client-go in snake_case, so ``cache.NewSharedIndexInformer`` is
 from informers import labels
 from informers.backoff import Backoff, BackoffManager
 from informers.clock import REAL_CLOCK, Clock, RealClock
-from informers.controller import Config, Controller, new_indexer_informer, new_informer, process_deltas
+from informers.controller import Config, Controller, process_deltas
 from informers.delta_fifo import (
     Delta,
     DeltaFIFO,
@@ -36,7 +36,6 @@ from informers.errors import (
 )
 from informers.factory import NewInformerFunc, SharedInformerFactory
 from informers.handlers import (
-    FilteringResourceEventHandler,
     ResourceEventHandler,
     ResourceEventHandlerDetailedFuncs,
     ResourceEventHandlerFuncs,
@@ -95,7 +94,7 @@ from informers.store import Cache, Indexer, KeyListerGetter, Store, new_indexer,
 from informers.thread_safe_store import ThreadSafeStore
 from informers.tombstone import DeletedFinalStateUnknown
 from informers.transforms import TransformFunc, chain_transforms, strip_managed_fields
-from informers.wait import wait_for_cache_sync, wait_for_named_cache_sync
+from informers.wait import wait_for_cache_sync
 
 __all__ = [
     "MINIMUM_RESYNC_PERIOD",
@@ -118,7 +117,6 @@ __all__ = [
     "ExpiredError",
     "ExplicitKey",
     "FIFOClosedError",
-    "FilteringResourceEventHandler",
     "GenericLister",
     "GenericNamespaceLister",
     "GroupResource",
@@ -177,8 +175,6 @@ __all__ = [
     "meta_namespace_index_func",
     "meta_namespace_key_func",
     "new_indexer",
-    "new_indexer_informer",
-    "new_informer",
     "new_store",
     "object_to_name",
     "parse_object_name",
@@ -188,5 +184,4 @@ __all__ = [
     "strip_managed_fields",
     "supports_watch_list",
     "wait_for_cache_sync",
-    "wait_for_named_cache_sync",
 ]

@@ -10,17 +10,16 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from informers.clock import Clock
 from informers.delta_fifo import DeltaFIFO, Deltas, DeltaType, FIFOClosedError, PopProcessFunc
 from informers.handlers import ResourceEventHandler
-from informers.index import IndexFunc, IndexFuncError
-from informers.keys import deletion_handling_meta_namespace_key_func
+from informers.index import IndexFuncError
 from informers.listwatch import ListerWatcher
 from informers.reflector import Reflector, WatchErrorHandler
-from informers.store import Cache, Store, new_indexer, new_store
+from informers.store import Store
 from informers.transforms import TransformFunc
 
 logger = logging.getLogger(__name__)
@@ -139,59 +138,3 @@ def process_deltas(
         else:
             client_state.add(obj)
             handler.on_add(obj, is_in_initial_list)
-
-
-def _new_informer(
-    lw: ListerWatcher,
-    resync_period: float,
-    handler: ResourceEventHandler,
-    client_state: Cache,
-    transform: TransformFunc | None,
-    clock: Clock | None,
-) -> Controller:
-    fifo = DeltaFIFO(
-        key_function=deletion_handling_meta_namespace_key_func,
-        known_objects=client_state,
-        emit_delta_type_replaced=True,
-    )
-
-    def process(deltas: Deltas, is_in_initial_list: bool) -> None:
-        process_deltas(handler, client_state, deltas, is_in_initial_list)
-
-    return Controller(
-        Config(
-            queue=fifo,
-            lister_watcher=lw,
-            process=process,
-            full_resync_period=resync_period,
-            clock=clock,
-            transform=transform,
-        )
-    )
-
-
-def new_informer(
-    lw: ListerWatcher,
-    resync_period: float,
-    handler: ResourceEventHandler,
-    *,
-    transform: TransformFunc | None = None,
-    clock: Clock | None = None,
-) -> tuple[Cache, Controller]:
-    """A single-handler informer: its store and the controller to run (``cache.NewInformer``)."""
-    store = new_store(deletion_handling_meta_namespace_key_func)
-    return store, _new_informer(lw, resync_period, handler, store, transform, clock)
-
-
-def new_indexer_informer(
-    lw: ListerWatcher,
-    resync_period: float,
-    handler: ResourceEventHandler,
-    indexers: Mapping[str, IndexFunc],
-    *,
-    transform: TransformFunc | None = None,
-    clock: Clock | None = None,
-) -> tuple[Cache, Controller]:
-    """:func:`new_informer` with an indexed store (``cache.NewIndexerInformer``)."""
-    indexer = new_indexer(deletion_handling_meta_namespace_key_func, indexers)
-    return indexer, _new_informer(lw, resync_period, handler, indexer, transform, clock)

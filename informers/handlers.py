@@ -77,33 +77,3 @@ class ResourceEventHandlerDetailedFuncs:
     def on_delete(self, obj: Any) -> None:
         if self.delete_func is not None:
             self.delete_func(obj)
-
-
-class FilteringResourceEventHandler:
-    """Pass to ``handler`` only the objects ``filter_func`` accepts.
-
-    An update is translated by which side passes: both → update, only the new → add, only the old →
-    delete (the object left the filtered set), neither → nothing.
-    """
-
-    def __init__(self, filter_func: Callable[[Any], bool], handler: ResourceEventHandler) -> None:
-        self.filter_func = filter_func
-        self.handler = handler
-
-    def on_add(self, obj: Any, is_in_initial_list: bool) -> None:
-        if self.filter_func(obj):
-            self.handler.on_add(obj, is_in_initial_list)
-
-    def on_update(self, old: Any, new: Any) -> None:
-        new_passes = self.filter_func(new)
-        old_passes = self.filter_func(old)
-        if new_passes and old_passes:
-            self.handler.on_update(old, new)
-        elif new_passes:
-            self.handler.on_add(new, False)
-        elif old_passes:
-            self.handler.on_delete(old)
-
-    def on_delete(self, obj: Any) -> None:
-        if self.filter_func(obj):
-            self.handler.on_delete(obj)

@@ -18,8 +18,8 @@ second time it is seen, so values that only one object has are never held there.
 the standard library; a subtree seen for the first time is rebuilt from shared children, down to
 ``max_depth`` levels, so two specs that differ in one field still share all the rest.
 
-Nothing observable changes, under one condition the design already imposes: cached objects are
-read-only (DESIGN.md: "What sits in an informer cache is shared and read-only: never mutate it").
+Nothing observable changes, under one condition the package already imposes: cached objects are
+shared and read-only, never mutated (see the ``informers`` package docstring).
 A shared subtree mutated through one object would change every object holding it, as a mutated
 cached object already changes what every other reader of the cache sees. Copies
 (``copy.deepcopy``, ``json`` round trips) are unaffected, and the top-level dict and ``metadata``

@@ -1,7 +1,7 @@
 """The ``ListerWatcher`` protocol: the only way the informer machinery reaches the API.
 
 ``informers`` is transport-agnostic. The ``kube`` package implements :class:`ListerWatcher` over the
-kubernetes client; tests use :class:`informers.testing.FakeListerWatcher`. ``list`` returns one page,
+kubernetes client; tests use ``FakeListerWatcher`` (tests/unit/informers/informers_fakes.py). ``list`` returns one page,
 the :class:`informers.reflector.Reflector` does the paging and all resourceVersion bookkeeping.
 """
 
@@ -24,7 +24,6 @@ class EventType(StrEnum):
 
 
 RESOURCE_VERSION_MATCH_NOT_OLDER_THAN = "NotOlderThan"
-RESOURCE_VERSION_MATCH_EXACT = "Exact"
 
 
 @dataclass(frozen=True, slots=True)

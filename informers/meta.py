@@ -49,15 +49,6 @@ def get_resource_version(obj: object) -> str:
     return _text(obj, "resourceVersion")
 
 
-def get_uid(obj: object) -> str:
-    return _text(obj, "uid")
-
-
 def get_labels(obj: object) -> Mapping[str, str]:
     labels = metadata(obj).get("labels")
     return labels if isinstance(labels, Mapping) else _EMPTY
-
-
-def get_annotations(obj: object) -> Mapping[str, str]:
-    annotations = metadata(obj).get("annotations")
-    return annotations if isinstance(annotations, Mapping) else _EMPTY

@@ -33,6 +33,10 @@ for RV ``"0"``), the stream is decoded one object at a time, so memory never hol
 ``transform`` is applied by the reflector, to each object as it arrives (each list page, each
 watch event), not later in the store: the raw object, ``managedFields`` and all, is garbage
 before the next one is decoded. It runs exactly once on every object on its way in.
+
+Go spreads the reflector's methods over one package; here they are: handle_watch.py (a watch's
+events into the store), watch_list.py (the watch-list), watch_stopper.py (stopping a blocked watch)
+and reflector_errors.py (how a stream fails).
 """
 
 from __future__ import annotations
@@ -40,10 +44,8 @@ from __future__ import annotations
 import logging
 import random
 import threading
-from collections.abc import Callable, Mapping
-from typing import Any
+from collections.abc import Callable
 
-from informers import meta
 from informers.backoff import BackoffManager
 from informers.clock import REAL_CLOCK, Clock
 from informers.errors import (
@@ -51,13 +53,10 @@ from informers.errors import (
     is_expired,
     is_too_large_resource_version,
     is_too_many_requests,
-    status_error_from_object,
 )
+from informers.handle_watch import StopRequested, WatchCycle, handle_watch
 from informers.index import IndexFuncError
-from informers.keys import deletion_handling_meta_namespace_key_func
 from informers.listwatch import (
-    RESOURCE_VERSION_MATCH_NOT_OLDER_THAN,
-    EventType,
     ListerWatcher,
     ListOptions,
     ListResult,
@@ -65,76 +64,31 @@ from informers.listwatch import (
     supports_watch_list,
 )
 from informers.pager import DEFAULT_PAGE_SIZE, ListCancelled, ListPager
-from informers.store import Store, new_store
+from informers.reflector_errors import (
+    VeryShortWatchError,
+    WatchListNotSupportedError,
+    default_watch_error_handler,
+    describe_error,
+)
+from informers.store import Store
 from informers.transforms import TransformFunc
+from informers.watch_list import watch_list
+from informers.watch_stopper import WatchStopper
 
 logger = logging.getLogger(__name__)
 
 DEFAULT_MIN_WATCH_TIMEOUT = 300.0
-VERY_SHORT_WATCH_SECONDS = 1.0
-
-#: The annotation of the BOOKMARK that ends a watch-list's initial events.
-INITIAL_EVENTS_END_ANNOTATION = "k8s.io/initial-events-end"
-#: How often a watch-list still waiting for that bookmark says so.
-WATCH_LIST_PROGRESS_LOG_SECONDS = 10.0
-
 WatchErrorHandler = Callable[["Reflector", BaseException], None]
 
-
-class VeryShortWatchError(Exception):
-    """The watch closed in under a second without a single event: something is wrong upstream."""
-
-    def __init__(self, name: str) -> None:
-        super().__init__(
-            f"very short watch: {name}: Unexpected watch close - watch lasted less than a second and no items received"
-        )
-        self.name = name
-
-
-class WatchListNotSupportedError(Exception):
-    """A plain BOOKMARK came before the end of the initial events: the server ignored the watch-list."""
-
-    def __init__(self, name: str) -> None:
-        super().__init__(f"{name}: a bookmark without {INITIAL_EVENTS_END_ANNOTATION} during a watch-list")
-
-
-class _StopRequested:
-    __slots__ = ()
-
-
-_STOP_REQUESTED = _StopRequested()
-
-
-def describe_error(err: BaseException) -> str:
-    """``str(err)`` prefixed by the context notes the reflector attached (``failed to list ...``)."""
-    notes = getattr(err, "__notes__", None) or []
-    return ": ".join([*notes, str(err) or type(err).__name__])
-
-
-def default_watch_error_handler(reflector: Reflector, err: BaseException) -> None:
-    """Log a failed list-and-watch: expiry is routine (debug), anything else is an error."""
-    if is_expired(err):
-        logger.debug("%s: watch closed with: %s", reflector.name, describe_error(err))
-    else:
-        logger.error("%s: Failed to watch: %s", reflector.name, describe_error(err))
-
-
-class _WatchCycle:
-    """What the resync thread and the watch loop share during one watch-with-resync."""
-
-    def __init__(self) -> None:
-        self.lock = threading.Lock()
-        self.resync_error: BaseException | None = None
-        self.done = threading.Event()
-
-    def fail(self, err: BaseException) -> None:
-        with self.lock:
-            if self.resync_error is None:
-                self.resync_error = err
-
-    def error(self) -> BaseException | None:
-        with self.lock:
-            return self.resync_error
+__all__ = [
+    "DEFAULT_MIN_WATCH_TIMEOUT",
+    "Reflector",
+    "VeryShortWatchError",
+    "WatchErrorHandler",
+    "WatchListNotSupportedError",
+    "default_watch_error_handler",
+    "describe_error",
+]
 
 
 class Reflector:
@@ -186,11 +140,7 @@ class Reflector:
         self._last_sync_resource_version_unavailable = False
         self._paginated_result = False
 
-        self._watch_lock = threading.Lock()
-        self._current_watch: Watch | None = None
-        self._current_stop: threading.Event | None = None
-        self._relay_stop: threading.Event | None = None
-        self._relay_thread: threading.Thread | None = None
+        self.stopper = WatchStopper(name)
 
     # -- resourceVersion bookkeeping ----------------------------------------------------------------
 
@@ -231,7 +181,7 @@ class Reflector:
     def run(self, stop: threading.Event) -> None:
         """List and watch until ``stop`` is set, waiting one backoff step between attempts."""
         logger.debug("%s: starting reflector (resync period %ss)", self.name, self._resync_period)
-        self._ensure_stop_relay(stop)
+        self.stopper.ensure_relay(stop)
         try:
             while not stop.is_set():
                 try:
@@ -244,7 +194,7 @@ class Reflector:
                     break
         finally:
             if stop.is_set():
-                self._join_stop_relay(stop)
+                self.stopper.join_relay(stop)
         logger.debug("%s: stopping reflector", self.name)
 
     def list_and_watch(self, stop: threading.Event) -> None:
@@ -256,12 +206,12 @@ class Reflector:
         """
         if stop.is_set():
             return
-        self._ensure_stop_relay(stop)
+        self.stopper.ensure_relay(stop)
         logger.debug("%s: listing and watching", self.name)
         w: Watch | None = None
         if self.use_watch_list:
             try:
-                w = self._watch_list(stop)
+                w = watch_list(self, stop)
             except IndexFuncError:
                 raise
             except Exception as err:  # noqa: BLE001 - making progress beats waiting for a stream that fails
@@ -341,139 +291,11 @@ class Reflector:
             raise RuntimeError(f"unable to sync list result: {describe_error(err)}") from err
         self._set_last_sync_resource_version(result.resource_version)
 
-    # -- watch-list ---------------------------------------------------------------------------------
-
-    def _watch_list(self, stop: threading.Event) -> Watch | None:
-        """The initial state as a stream of watch events (client-go ``watchList``).
-
-        Returns the watch, still open, once the store holds the initial state; None when stopped.
-        Raises when the stream failed in a way that calls for the LIST fallback.
-        """
-        while True:
-            if stop.is_set():
-                return None
-            temporary = new_store(deletion_handling_meta_namespace_key_func)
-            options = ListOptions(
-                resource_version=self._rewatch_resource_version(),
-                resource_version_match=RESOURCE_VERSION_MATCH_NOT_OLDER_THAN,
-                send_initial_events=True,
-                allow_watch_bookmarks=True,
-                timeout_seconds=self._watch_timeout_seconds(),
-            )
-            start = self._clock.now()
-            try:
-                w = self._lw.watch(options)
-            except Exception as err:
-                if self._retriable_with_side_effects(err, stop):
-                    continue
-                raise
-            try:
-                rv = self._handle_watch_list(start, w, temporary, stop)
-            except Exception as err:
-                w.stop()
-                if stop.is_set():
-                    return None
-                if self._retriable_with_side_effects(err, stop):
-                    continue
-                raise
-            if stop.is_set():
-                w.stop()
-                return None
-            if rv is None:
-                continue  # the stream ended before the bookmark: ask again
-            break
-        self._set_resource_version_unavailable(False)
-        try:
-            self._store.replace(temporary.list(), rv)
-        except IndexFuncError:
-            w.stop()
-            raise
-        except Exception as err:
-            w.stop()
-            raise RuntimeError(f"unable to sync watch-list result: {describe_error(err)}") from err
-        self._set_last_sync_resource_version(rv)
-        return w
-
-    def _retriable_with_side_effects(self, err: BaseException, stop: threading.Event) -> bool:
-        """Whether a failed watch-list is worth another try, after backing off or forgetting the RV."""
-        if is_connection_refused(err) or is_too_many_requests(err):
-            self._backoff.backoff(stop)
-            return True
-        if is_expired(err) or is_too_large_resource_version(err):
-            self._set_resource_version_unavailable(True)
-            return True
-        return False
-
-    def _handle_watch_list(self, start: float, w: Watch, temporary: Store, stop: threading.Event) -> str | None:
-        """Collect the initial events into ``temporary``; the end bookmark's RV, or None if none came.
-
-        None also when stopped (the caller checks ``stop``). An ERROR event raises its Status.
-        """
-        cycle = _WatchCycle()
-        self._register_watch(w, stop, cycle)
-        event_count = 0
-        last_progress_log = start
-        try:
-            for event in w:
-                if stop.is_set():
-                    return None
-                if event.type == EventType.ERROR:
-                    raise status_error_from_object(event.object)
-                obj = event.object
-                try:
-                    rv = meta.get_resource_version(obj)
-                except meta.NoMetaError:
-                    logger.error("%s: unable to understand watch event %s: %r", self.name, event.type, obj)
-                    continue
-                if event.type == EventType.BOOKMARK:
-                    annotations = meta.metadata(obj).get("annotations") or {}
-                    if annotations.get(INITIAL_EVENTS_END_ANNOTATION) == "true":
-                        logger.debug("%s: watch-list delivered %d initial events", self.name, event_count)
-                        return rv
-                    # A server that does watch-lists sends no other bookmark before that one; one
-                    # older than Kubernetes 1.27 ignores sendInitialEvents and would never send it.
-                    raise WatchListNotSupportedError(self.name)
-                if self._expected_gvk is not None and (obj.get("apiVersion"), obj.get("kind")) != self._expected_gvk:
-                    logger.error(
-                        "%s: expected gvk %s, but watch event object had %s",
-                        self.name,
-                        self._expected_gvk,
-                        (obj.get("apiVersion"), obj.get("kind")),
-                    )
-                    continue
-                if self._transform is not None:
-                    obj = self._transform(obj)
-                if event.type == EventType.ADDED:
-                    temporary.add(obj)
-                elif event.type == EventType.MODIFIED:
-                    temporary.update(obj)
-                elif event.type == EventType.DELETED:
-                    temporary.delete(obj)
-                else:
-                    logger.error("%s: unknown watch event type %r", self.name, event.type)
-                    continue
-                event_count += 1
-                now = self._clock.now()
-                if now - last_progress_log >= WATCH_LIST_PROGRESS_LOG_SECONDS:
-                    last_progress_log = now
-                    logger.warning(
-                        "%s: watch-list: %d initial events so far, still waiting for the bookmark",
-                        self.name,
-                        event_count,
-                    )
-        finally:
-            self._unregister_watch(w)
-        if stop.is_set():
-            return None
-        if self._clock.now() - start < VERY_SHORT_WATCH_SECONDS and event_count == 0:
-            raise VeryShortWatchError(self.name)
-        return None
-
     # -- watch ----------------------------------------------------------------------------------
 
     def _watch_with_resync(self, stop: threading.Event, w: Watch | None = None) -> None:
         """Watch (on ``w`` first, when a watch-list left it open) with the resync timer running."""
-        cycle = _WatchCycle()
+        cycle = WatchCycle()
         resync_thread: threading.Thread | None = None
         if self._resync_period > 0:
             resync_thread = threading.Thread(
@@ -487,7 +309,7 @@ class Reflector:
             if resync_thread is not None:
                 resync_thread.join()
 
-    def _resync_loop(self, cycle: _WatchCycle) -> None:
+    def _resync_loop(self, cycle: WatchCycle) -> None:
         """Call ``store.resync()`` every resync period until the watch cycle ends.
 
         A resync error ends the watch (and so leads to a relist) without being propagated.
@@ -502,10 +324,10 @@ class Reflector:
                 self._store.resync()
             except Exception as err:  # noqa: BLE001 - a resync error ends the watch, leading to a relist
                 cycle.fail(err)
-                self._stop_current_watch()
+                self.stopper.stop_current()
                 return
 
-    def _watch(self, stop: threading.Event, cycle: _WatchCycle, w: Watch | None) -> None:
+    def _watch(self, stop: threading.Event, cycle: WatchCycle, w: Watch | None) -> None:
         while True:
             if stop.is_set():
                 if w is not None:
@@ -533,11 +355,11 @@ class Reflector:
                             return
                         continue
                     raise
-            result = self._handle_watch(start, w, stop, cycle)
+            result = handle_watch(self, start, w, stop, cycle)
             w = None
             if result is None:
                 continue  # a normal close: re-watch from the last RV, no relist, no delay
-            if isinstance(result, _StopRequested):
+            if isinstance(result, StopRequested):
                 return
             if is_expired(result):
                 logger.debug("%s: watch closed with: %s", self.name, describe_error(result))
@@ -550,128 +372,4 @@ class Reflector:
                 logger.warning("%s: watch ended with: %s", self.name, describe_error(result))
             return
 
-    def _handle_watch(
-        self, start: float, w: Watch, stop: threading.Event, cycle: _WatchCycle
-    ) -> BaseException | _StopRequested | None:
-        """Apply the watch's events to the store until it ends; say how it ended (None = normally)."""
-        self._register_watch(w, stop, cycle)
-        event_count = 0
-        try:
-            try:
-                for event in w:
-                    if stop.is_set():
-                        return _STOP_REQUESTED
-                    resync_error = cycle.error()
-                    if resync_error is not None:
-                        return resync_error
-                    if event.type == EventType.ERROR:
-                        return status_error_from_object(event.object)
-                    if self._apply_event(event.type, event.object):
-                        event_count += 1
-            except IndexFuncError:
-                raise
-            except Exception as err:  # noqa: BLE001 - how the stream failed decides what comes next
-                if stop.is_set():
-                    return _STOP_REQUESTED
-                return cycle.error() or err
-        finally:
-            self._unregister_watch(w)
-            w.stop()
-        if stop.is_set():
-            return _STOP_REQUESTED
-        resync_error = cycle.error()
-        if resync_error is not None:
-            return resync_error
-        if self._clock.now() - start < VERY_SHORT_WATCH_SECONDS and event_count == 0:
-            return VeryShortWatchError(self.name)
-        logger.debug("%s: watch close - %d items received", self.name, event_count)
-        return None
-
-    def _apply_event(self, event_type: str, obj: Any) -> bool:
-        """Apply one non-error event; False if it had to be skipped."""
-        try:
-            rv = meta.get_resource_version(obj)
-        except meta.NoMetaError:
-            logger.error("%s: unable to understand watch event %s: %r", self.name, event_type, obj)
-            return False
-        if self._expected_gvk is not None and isinstance(obj, Mapping):
-            actual = (obj.get("apiVersion"), obj.get("kind"))
-            if actual != self._expected_gvk:
-                logger.error(
-                    "%s: expected gvk %s, but watch event object had %s",
-                    self.name,
-                    self._expected_gvk,
-                    actual,
-                )
-                return False
-        try:
-            if self._transform is not None and event_type != EventType.BOOKMARK:
-                obj = self._transform(obj)
-            if event_type == EventType.ADDED:
-                self._store.add(obj)
-            elif event_type == EventType.MODIFIED:
-                self._store.update(obj)
-            elif event_type == EventType.DELETED:
-                self._store.delete(obj)
-            elif event_type == EventType.BOOKMARK:
-                pass  # a bookmark only moves the resourceVersion forward
-            else:
-                logger.error("%s: unknown watch event type %r", self.name, event_type)
-        except IndexFuncError:
-            raise
-        except Exception as err:
-            logger.error(
-                "%s: unable to apply watch event %s to store: %s",
-                self.name,
-                event_type,
-                describe_error(err),
-                exc_info=True,
-            )
-        self._set_last_sync_resource_version(rv)
-        return True
-
     # -- stopping a blocked watch -------------------------------------------------------------------
-
-    def _ensure_stop_relay(self, stop: threading.Event) -> None:
-        """Make sure a thread waits on ``stop`` to stop the current watch (iteration blocks)."""
-        with self._watch_lock:
-            if self._relay_stop is stop and self._relay_thread is not None and self._relay_thread.is_alive():
-                return
-            if stop.is_set():
-                return
-            thread = threading.Thread(target=self._relay, args=(stop,), name=f"{self.name}-stop", daemon=True)
-            self._relay_stop = stop
-            self._relay_thread = thread
-        thread.start()
-
-    def _join_stop_relay(self, stop: threading.Event) -> None:
-        with self._watch_lock:
-            thread = self._relay_thread if self._relay_stop is stop else None
-        if thread is not None and thread is not threading.current_thread():
-            thread.join()
-
-    def _relay(self, stop: threading.Event) -> None:
-        stop.wait()
-        with self._watch_lock:
-            w = self._current_watch if self._current_stop is stop else None
-        if w is not None:
-            w.stop()
-
-    def _register_watch(self, w: Watch, stop: threading.Event, cycle: _WatchCycle) -> None:
-        with self._watch_lock:
-            self._current_watch = w
-            self._current_stop = stop
-        if stop.is_set() or cycle.error() is not None:
-            w.stop()  # the relay or the resync thread fired before the watch was registered
-
-    def _unregister_watch(self, w: Watch) -> None:
-        with self._watch_lock:
-            if self._current_watch is w:
-                self._current_watch = None
-                self._current_stop = None
-
-    def _stop_current_watch(self) -> None:
-        with self._watch_lock:
-            w = self._current_watch
-        if w is not None:
-            w.stop()

@@ -6,12 +6,9 @@ still empty would make every object look deleted.
 
 from __future__ import annotations
 
-import logging
 import threading
 import time
 from collections.abc import Callable
-
-logger = logging.getLogger(__name__)
 
 SYNCED_POLL_PERIOD = 0.1
 
@@ -42,18 +39,3 @@ def wait_for_cache_sync(
             wait = min(wait, remaining)
         if stop.wait(wait):
             return False
-
-
-def wait_for_named_cache_sync(
-    controller_name: str,
-    stop: threading.Event,
-    *has_synced_funcs: HasSyncedFunc,
-    timeout: float | None = None,
-) -> bool:
-    """:func:`wait_for_cache_sync` with the upstream log lines around it."""
-    logger.info("Waiting for caches to sync for %s", controller_name)
-    if not wait_for_cache_sync(stop, *has_synced_funcs, timeout=timeout):
-        logger.error("unable to sync caches for %s", controller_name)
-        return False
-    logger.info("Caches are synced for %s", controller_name)
-    return True

@@ -12,8 +12,7 @@ API server, so it is not imported here). Typical wiring in the manager::
     run_or_die(config, stop, metrics=PrometheusLeaderMetrics(registry))
 """
 
-from .healthz import HealthzAdaptor, LeaderElectionUnhealthyError, new_leader_healthz_adaptor
-from .leaderelection import (
+from .config import (
     DEFAULT_LEASE_DURATION,
     DEFAULT_RENEW_DEADLINE,
     DEFAULT_RETRY_PERIOD,
@@ -21,12 +20,12 @@ from .leaderelection import (
     Clock,
     LeaderCallbacks,
     LeaderElectionConfig,
-    LeaderElector,
     RealClock,
     default_identity,
     jitter,
-    run_or_die,
 )
+from .healthz import HealthzAdaptor, LeaderElectionUnhealthyError, new_leader_healthz_adaptor
+from .leaderelection import LeaderElector, run_or_die
 from .metrics import (
     LEADER_ELECTION_MASTER_STATUS,
     LEADER_ELECTION_SLOWPATH_TOTAL,

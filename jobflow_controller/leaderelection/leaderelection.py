@@ -17,159 +17,38 @@ derived "leading" context, set when leadership ends or `run`'s event is set.
 
 from __future__ import annotations
 
-import datetime
 import math
 import random
-import socket
 import threading
-import uuid
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from functools import partial
-from typing import Protocol, TypeVar
+from typing import TypeVar
 
 import structlog
 
-from workqueue import RealClock as WorkqueueRealClock
-
-from .healthz import HealthzAdaptor, LeaderElectionUnhealthyError
+from .config import (
+    JITTER_FACTOR,
+    Clock,
+    LeaderElectionConfig,
+    RealClock,
+    jitter,
+    nanos,
+    validate,
+)
+from .healthz import LeaderElectionUnhealthyError
 from .metrics import LeaderMetrics, NoopLeaderMetrics
-from .resourcelock import LeaderElectionRecord, ResourceLock, is_conflict, is_not_found
+from .resourcelock import LeaderElectionRecord, is_conflict, is_not_found
 
-__all__ = [
-    "DEFAULT_LEASE_DURATION",
-    "DEFAULT_RENEW_DEADLINE",
-    "DEFAULT_RETRY_PERIOD",
-    "JITTER_FACTOR",
-    "Clock",
-    "LeaderCallbacks",
-    "LeaderElectionConfig",
-    "LeaderElector",
-    "RealClock",
-    "default_identity",
-    "jitter",
-    "run_or_die",
-]
+__all__ = ["LeaderElector", "run_or_die"]
 
 logger = structlog.get_logger(__name__)
 
 _T = TypeVar("_T")
 
-#: client-go's `JitterFactor`: acquire retries wait `retry_period * [1, 2.2)`.
-JITTER_FACTOR = 1.2
-
-# component-base's RecommendedDefaultLeaderElectionConfiguration, used by kube-controller-manager
-# and vc-controller-manager. client-go itself has no defaults.
-DEFAULT_LEASE_DURATION = 15.0
-DEFAULT_RENEW_DEADLINE = 10.0
-DEFAULT_RETRY_PERIOD = 2.0
-
 # What Go's context errors say when the poll stops; kept for log parity with klog's output.
 _CONTEXT_CANCELED = "context canceled"
 _DEADLINE_EXCEEDED = "context deadline exceeded"
-
-
-class Clock(Protocol):
-    """The time source the elector needs; the workqueue's RealClock/FakeClock satisfy it.
-
-    `now` is monotonic seconds (lease expiry is judged on it), `wall` is the aware-UTC time written
-    into the record, and `sleep` returns True as soon as `stop` is set (False when the time ran out).
-    """
-
-    def now(self) -> float: ...
-
-    def wall(self) -> datetime.datetime: ...
-
-    def sleep(self, seconds: float, stop: threading.Event | None = None, /) -> bool: ...
-
-
-# The project's one real clock satisfies `Clock`; re-exported so callers need not know where it lives.
-RealClock = WorkqueueRealClock
-
-
-def jitter(duration: float, max_factor: float, rng: random.Random | None = None) -> float:
-    """`wait.Jitter`: a duration in [duration, duration * (1 + max_factor)); factor <= 0 means 1."""
-    if max_factor <= 0.0:
-        max_factor = 1.0
-    r = rng.random() if rng is not None else random.random()
-    return duration + r * max_factor * duration
-
-
-def default_identity() -> str:
-    """`<hostname>_<uuid>`, as controller managers build it: the hostname tells operators which
-    pod leads, the uuid keeps two processes on one host (or a restarted pod) apart."""
-    return f"{socket.gethostname()}_{uuid.uuid4()}"
-
-
-@dataclass(frozen=True, slots=True)
-class LeaderCallbacks:
-    """client-go's `LeaderCallbacks`.
-
-    `on_started_leading(leading)` runs on its own thread once the lease is acquired; `leading` is
-    set when leadership ends. `on_stopped_leading()` runs on `run`'s thread when `run` returns,
-    **always**, even if leadership was never acquired, so do not assume it follows a start.
-    `on_new_leader(identity)` runs on its own thread whenever the observed holder changes,
-    including the first observation, ourselves, and "" after a release.
-    """
-
-    on_started_leading: Callable[[threading.Event], None] | None = None
-    on_stopped_leading: Callable[[], None] | None = None
-    on_new_leader: Callable[[str], None] | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class LeaderElectionConfig:
-    """client-go's `LeaderElectionConfig`; durations are seconds.
-
-    `lease_duration`: how long a candidate waits, from the last *observed change* of the record,
-    before it may take over. `renew_deadline`: how long the leader keeps retrying a renewal before
-    it gives up leadership. `retry_period`: the interval between attempts. They must satisfy
-    lease_duration > renew_deadline > JITTER_FACTOR * retry_period > 0.
-
-    `release_on_cancel`: on stop, clear the holder so a successor need not wait out the lease. Set
-    it only if everything guarded by the lease has finished before the stop event is set;
-    otherwise two processes may act at once. `name` labels the metrics and the health error.
-    `watch_dog` is tied to the elector by `run_or_die`, as in client-go.
-    """
-
-    lock: ResourceLock
-    callbacks: LeaderCallbacks
-    lease_duration: float = DEFAULT_LEASE_DURATION
-    renew_deadline: float = DEFAULT_RENEW_DEADLINE
-    retry_period: float = DEFAULT_RETRY_PERIOD
-    watch_dog: HealthzAdaptor | None = None
-    release_on_cancel: bool = False
-    name: str = ""
-
-
-def _nanos(seconds: float) -> int:
-    """A duration as Go's integer nanoseconds, so validation compares exactly as Go's does."""
-    return math.floor(seconds * 1e9 + 0.5)
-
-
-def _validate(config: LeaderElectionConfig) -> None:
-    """`NewLeaderElector`'s checks, in its order and with its messages."""
-    lease = _nanos(config.lease_duration)
-    renew = _nanos(config.renew_deadline)
-    retry = _nanos(config.retry_period)
-    if lease <= renew:
-        raise ValueError("leaseDuration must be greater than renewDeadline")
-    if renew <= int(JITTER_FACTOR * float(retry)):
-        raise ValueError("renewDeadline must be greater than retryPeriod*JitterFactor")
-    if lease < 1:
-        raise ValueError("leaseDuration must be greater than zero")
-    if renew < 1:
-        raise ValueError("renewDeadline must be greater than zero")
-    if retry < 1:
-        raise ValueError("retryPeriod must be greater than zero")
-    if config.callbacks.on_started_leading is None:
-        raise ValueError("OnStartedLeading callback must not be nil")
-    if config.callbacks.on_stopped_leading is None:
-        raise ValueError("OnStoppedLeading callback must not be nil")
-    if config.lock is None:
-        raise ValueError("Lock must not be nil.")
-    if config.lock.identity() == "":
-        raise ValueError("Lock identity is empty")
 
 
 class LeaderElector:
@@ -186,7 +65,7 @@ class LeaderElector:
         metrics: LeaderMetrics | None = None,
         rng: random.Random | None = None,
     ) -> None:
-        _validate(config)
+        validate(config)
         self._config = config
         self._clock: Clock = clock if clock is not None else RealClock()
         self._metrics: LeaderMetrics = metrics if metrics is not None else NoopLeaderMetrics()
@@ -221,7 +100,7 @@ class LeaderElector:
             if stop.is_set():
                 leading.set()
             started = self._config.callbacks.on_started_leading
-            assert started is not None  # checked by _validate
+            assert started is not None  # checked by validate
             threading.Thread(
                 target=started, args=(leading,), name="leader-elector-started-leading", daemon=True
             ).start()
@@ -231,7 +110,7 @@ class LeaderElector:
                 leading.set()
         finally:
             stopped = self._config.callbacks.on_stopped_leading
-            assert stopped is not None  # checked by _validate
+            assert stopped is not None  # checked by validate
             stopped()
 
     def get_leader(self) -> str:
@@ -343,28 +222,14 @@ class LeaderElector:
         wall = self._clock.wall()
         record = LeaderElectionRecord(
             holder_identity=lock.identity(),
-            lease_duration_seconds=_nanos(self._config.lease_duration) // 1_000_000_000,
+            lease_duration_seconds=nanos(self._config.lease_duration) // 1_000_000_000,
             acquire_time=wall,
             renew_time=wall,
         )
 
         # 1. Fast path: as the leader, update optimistically against the last version we wrote.
-        if self.is_leader() and self._is_lease_valid(now):
-            old_observed = self._get_observed_record()
-            record = replace(
-                record,
-                acquire_time=old_observed.acquire_time,
-                leader_transitions=old_observed.leader_transitions,
-            )
-            _, err = _attempt(partial(lock.update, record))
-            if err is None:
-                self._set_observed_record(record)
-                return True
-            logger.debug(
-                "Failed to update lease optimistically, falling back to slow path",
-                lock=lock.describe(),
-                err=str(err),
-            )
+        if self.is_leader() and self._is_lease_valid(now) and self._try_update_optimistically(record):
+            return True
 
         # 2. Obtain the record, or create it.
         got, err = _attempt(lock.get)
@@ -394,22 +259,44 @@ class LeaderElector:
             return False
 
         # 4. Ours to write: keep our acquire time when renewing, count a transition on takeover.
-        if self.is_leader():
-            record = replace(
-                record,
-                acquire_time=old_record.acquire_time,
-                leader_transitions=old_record.leader_transitions,
-            )
-            self._metrics.slowpath_exercised(self._config.name)
-        else:
-            record = replace(record, leader_transitions=old_record.leader_transitions + 1)
-
+        record = self._successor(record, old_record)
         _, err = _attempt(partial(lock.update, record))
         if err is not None:
             logger.error("Failed to update lease", lock=lock.describe(), err=str(err))
             return False
         self._set_observed_record(record)
         return True
+
+    def _try_update_optimistically(self, record: LeaderElectionRecord) -> bool:
+        """The leader's renewal against the last record it wrote, without reading the lock first."""
+        lock = self._config.lock
+        old_observed = self._get_observed_record()
+        record = replace(
+            record,
+            acquire_time=old_observed.acquire_time,
+            leader_transitions=old_observed.leader_transitions,
+        )
+        _, err = _attempt(partial(lock.update, record))
+        if err is None:
+            self._set_observed_record(record)
+            return True
+        logger.debug(
+            "Failed to update lease optimistically, falling back to slow path",
+            lock=lock.describe(),
+            err=str(err),
+        )
+        return False
+
+    def _successor(self, record: LeaderElectionRecord, old_record: LeaderElectionRecord) -> LeaderElectionRecord:
+        """The record to write over `old_record`: a renewal keeps its acquire time, a takeover counts."""
+        if self.is_leader():
+            self._metrics.slowpath_exercised(self._config.name)
+            return replace(
+                record,
+                acquire_time=old_record.acquire_time,
+                leader_transitions=old_record.leader_transitions,
+            )
+        return replace(record, leader_transitions=old_record.leader_transitions + 1)
 
     def _release(self) -> bool:
         """Give the lease up if we hold it: holder "", leaseDurationSeconds 1, transitions kept.

@@ -13,25 +13,15 @@ Typical wiring (the controller-manager owns the broadcaster and shuts it down at
 """
 
 from .clock import Clock, RealClock
-from .event import (
-    DEFAULT_SHUTDOWN_TIMEOUT,
-    DEFAULT_SLEEP_DURATION,
-    MAX_QUEUED_EVENTS,
-    MAX_TRIES_PER_EVENT,
-    EventBroadcaster,
-    EventRecorder,
-    EventWatcher,
-    KindResolver,
-    ObjectReferenceError,
-    generate_event_name,
-    get_reference,
-    record_to_sink,
-    validate_event_type,
-)
+from .event import DEFAULT_SHUTDOWN_TIMEOUT, MAX_QUEUED_EVENTS, EventBroadcaster, EventWatcher
 from .events_cache import CorrelatorOptions, EventCorrelateResult, EventCorrelator
 from .fake import FakeRecorder
+from .record_to_sink import DEFAULT_SLEEP_DURATION, MAX_TRIES_PER_EVENT, record_to_sink
+from .recorder import EventRecorder, generate_event_name
+from .reference import KindResolver, ObjectReferenceError, get_reference
 from .sink import EventSink, SinkError
 from .types import EVENT_TYPE_NORMAL, EVENT_TYPE_WARNING, Event, EventSource
+from .util import validate_event_type
 
 __all__ = [
     "DEFAULT_SHUTDOWN_TIMEOUT",

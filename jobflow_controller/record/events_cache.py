@@ -13,20 +13,22 @@ etcd and ``kubectl describe``. Every event therefore passes, in this order, thro
    advance the cached count, exactly as in client-go.
 
 Keys are the same field concatenations as client-go's; the caches are LRUs of 4096 entries so a
-controller that touches many objects forgets the oldest rather than growing without bound.
+controller that touches many objects forgets the oldest rather than growing without bound. The
+spam filter's token buckets (spam_filter.py) and the LRU (lru.py) are modules of their own.
 """
 
 from __future__ import annotations
 
 import threading
-from collections import OrderedDict
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, Generic, TypeVar
+from typing import Any
 
 import structlog
 
 from .clock import Clock, RealClock
+from .lru import LRUCache
+from .spam_filter import EventSourceObjectSpamFilter, EventSpamKeyFunc, TokenBucketPassiveRateLimiter
 from .types import EPOCH_TIMESTAMP, Event, format_time, unix_nano
 
 __all__ = [
@@ -68,13 +70,8 @@ DEFAULT_SPAM_QPS = 1.0 / 300.0
 EventAggregatorKeyFunc = Callable[[Event], tuple[str, str]]
 #: Builds the message of the combined event.
 EventAggregatorMessageFunc = Callable[[Event], str]
-#: Returns the key under which the spam filter keeps a token bucket.
-EventSpamKeyFunc = Callable[[Event], str]
 #: Returns True when the event must be skipped.
 EventFilterFunc = Callable[[Event], bool]
-
-_K = TypeVar("_K")
-_V = TypeVar("_V")
 
 
 def _sub(event: Mapping[str, Any], field: str) -> Mapping[str, Any]:
@@ -157,91 +154,6 @@ def event_aggregator_by_reason_message_func(event: Mapping[str, Any]) -> str:
     return "(combined from similar events): " + _str(event, "message")
 
 
-class _LRUCache(Generic[_K, _V]):
-    """A bounded map that evicts the least recently used entry (``k8s.io/utils/lru``).
-
-    Not locked itself: each user below holds its own lock around get-modify-add sequences.
-    """
-
-    def __init__(self, max_entries: int) -> None:
-        self._max_entries = max_entries
-        self._data: OrderedDict[_K, _V] = OrderedDict()
-
-    def get(self, key: _K) -> _V | None:
-        value = self._data.get(key)
-        if value is not None:
-            self._data.move_to_end(key)
-        return value
-
-    def add(self, key: _K, value: _V) -> None:
-        self._data[key] = value
-        self._data.move_to_end(key)
-        if self._max_entries > 0 and len(self._data) > self._max_entries:
-            self._data.popitem(last=False)
-
-    def __len__(self) -> int:
-        return len(self._data)
-
-
-class TokenBucketPassiveRateLimiter:
-    """``flowcontrol.NewTokenBucketPassiveRateLimiterWithClock``: try, never wait.
-
-    The bucket starts full (``burst`` tokens) and refills at ``qps`` tokens per second of the
-    injected monotonic clock, capped at ``burst``. A failed ``try_accept`` consumes nothing, as
-    ``rate.Limiter.AllowN`` leaves its state untouched when it says no.
-    """
-
-    def __init__(self, qps: float, burst: int, clock: Clock) -> None:
-        self._qps = qps
-        self._burst = burst
-        self._clock = clock
-        self._tokens = float(burst)
-        self._last: float | None = None
-
-    def try_accept(self) -> bool:
-        now = self._clock.now()
-        if self._last is None:
-            tokens = float(self._burst)
-        else:
-            elapsed = max(0.0, now - self._last)
-            tokens = min(float(self._burst), self._tokens + elapsed * self._qps)
-        if tokens < 1.0:
-            return False
-        self._tokens = tokens - 1.0
-        self._last = now
-        return True
-
-
-class EventSourceObjectSpamFilter:
-    """Skips events once a source has spent its token budget on one object (and type)."""
-
-    def __init__(
-        self,
-        lru_cache_size: int,
-        burst: int,
-        qps: float,
-        clock: Clock,
-        spam_key_func: EventSpamKeyFunc,
-    ) -> None:
-        self._cache: _LRUCache[str, TokenBucketPassiveRateLimiter] = _LRUCache(lru_cache_size)
-        self._burst = burst
-        self._qps = qps
-        self._clock = clock
-        self._spam_key_func = spam_key_func
-        self._lock = threading.Lock()
-
-    def filter(self, event: Event) -> bool:
-        """True when the event must be skipped."""
-        key = self._spam_key_func(event)
-        with self._lock:
-            limiter = self._cache.get(key)
-            if limiter is None:
-                limiter = TokenBucketPassiveRateLimiter(self._qps, self._burst, self._clock)
-            skip = not limiter.try_accept()
-            self._cache.add(key, limiter)
-        return skip
-
-
 @dataclass
 class _AggregateRecord:
     """The distinct messages seen under one aggregate key, and when the last one arrived."""
@@ -266,7 +178,7 @@ class EventAggregator:
         max_interval_in_seconds: float,
         clock: Clock,
     ) -> None:
-        self._cache: _LRUCache[str, _AggregateRecord] = _LRUCache(lru_cache_size)
+        self._cache: LRUCache[str, _AggregateRecord] = LRUCache(lru_cache_size)
         self._key_func = key_func
         self._message_func = message_func
         self._max_events = max_events
@@ -362,7 +274,7 @@ class _EventLogger:
     """``eventLogger``: remembers each written event so a repeat becomes a count increment."""
 
     def __init__(self, lru_cache_size: int) -> None:
-        self._cache: _LRUCache[str, _EventLog] = _LRUCache(lru_cache_size)
+        self._cache: LRUCache[str, _EventLog] = LRUCache(lru_cache_size)
         self._lock = threading.Lock()
 
     def event_observe(self, new_event: Event, key: str) -> tuple[Event, dict[str, Any] | None]:

@@ -5,10 +5,10 @@ from __future__ import annotations
 import threading
 
 import pytest
+from informers_fakes import FakeClock
 
 from informers import Backoff, BackoffManager
 from informers.backoff import jitter
-from informers.testing import FakeClock
 
 
 def delays(manager: BackoffManager, n: int) -> list[float]:

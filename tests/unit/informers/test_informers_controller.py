@@ -5,19 +5,18 @@ from __future__ import annotations
 import threading
 from typing import Any
 
+from informers_fakes import FakeClock, FakeListerWatcher, RecordingHandler, eventually, new_informer, new_object
+
 from informers import (
     DeletedFinalStateUnknown,
     Delta,
     Deltas,
     DeltaType,
-    FilteringResourceEventHandler,
     ResourceEventHandlerDetailedFuncs,
     ResourceEventHandlerFuncs,
-    new_informer,
     new_store,
     process_deltas,
 )
-from informers.testing import FakeClock, FakeListerWatcher, RecordingHandler, eventually, new_object
 
 
 def test_process_deltas_adds_unknown_objects_and_updates_known_ones() -> None:
@@ -50,27 +49,6 @@ def test_funcs_adapter_drops_the_initial_list_flag_and_tolerates_missing_funcs()
     detailed: list[tuple[Any, bool]] = []
     ResourceEventHandlerDetailedFuncs(add_func=lambda o, flag: detailed.append((o, flag))).on_add("y", True)
     assert detailed == [("y", True)]
-
-
-def test_filtering_handler_translates_updates_crossing_the_filter() -> None:
-    inner = RecordingHandler()
-    handler = FilteringResourceEventHandler(lambda o: o["keep"], inner)
-    keep, drop = {"keep": True}, {"keep": False}
-    handler.on_add(keep, True)
-    handler.on_add(drop, True)
-    handler.on_update(keep, keep)
-    handler.on_update(drop, keep)
-    handler.on_update(keep, drop)
-    handler.on_update(drop, drop)
-    handler.on_delete(keep)
-    handler.on_delete(drop)
-    assert inner.snapshot() == [
-        ("add", keep, True),
-        ("update", keep, keep),
-        ("add", keep, False),
-        ("delete", keep, None),
-        ("delete", keep, None),
-    ]
 
 
 def test_new_informer_fills_its_store_and_notifies_its_handler() -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+from informers_fakes import status_object
 
 from informers import (
     ApiStatusError,
@@ -17,7 +18,6 @@ from informers import (
     status_error_from_object,
 )
 from informers.errors import is_connection_refused
-from informers.testing import status_object
 
 
 @pytest.mark.parametrize(

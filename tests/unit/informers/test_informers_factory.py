@@ -5,6 +5,8 @@ from __future__ import annotations
 import threading
 import time
 
+from informers_fakes import FakeClock, FakeListerWatcher, new_object
+
 from informers import (
     NewInformerFunc,
     SharedIndexInformer,
@@ -12,7 +14,6 @@ from informers import (
     strip_managed_fields,
     wait_for_cache_sync,
 )
-from informers.testing import FakeClock, FakeListerWatcher, new_object
 
 
 def builder(lw: FakeListerWatcher, resyncs: list[float]) -> NewInformerFunc:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+from informers_fakes import new_object
 
 from informers import (
     DeletedFinalStateUnknown,
@@ -16,7 +17,6 @@ from informers import (
     split_meta_namespace_key,
 )
 from informers.meta import NoMetaError
-from informers.testing import new_object
 
 
 def test_namespaced_key_is_namespace_slash_name() -> None:

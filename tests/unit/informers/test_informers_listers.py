@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import pytest
+from informers_fakes import new_object
+from informers_selectors import parse
 
 from informers import (
     NAMESPACE_INDEX,
@@ -16,7 +18,6 @@ from informers import (
     new_indexer,
 )
 from informers.store import Cache
-from informers.testing import new_object
 
 JOBFLOWS = GroupResource("flow.volcano.sh", "jobflow")
 CREATED_BY = "volcano.sh/createdByJobFlow"
@@ -72,13 +73,13 @@ def test_namespaced_list_by_label_selector() -> None:
         ("unlabelled", "default", None),
     ]:
         indexer.add(new_object(name, ns, labels={CREATED_BY: owner} if owner else None))
-    selector = labels.parse(f"{CREATED_BY} in (default.jobflowa)")
+    selector = parse(f"{CREATED_BY} in (default.jobflowa)")
     lister = GenericLister(indexer, JOBFLOWS)
     got = sorted(o["metadata"]["name"] for o in lister.by_namespace("default").list(selector))
     assert got == ["jobflowa-a", "jobflowa-b"]
     assert len(lister.list()) == 5
     assert len(lister.by_namespace("default").list()) == 4
-    assert len(lister.list(labels.parse(f"{CREATED_BY}"))) == 4
+    assert len(lister.list(parse(f"{CREATED_BY}"))) == 4
     assert lister.list(labels.nothing()) == []
 
 
@@ -98,8 +99,8 @@ def test_list_all_with_everything_skips_label_matching() -> None:
     list_all(indexer, labels.everything(), found.append)
     assert len(found) == 1000
     found.clear()
-    list_all(indexer, labels.parse("match=true"), found.append)
+    list_all(indexer, parse("match=true"), found.append)
     assert len(found) == 100
     found.clear()
-    list_all(indexer, labels.parse("match=nope"), found.append)
+    list_all(indexer, parse("match=nope"), found.append)
     assert found == []

@@ -5,6 +5,8 @@ from __future__ import annotations
 import threading
 from typing import Any
 
+from informers_fakes import FakeClock, RecordingHandler, eventually
+
 from informers.handlers import ResourceEventHandlerFuncs
 from informers.processor_listener import (
     AddNotification,
@@ -14,7 +16,6 @@ from informers.processor_listener import (
     UpdateNotification,
     determine_resync_period,
 )
-from informers.testing import FakeClock, RecordingHandler, eventually
 
 
 def listener(handler: Any, resync: float = 0.0, clock: FakeClock | None = None, synced: bool = True) -> ProcessListener:

@@ -8,6 +8,7 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
+from informers_fakes import FakeClock, FakeListerWatcher, FakeWatch, eventually, new_object, status_object
 
 from informers import (
     ApiStatusError,
@@ -21,7 +22,6 @@ from informers import (
 )
 from informers.pager import ListCancelled, ListPager
 from informers.store import Cache
-from informers.testing import FakeClock, FakeListerWatcher, FakeWatch, eventually, new_object, status_object
 
 
 def pod(name: str, rv: str) -> dict[str, Any]:

@@ -12,6 +12,7 @@ from contextlib import contextmanager
 from typing import Any
 
 import pytest
+from informers_fakes import FakeClock, FakeListerWatcher, RecordingHandler, eventually, new_object
 
 from informers import (
     NAMESPACE_INDEX,
@@ -26,7 +27,6 @@ from informers import (
     strip_managed_fields,
     wait_for_cache_sync,
 )
-from informers.testing import FakeClock, FakeListerWatcher, RecordingHandler, eventually, new_object
 
 
 def pod(name: str, labels: dict[str, str] | None = None, **fields: Any) -> dict[str, Any]:

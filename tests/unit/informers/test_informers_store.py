@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from informers_fakes import new_object
 
 from informers import (
     NAMESPACE_INDEX,
@@ -18,7 +19,6 @@ from informers import (
     new_indexer,
     new_store,
 )
-from informers.testing import new_object
 
 
 def item(name: str, val: str) -> dict[str, Any]:

@@ -5,9 +5,9 @@ from __future__ import annotations
 import copy
 
 import pytest
+from informers_fakes import new_object
 
 from informers import DeletedFinalStateUnknown, chain_transforms, strip_managed_fields
-from informers.testing import new_object
 from informers.transforms import drop_fields
 
 

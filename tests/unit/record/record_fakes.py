@@ -7,6 +7,7 @@ The builders mirror client-go's ``events_cache_test.go`` helpers (``makeObjectRe
 from __future__ import annotations
 
 import copy
+import json
 import threading
 import time
 from collections.abc import Callable, Mapping
@@ -14,7 +15,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from jobflow_controller.record import Event, SinkError
+from jobflow_controller.record import Event, EventBroadcaster, EventWatcher, SinkError
 
 T0 = datetime(2026, 3, 1, 12, 0, 0, tzinfo=UTC)
 
@@ -188,3 +189,42 @@ def set_count(event: Event, count: int) -> Event:
     out = copy.deepcopy(event)
     out["count"] = count
     return out
+
+
+# -- client-go's StartLogging -----------------------------------------------------------------
+
+
+def _go_quote(value: Any) -> str:
+    return json.dumps("" if value is None else str(value), ensure_ascii=False)
+
+
+def _go_syntax_reference(ref: Mapping[str, Any]) -> str:
+    """``%#v`` of a ``v1.ObjectReference``, as ``StartLogging`` prints it."""
+    fields = (
+        ("Kind", "kind"),
+        ("Namespace", "namespace"),
+        ("Name", "name"),
+        ("UID", "uid"),
+        ("APIVersion", "apiVersion"),
+        ("ResourceVersion", "resourceVersion"),
+        ("FieldPath", "fieldPath"),
+    )
+    inner = ", ".join(f"{go}:{_go_quote(ref.get(key, ''))}" for go, key in fields)
+    return f"v1.ObjectReference{{{inner}}}"
+
+
+def start_logging(broadcaster: EventBroadcaster, logf: Callable[[str], None]) -> EventWatcher:
+    """client-go's ``StartLogging``: each event to ``logf`` as ``Event(v1.ObjectReference{...}): ...``.
+
+    The product logs events structured (``start_structured_logging``); the tests use this plain
+    watcher to see every event the broadcaster distributed.
+    """
+
+    def handler(event: Event) -> None:
+        ref = event.get("involvedObject") or {}
+        logf(
+            f"Event({_go_syntax_reference(ref)}): type: '{event.get('type', '')}' "
+            f"reason: '{event.get('reason', '')}' {event.get('message', '')}"
+        )
+
+    return broadcaster.start_event_watcher(handler)

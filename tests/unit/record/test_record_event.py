@@ -13,7 +13,7 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
-from record_fakes import FakeSink, ManualClock, SimpleIntervalClock, wait_until
+from record_fakes import FakeSink, ManualClock, SimpleIntervalClock, start_logging, wait_until
 from structlog.testing import capture_logs
 
 from jobflow_controller.record import (
@@ -280,7 +280,7 @@ def _replay_eventf_table(b: EventBroadcaster, clock: ManualClock) -> tuple[FakeS
     sink = FakeSink()
     lines: list[str] = []
     watcher = b.start_recording_to_sink(sink)
-    log_watcher = b.start_logging(lines.append)
+    log_watcher = start_logging(b, lines.append)
     recorder = b.new_recorder("eventTest", scheme=lambda obj: ("v1", "Pod"))
     with capture_logs() as logs:
         structured = b.start_structured_logging()
@@ -506,7 +506,7 @@ def test_lots_of_events_are_neither_dropped_nor_under_attempted(
     sink = FakeSink(fail=fail)
     b.start_recording_to_sink(sink)
     logged: list[str] = []
-    b.start_logging(logged.append)
+    start_logging(b, logged.append)
     recorder = b.new_recorder("eventTest")
     for i in range(MAX_QUEUED_EVENTS):
         ref = {"kind": "Pod", "name": f"foo{i}", "namespace": "baz", "uid": "bar", "apiVersion": "version"}

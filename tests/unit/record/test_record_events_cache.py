@@ -30,12 +30,12 @@ from jobflow_controller.record.events_cache import (
     MAX_LRU_CACHE_ENTRIES,
     EventSpamKeyFunc,
     TokenBucketPassiveRateLimiter,
-    _LRUCache,
     event_aggregator_by_reason_func,
     event_aggregator_by_reason_message_func,
     get_event_key,
     get_spam_key,
 )
+from jobflow_controller.record.lru import LRUCache
 from jobflow_controller.record.types import format_time
 
 POD = make_object_reference("Pod", "my-pod", "my-ns")
@@ -320,7 +320,7 @@ def test_token_bucket_starts_full_and_never_exceeds_burst() -> None:
 
 
 def test_lru_cache_evicts_least_recently_used() -> None:
-    cache: _LRUCache[str, int] = _LRUCache(2)
+    cache: LRUCache[str, int] = LRUCache(2)
     cache.add("a", 1)
     cache.add("b", 2)
     assert cache.get("a") == 1  # "b" is now the oldest

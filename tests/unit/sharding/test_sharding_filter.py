@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
+import sys
+from pathlib import Path
 from typing import Any
 
 import pytest
 
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "informers"))  # the shared fakes
+
+from informers_fakes import FakeListerWatcher, eventually, new_object
+
 from informers import ListOptions, ListResult, SharedIndexInformer, WatchEvent
-from informers.testing import FakeListerWatcher, eventually, new_object
 from jobflow_controller.sharding import ShardFilter, ShardListerWatcher, shard_for_namespace
 
 SHARDS = 3

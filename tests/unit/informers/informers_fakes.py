@@ -6,7 +6,7 @@ change log so a watch from an older RV replays what it missed, and can drop watc
 watches, expire resourceVersions and continue tokens, and fail calls on demand. Everything it hands
 out is a deep copy, so a test changing its own dicts never reaches into a cache.
 
-Nothing here is used by the product code.
+Test support only: the product never imports it, so it lives beside the tests that use it.
 """
 
 from __future__ import annotations
@@ -21,9 +21,15 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from informers import meta
+from informers.clock import Clock
+from informers.controller import Config, Controller, process_deltas
+from informers.delta_fifo import DeltaFIFO, Deltas
 from informers.errors import ApiStatusError, ExpiredError
-from informers.keys import meta_namespace_key_func
-from informers.listwatch import EventType, ListOptions, ListResult, WatchEvent
+from informers.handlers import ResourceEventHandler
+from informers.keys import deletion_handling_meta_namespace_key_func, meta_namespace_key_func
+from informers.listwatch import EventType, ListerWatcher, ListOptions, ListResult, WatchEvent
+from informers.store import Cache, new_store
+from informers.transforms import TransformFunc
 
 # -- polling ----------------------------------------------------------------------------------
 
@@ -526,3 +532,67 @@ class RecordingHandler:
 
     def wait_for(self, count: int, kind: str | None = None, timeout: float = 5.0) -> bool:
         return eventually(lambda: self.count(kind) >= count, timeout)
+
+
+# -- single-handler informers -----------------------------------------------------------------
+
+
+def new_informer(
+    lw: ListerWatcher,
+    resync_period: float,
+    handler: ResourceEventHandler,
+    *,
+    transform: TransformFunc | None = None,
+    clock: Clock | None = None,
+) -> tuple[Cache, Controller]:
+    """client-go's ``cache.NewInformer``: one handler over its own store, for testing ``Controller``.
+
+    The product only runs shared informers; this wires the low-level pieces the way they do.
+    """
+    store = new_store(deletion_handling_meta_namespace_key_func)
+    fifo = DeltaFIFO(
+        key_function=deletion_handling_meta_namespace_key_func, known_objects=store, emit_delta_type_replaced=True
+    )
+
+    def process(deltas: Deltas, is_in_initial_list: bool) -> None:
+        process_deltas(handler, store, deltas, is_in_initial_list)
+
+    config = Config(
+        queue=fifo,
+        lister_watcher=lw,
+        process=process,
+        full_resync_period=resync_period,
+        clock=clock,
+        transform=transform,
+    )
+    return store, Controller(config)
+
+
+class FilteringResourceEventHandler:
+    """client-go's handler filter: pass to ``handler`` only the objects ``filter_func`` accepts.
+
+    An update is translated by which side passes: both → update, only the new → add, only the old →
+    delete (the object left the filtered set), neither → nothing.
+    """
+
+    def __init__(self, filter_func: Callable[[Any], bool], handler: ResourceEventHandler) -> None:
+        self.filter_func = filter_func
+        self.handler = handler
+
+    def on_add(self, obj: Any, is_in_initial_list: bool) -> None:
+        if self.filter_func(obj):
+            self.handler.on_add(obj, is_in_initial_list)
+
+    def on_update(self, old: Any, new: Any) -> None:
+        new_passes = self.filter_func(new)
+        old_passes = self.filter_func(old)
+        if new_passes and old_passes:
+            self.handler.on_update(old, new)
+        elif new_passes:
+            self.handler.on_add(new, False)
+        elif old_passes:
+            self.handler.on_delete(old)
+
+    def on_delete(self, obj: Any) -> None:
+        if self.filter_func(obj):
+            self.handler.on_delete(obj)

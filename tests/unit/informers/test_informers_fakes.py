@@ -1,13 +1,20 @@
-"""The test doubles other suites build on: FakeListerWatcher, FakeWatch, FakeClock."""
+"""The test doubles other suites build on: FakeListerWatcher, FakeWatch, FakeClock, the filtering handler."""
 
 from __future__ import annotations
 
 import threading
 
 import pytest
+from informers_fakes import (
+    FakeClock,
+    FakeListerWatcher,
+    FakeWatch,
+    FilteringResourceEventHandler,
+    RecordingHandler,
+    new_object,
+)
 
 from informers import ApiStatusError, EventType, ExpiredError, ListOptions
-from informers.testing import FakeClock, FakeListerWatcher, FakeWatch, new_object
 
 
 def test_every_change_gets_the_next_resource_version() -> None:
@@ -114,3 +121,24 @@ def test_fake_clock_sleep_wakes_when_stepped_past_the_deadline() -> None:
     assert woke.wait(1)
     thread.join(1)
     assert not clock.has_waiters()
+
+
+def test_filtering_handler_translates_updates_crossing_the_filter() -> None:
+    inner = RecordingHandler()
+    handler = FilteringResourceEventHandler(lambda o: o["keep"], inner)
+    keep, drop = {"keep": True}, {"keep": False}
+    handler.on_add(keep, True)
+    handler.on_add(drop, True)
+    handler.on_update(keep, keep)
+    handler.on_update(drop, keep)
+    handler.on_update(keep, drop)
+    handler.on_update(drop, drop)
+    handler.on_delete(keep)
+    handler.on_delete(drop)
+    assert inner.snapshot() == [
+        ("add", keep, True),
+        ("update", keep, keep),
+        ("add", keep, False),
+        ("delete", keep, None),
+        ("delete", keep, None),
+    ]
