@@ -13,9 +13,9 @@ from typing import Any
 import kubernetes_validate
 import pytest
 import yaml
+from crdgen import VALIDATION_PATCH_FILE
 
 from jobflow_controller import __version__
-from jobflow_controller.local.crds import VALIDATION_PATCH_FILE
 from jobflow_controller.local.kubectl import kubectl_path
 from jobflow_controller.manager import options as opts
 
