@@ -283,7 +283,7 @@ def rest_client(kubeconfig: str | os.PathLike[str], *, qps: float = 0.0, burst: 
 
 
 def create_namespace(clientset: Any, name: str) -> None:
-    from jobflow_controller.kube.resources import NAMESPACES
+    from jobflow_controller.local.resources import NAMESPACES
 
     clientset.resource(NAMESPACES).create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}})
 

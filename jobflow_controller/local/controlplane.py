@@ -31,8 +31,8 @@ import yaml
 
 from jobflow_controller.local import certs
 
+#: The Kubernetes release hack/build-control-plane.sh builds (its K8S_VERSION), naming the cache folder.
 K8S_VERSION = "1.37.2"
-ETCD_VERSION = "3.6.16"
 
 #: Controllers of kube-controller-manager we need: what a test of a JobFlow controller relies on
 #: (owner-reference garbage collection, namespace cleanup, service accounts and their tokens).
