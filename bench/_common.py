@@ -309,7 +309,7 @@ def create_job_flows(clientset: Any, flows: list[dict[str, Any]], workers: int, 
 def simulator_process(plane: Any, namespaces: list[str]) -> Any:
     """The Volcano job simulator as a process of its own (``bench/e2e_flows.py --simulator``), one
     JobSimulator per namespace; not started yet."""
-    from jobflow_controller.local.controlplane import Process
+    from jobflow_controller.local.processes import Process
 
     argv = [sys.executable, str(Path(__file__).resolve().parent / "e2e_flows.py"), "--simulator"]
     return Process("simulator", [*argv, str(plane.kubeconfig_path), ",".join(namespaces)], plane.root / "simulator.log")
