@@ -6,7 +6,7 @@
 #
 # Not built in this repository's CI or tests: the machines that run them have no container engine.
 # It is kept correct by reading; tests/unit/manifests/test_manifests_deploy.py checks that it agrees
-# with manifests/deployment.yaml (user id, entry point).
+# with manifests/deployment.yaml (user id, entry point) and leaves out the local control plane.
 #
 # Two stages on the same base. The first builds wheels for the project and every dependency; the
 # second installs them offline (--no-index) and holds no compiler, no source tree and no wheel
@@ -20,7 +20,7 @@ ENV PIP_NO_CACHE_DIR=1 \
     PIP_DISABLE_PIP_VERSION_CHECK=1
 WORKDIR /src
 # Only what the wheel is built from (see .dockerignore): the metadata, the README it names, and the
-# three top-level packages.
+# three top-level packages, without jobflow_controller/local.
 COPY pyproject.toml README.md ./
 COPY jobflow_controller ./jobflow_controller
 COPY informers ./informers
@@ -41,11 +41,14 @@ ENV PYTHONUNBUFFERED=1 \
     PIP_NO_CACHE_DIR=1 \
     PIP_DISABLE_PIP_VERSION_CHECK=1
 # The runtime set only: no extras, so neither cryptography nor kubernetes-validate (test and local
-# tooling) is in the image; the last command fails the build should a dependency bring either in.
+# tooling) is in the image; the third command fails the build should a dependency bring either in.
+# The local control plane is not either (.dockerignore keeps jobflow_controller/local out of the
+# build context, so out of the wheel); the last command fails the build should it be importable.
 RUN --mount=type=bind,from=build,source=/wheels,target=/wheels \
     python -m pip install --no-index --find-links=/wheels jobflow-controller \
     && jobflow-controller --version \
-    && python -c "import importlib.util as u, sys; bad = [m for m in ('cryptography', 'kubernetes_validate') if u.find_spec(m)]; sys.exit(f'not runtime dependencies, yet installed: {bad}' if bad else 0)"
+    && python -c "import importlib.util as u, sys; bad = [m for m in ('cryptography', 'kubernetes_validate') if u.find_spec(m)]; sys.exit(f'not runtime dependencies, yet installed: {bad}' if bad else 0)" \
+    && python -c "import importlib.util as u, sys; sys.exit('the local control plane is in the image: jobflow_controller.local' if u.find_spec('jobflow_controller.local') else 0)"
 # The uid/gid manifests/deployment.yaml runs as (runAsUser/runAsGroup 65532), without a home or a
 # login shell.
 RUN groupadd --system --gid 65532 jobflow \

@@ -283,7 +283,7 @@ def rest_client(kubeconfig: str | os.PathLike[str], *, qps: float = 0.0, burst: 
 
 
 def create_namespace(clientset: Any, name: str) -> None:
-    from jobflow_controller.kube.resources import NAMESPACES
+    from jobflow_controller.local.resources import NAMESPACES
 
     clientset.resource(NAMESPACES).create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}})
 
@@ -309,7 +309,7 @@ def create_job_flows(clientset: Any, flows: list[dict[str, Any]], workers: int, 
 def simulator_process(plane: Any, namespaces: list[str]) -> Any:
     """The Volcano job simulator as a process of its own (``bench/e2e_flows.py --simulator``), one
     JobSimulator per namespace; not started yet."""
-    from jobflow_controller.local.controlplane import Process
+    from jobflow_controller.local.processes import Process
 
     argv = [sys.executable, str(Path(__file__).resolve().parent / "e2e_flows.py"), "--simulator"]
     return Process("simulator", [*argv, str(plane.kubeconfig_path), ",".join(namespaces)], plane.root / "simulator.log")

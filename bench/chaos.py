@@ -88,7 +88,8 @@ from bench.e2e_flows import diamond, scrape  # noqa: E402
 from informers import DeletedFinalStateUnknown, ResourceEventHandlerFuncs, SharedIndexInformer  # noqa: E402
 from informers.errors import NotFoundError  # noqa: E402
 from jobflow_controller.kube.clientset import Clientset  # noqa: E402
-from jobflow_controller.local.controlplane import Process, find_binaries, free_port  # noqa: E402
+from jobflow_controller.local.controlplane import find_binaries  # noqa: E402
+from jobflow_controller.local.processes import Process, free_port  # noqa: E402
 from tests.e2e.jobflows import chain, flow  # noqa: E402
 
 FAULTS = ("annotate", "apiserver_restarts", "controller_sigkill", "sigstop")

@@ -78,7 +78,7 @@ from bench._common import (  # noqa: E402
 )
 from informers import ResourceEventHandlerFuncs, SharedIndexInformer  # noqa: E402
 from jobflow_controller.kube.clientset import Clientset  # noqa: E402
-from jobflow_controller.local.controlplane import Process, free_port  # noqa: E402
+from jobflow_controller.local.processes import Process, free_port  # noqa: E402
 from tests.e2e.jobflows import chain, flow  # noqa: E402
 
 CHAINS = 200

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Write the CRDs and the CEL-rules patch (or check that the committed files are up to date).
 
-Everything is built by jobflow_controller/local/crds.py, from the Volcano types written out there
+Everything is built by the crdgen package beside this script, from the Volcano types written out there
 and the Kubernetes 1.36 OpenAPI schemas shipped in kubernetes-validate (for the embedded
 PodTemplateSpec and PersistentVolumeClaimSpec), and written to:
 
@@ -24,11 +24,10 @@ import argparse
 import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-if str(ROOT) not in sys.path:
-    sys.path.insert(0, str(ROOT))
+# Run as a script, its own directory (hack/) is on sys.path, and with it the crdgen package.
+import crdgen
 
-from jobflow_controller.local import crds  # noqa: E402
+ROOT = Path(__file__).resolve().parent.parent
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -38,7 +37,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
 
     stale: list[str] = []
-    for name, text in crds.generated_files().items():
+    for name, text in crdgen.generated_files().items():
         path = args.root / name
         if args.check:
             if not path.is_file() or path.read_text(encoding="utf-8") != text:

@@ -24,8 +24,8 @@ The JobFlow CRD gives `patch.jobSpec` the full JobSpec schema with its defaults,
 writes `maxRetry: 3` and `queue: "default"` into every `patch.jobSpec` it stores (and, say,
 `networkTopology.mode: hard` into every `networkTopology` a patch holds). A defaulted value cannot
 be told from one the user wrote, and merged in it would reset the template's queue, retries, mode:
-`apply_patch` ignores a patch value equal to its field's CRD default (`CRD_DEFAULTS`, the
-JobTemplate's and the Job's CRDs have the same defaults, so the Job loses nothing). Everything here
+`apply_patch` ignores a patch value equal to its field's CRD default (`patch_defaults.CRD_DEFAULTS`;
+the JobTemplate's and the Job's CRDs have the same defaults, so the Job loses nothing). Everything here
 is a pure function of JSON dicts: nothing given is ever modified.
 """
 
@@ -38,9 +38,9 @@ from dataclasses import dataclass, field
 from typing import Any, Final
 
 from jobflow_controller.apis.jsontype import json_type
+from jobflow_controller.apis.patch_defaults import CRD_DEFAULTS
 
 __all__ = [
-    "CRD_DEFAULTS",
     "JOB_SPEC_FIELD",
     "PatchError",
     "apply_patch",
@@ -51,60 +51,6 @@ __all__ = [
 
 #: The key of `Flow.patch` that holds the partial JobSpec (upstream's JSON tag; not `spec`).
 JOB_SPEC_FIELD: Final = "jobSpec"
-#: A container's fields that the CRD defaults (Kubernetes' `+default` markers), relative to it.
-_CONTAINER_DEFAULTS: Final[Mapping[str, Any]] = {
-    "env[].valueFrom.configMapKeyRef.name": "",
-    "env[].valueFrom.fileKeyRef.optional": False,
-    "env[].valueFrom.secretKeyRef.name": "",
-    "envFrom[].configMapRef.name": "",
-    "envFrom[].secretRef.name": "",
-    "livenessProbe.grpc.service": "",
-    "ports[].protocol": "TCP",
-    "readinessProbe.grpc.service": "",
-    "startupProbe.grpc.service": "",
-}
-#: A pod volume's fields that the CRD defaults, relative to it.
-_VOLUME_DEFAULTS: Final[Mapping[str, Any]] = {
-    "azureDisk.fsType": "ext4",
-    "azureDisk.readOnly": False,
-    "cephfs.secretRef.name": "",
-    "cinder.secretRef.name": "",
-    "configMap.name": "",
-    "csi.nodePublishSecretRef.name": "",
-    "flexVolume.secretRef.name": "",
-    "iscsi.iscsiInterface": "default",
-    "iscsi.secretRef.name": "",
-    "projected.sources[].configMap.name": "",
-    "projected.sources[].secret.name": "",
-    "rbd.keyring": "/etc/ceph/keyring",
-    "rbd.pool": "rbd",
-    "rbd.secretRef.name": "",
-    "rbd.user": "admin",
-    "scaleIO.fsType": "xfs",
-    "scaleIO.secretRef.name": "",
-    "scaleIO.storageMode": "ThinProvisioned",
-    "storageos.secretRef.name": "",
-}
-_POD: Final = "tasks[].template.spec"
-#: Every default of the JobFlow CRD's `patch.jobSpec` schema, by field pattern (`[]`: any entry of a
-#: list), as manifests/crds has them (a unit test compares). The API server writes each into a
-#: stored patch wherever the object holding it is present, so a patch value equal to its field's
-#: default says nothing of what the user meant and `apply_patch` ignores it. Entries of a list that
-#: is replaced, not merged (`envFrom`, `imagePullSecrets`, `projected.sources`), are taken as written.
-CRD_DEFAULTS: Final[Mapping[str, Any]] = {
-    "maxRetry": 3,
-    "queue": "default",
-    "networkTopology.mode": "hard",
-    "tasks[].partitionPolicy.minPartitions": 0,
-    "tasks[].partitionPolicy.networkTopology.mode": "hard",
-    f"{_POD}.imagePullSecrets[].name": "",
-    **{
-        f"{_POD}.{containers}[].{name}": default
-        for containers in ("containers", "initContainers", "ephemeralContainers")
-        for name, default in _CONTAINER_DEFAULTS.items()
-    },
-    **{f"{_POD}.volumes[].{name}": default for name, default in _VOLUME_DEFAULTS.items()},
-}
 
 
 class PatchError(ValueError):

@@ -73,14 +73,6 @@ def from_status(code: int, reason: str, message: str, details: dict[str, Any] | 
     return cls(code, reason, message, details=info)
 
 
-def is_not_found(err: BaseException) -> bool:
-    return isinstance(err, NotFoundError)
-
-
-def is_already_exists(err: BaseException) -> bool:
-    return isinstance(err, AlreadyExistsError)
-
-
 def is_conflict(err: BaseException | None) -> bool:
     """True when `err`, or an error it was raised from, is a 409 Conflict (not AlreadyExists).
 

@@ -44,6 +44,5 @@ JOB_TEMPLATES = Resource(constants.FLOW_GROUP, constants.VERSION, "jobtemplates"
 JOBS = Resource(constants.BATCH_GROUP, constants.VERSION, "jobs", constants.JOB_KIND)
 EVENTS = Resource("", "v1", "events", "Event")
 LEASES = Resource("coordination.k8s.io", "v1", "leases", "Lease")
-NAMESPACES = Resource("", "v1", "namespaces", "Namespace", namespaced=False)
 #: Read only for `dependsOn.probe` HTTP and TCP checks (docs/probe.md), through a Pod informer.
 PODS = Resource("", "v1", "pods", "Pod")

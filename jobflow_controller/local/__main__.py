@@ -16,7 +16,8 @@ import sys
 import threading
 from pathlib import Path
 
-from jobflow_controller.local.controlplane import ControlPlane, ControlPlaneError, stop_process_group
+from jobflow_controller.local.controlplane import ControlPlane, ControlPlaneError
+from jobflow_controller.local.processes import stop_process_group
 
 
 def state_dir() -> Path:

@@ -10,12 +10,9 @@ print what the server said and teardown can never leave an orphan behind.
 from __future__ import annotations
 
 import base64
-import contextlib
 import json
 import os
 import shutil
-import signal
-import socket
 import ssl
 import subprocess
 import tempfile
@@ -30,9 +27,10 @@ from typing import Any
 import yaml
 
 from jobflow_controller.local import certs
+from jobflow_controller.local.processes import Process, free_port
 
+#: The Kubernetes release hack/build-control-plane.sh builds (its K8S_VERSION), naming the cache folder.
 K8S_VERSION = "1.37.2"
-ETCD_VERSION = "3.6.16"
 
 #: Controllers of kube-controller-manager we need: what a test of a JobFlow controller relies on
 #: (owner-reference garbage collection, namespace cleanup, service accounts and their tokens).
@@ -77,77 +75,6 @@ def find_binaries(build: bool = True) -> Path:
     if result.returncode != 0:
         raise ControlPlaneError(f"building the control plane failed:\n{result.stderr[-4000:]}")
     return Path(result.stdout.strip().splitlines()[-1])
-
-
-def free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind(("127.0.0.1", 0))
-        port: int = s.getsockname()[1]
-        return port
-
-
-@dataclass
-class Process:
-    """One child process in its own process group, logging to a file."""
-
-    name: str
-    args: list[str]
-    log_path: Path
-    popen: subprocess.Popen[bytes] | None = None
-
-    def start(self) -> None:
-        log = self.log_path.open("ab")
-        try:
-            self.popen = subprocess.Popen(
-                self.args,
-                stdout=log,
-                stderr=subprocess.STDOUT,
-                stdin=subprocess.DEVNULL,
-                start_new_session=True,
-            )
-        finally:
-            log.close()
-
-    @property
-    def pid(self) -> int | None:
-        return self.popen.pid if self.popen else None
-
-    def alive(self) -> bool:
-        return self.popen is not None and self.popen.poll() is None
-
-    def stop(self, grace: float = 20.0) -> None:
-        if self.popen is None:
-            return
-        stop_process_group(self.popen.pid, grace)
-        with contextlib.suppress(subprocess.TimeoutExpired):
-            self.popen.wait(timeout=grace)
-        self.popen = None
-
-    def log_tail(self, lines: int = 60) -> str:
-        try:
-            text = self.log_path.read_text(errors="replace")
-        except FileNotFoundError:
-            return ""
-        return "\n".join(text.splitlines()[-lines:])
-
-
-def stop_process_group(pid: int, grace: float = 20.0) -> None:
-    """SIGTERM the group, then SIGKILL it if it has not gone after `grace` seconds."""
-    try:
-        os.killpg(pid, signal.SIGTERM)
-    except ProcessLookupError:
-        return
-    deadline = time.monotonic() + grace
-    while time.monotonic() < deadline:
-        try:
-            os.killpg(pid, 0)
-        except ProcessLookupError:
-            return
-        with contextlib.suppress(ChildProcessError):  # reap our child, or killpg(0) sees a zombie
-            os.waitpid(pid, os.WNOHANG)
-        time.sleep(0.05)
-    with contextlib.suppress(ProcessLookupError):
-        os.killpg(pid, signal.SIGKILL)
 
 
 @dataclass

@@ -120,80 +120,106 @@ def main(argv: list[str] | None = None) -> int:
     signal.signal(signal.SIGINT, lambda *_: stop.set())
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
     tty = sys.stdout.isatty()
-    say = print
 
-    say("starting a local control plane (etcd, kube-apiserver, kube-controller-manager)...")
+    print("starting a local control plane (etcd, kube-apiserver, kube-controller-manager)...")
     t0 = time.monotonic()
     plane = ControlPlane().start()
     controller: subprocess.Popen[bytes] | None = None
     try:
         install_crds(plane.kubeconfig_path)
-        say(f"  up in {time.monotonic() - t0:.1f}s at {plane.server}; CRDs installed")
+        print(f"  up in {time.monotonic() - t0:.1f}s at {plane.server}; CRDs installed")
         kubeconfig = str(plane.kubeconfig_path)
         log_path = plane.root / "jobflow-controller.log"
-        controller_bin = (
-            shutil.which("jobflow-controller", path=str(Path(sys.executable).parent)) or "jobflow-controller"
-        )
-        with log_path.open("wb") as log:
-            controller = subprocess.Popen(
-                [controller_bin, f"--kubeconfig={kubeconfig}", "--leader-elect=false", "--enable-healthz"],
-                stdout=log,
-                stderr=subprocess.STDOUT,
-                env={**os.environ, "KUBECONFIG": kubeconfig},
-                start_new_session=True,
-            )
-        say(f"  jobflow-controller started (logs: {log_path})")
-        rest = RestClient(build_config(kubeconfig), qps=200, burst=400, user_agent="jobflow-demo")
-        clientset = Clientset(rest)
-        threading.Thread(target=JobSimulator(clientset).run, args=(stop,), daemon=True).start()
-        say("  Volcano job simulator started")
-        progress = Progress(clientset, "default")
-        progress.run(stop)
-        say(kubectl(kubeconfig, "apply", "-k", str(EXAMPLES_DIR)).rstrip())
-        say("")
-
-        deadline = time.monotonic() + args.timeout
-        last = ""
-        done = False
-        while not stop.is_set() and time.monotonic() < deadline:
-            progress.changed.wait(0.5)
-            progress.changed.clear()
-            screen = progress.render()
-            if screen != last:
-                if tty and last:
-                    sys.stdout.write(f"\x1b[{last.count(chr(10)) + 1}F\x1b[J")
-                say(screen, flush=True)
-                last = screen
-            if progress.settled(FLOWS):
-                done = True
-                break
-            if controller.poll() is not None:
-                say(f"jobflow-controller exited with {controller.returncode}; see {log_path}")
-                return 1
-        if not done:
-            say("the pipelines did not finish in time" if not stop.is_set() else "interrupted")
+        controller = _start_controller(kubeconfig, log_path)
+        print(f"  jobflow-controller started (logs: {log_path})")
+        progress = _start_pipelines(kubeconfig, stop)
+        if not _wait_until_settled(progress, controller, log_path, stop, time.monotonic() + args.timeout, tty):
             return 1
-        say(f"\nboth pipelines Succeeded in {time.monotonic() - t0:.1f}s. The diamond, drawn by the kubectl plugin:\n")
-        say(f"$ kubectl jobflow tree {TREE_FLOW}")
-        say(show_tree(kubeconfig, TREE_FLOW, color=tty).rstrip())
-        say("\nLook around:\n")
-        say(f"  export KUBECONFIG={kubeconfig} PATH={Path(kubectl_path()).parent}:$PATH")
-        for line in LOOK_AROUND:
-            say(f"  {line}")
+        took = time.monotonic() - t0
+        print(f"\nboth pipelines Succeeded in {took:.1f}s. The diamond, drawn by the kubectl plugin:\n")
+        _print_look_around(kubeconfig, tty)
         if args.exit_when_done:
             return 0
-        say("\nthe control plane stays up until Ctrl-C")
+        print("\nthe control plane stays up until Ctrl-C")
         stop.wait()
         return 0
     finally:
         stop.set()
-        if controller is not None and controller.poll() is None:
-            controller.terminate()
-            try:
-                controller.wait(timeout=15)
-            except subprocess.TimeoutExpired:
-                controller.kill()
+        if controller is not None:
+            _stop_controller(controller)
         plane.stop()
+
+
+def _start_controller(kubeconfig: str, log_path: Path) -> subprocess.Popen[bytes]:
+    """The installed `jobflow-controller` (the virtualenv's first), without leader election, logging to a file."""
+    controller_bin = shutil.which("jobflow-controller", path=str(Path(sys.executable).parent)) or "jobflow-controller"
+    with log_path.open("wb") as log:
+        return subprocess.Popen(
+            [controller_bin, f"--kubeconfig={kubeconfig}", "--leader-elect=false", "--enable-healthz"],
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            env={**os.environ, "KUBECONFIG": kubeconfig},
+            start_new_session=True,
+        )
+
+
+def _start_pipelines(kubeconfig: str, stop: threading.Event) -> Progress:
+    """Start the simulator and the progress informers, then apply the example pipelines."""
+    rest = RestClient(build_config(kubeconfig), qps=200, burst=400, user_agent="jobflow-demo")
+    clientset = Clientset(rest)
+    threading.Thread(target=JobSimulator(clientset).run, args=(stop,), daemon=True).start()
+    print("  Volcano job simulator started")
+    progress = Progress(clientset, "default")
+    progress.run(stop)
+    print(kubectl(kubeconfig, "apply", "-k", str(EXAMPLES_DIR)).rstrip())
+    print("")
+    return progress
+
+
+def _wait_until_settled(
+    progress: Progress,
+    controller: subprocess.Popen[bytes],
+    log_path: Path,
+    stop: threading.Event,
+    deadline: float,
+    tty: bool,
+) -> bool:
+    """Redraw the table on every change until both pipelines settle; False (said why) if they do not."""
+    last = ""
+    while not stop.is_set() and time.monotonic() < deadline:
+        progress.changed.wait(0.5)
+        progress.changed.clear()
+        screen = progress.render()
+        if screen != last:
+            if tty and last:
+                sys.stdout.write(f"\x1b[{last.count(chr(10)) + 1}F\x1b[J")
+            print(screen, flush=True)
+            last = screen
+        if progress.settled(FLOWS):
+            return True
+        if controller.poll() is not None:
+            print(f"jobflow-controller exited with {controller.returncode}; see {log_path}")
+            return False
+    print("the pipelines did not finish in time" if not stop.is_set() else "interrupted")
+    return False
+
+
+def _print_look_around(kubeconfig: str, tty: bool) -> None:
+    print(f"$ kubectl jobflow tree {TREE_FLOW}")
+    print(show_tree(kubeconfig, TREE_FLOW, color=tty).rstrip())
+    print("\nLook around:\n")
+    print(f"  export KUBECONFIG={kubeconfig} PATH={Path(kubectl_path()).parent}:$PATH")
+    for line in LOOK_AROUND:
+        print(f"  {line}")
+
+
+def _stop_controller(controller: subprocess.Popen[bytes]) -> None:
+    if controller.poll() is None:
+        controller.terminate()
+        try:
+            controller.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            controller.kill()
 
 
 if __name__ == "__main__":

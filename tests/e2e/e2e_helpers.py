@@ -122,7 +122,7 @@ class ControllerProcess:
         name: str = "controller",
         env: Mapping[str, str] | None = None,
     ) -> None:
-        from jobflow_controller.local.controlplane import free_port
+        from jobflow_controller.local.processes import free_port
 
         self.healthz_port = free_port()
         self.metrics_port = free_port()

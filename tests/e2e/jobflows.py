@@ -12,7 +12,7 @@ from jobflow_controller.apis import jobflow as jf
 from jobflow_controller.kube.clientset import Clientset
 from jobflow_controller.kube.errors import NotFoundError
 from jobflow_controller.local.kubectl import EXAMPLES_DIR
-from jobflow_controller.local.simulator import RETRY_PHASES_ANNOTATION_PREFIX
+from jobflow_controller.local.phase_script import RETRY_PHASES_ANNOTATION_PREFIX
 
 SIM = "sim.jobflow.volcano.sh/phases"
 FAST = "Pending:0.2s,Running:0.4s,Completed"

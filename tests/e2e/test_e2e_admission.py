@@ -42,11 +42,12 @@ from e2e_helpers import wait_for
 from jobflow_controller.kube.clientset import Clientset
 from jobflow_controller.kube.config import build_config
 from jobflow_controller.kube.errors import ApiStatusError, NotFoundError
-from jobflow_controller.kube.resources import NAMESPACES, Resource
+from jobflow_controller.kube.resources import Resource
 from jobflow_controller.kube.rest import RestClient
 from jobflow_controller.local.certs import TinyCA, write
 from jobflow_controller.local.controlplane import ControlPlane
 from jobflow_controller.local.kubectl import CRDS_DIR, LOCAL_CRDS_DIR, install_crds, kubectl_path
+from jobflow_controller.local.resources import NAMESPACES
 from jobflow_controller.webhook import VALIDATE_PATH, WebhookServer
 
 WEBHOOK_NAME = "validatejobflow.volcano.sh"

@@ -31,11 +31,14 @@ from e2e_helpers import wait_for
 from jobflow_controller.kube.clientset import Clientset
 from jobflow_controller.kube.config import build_config
 from jobflow_controller.kube.errors import ForbiddenError, NotFoundError
-from jobflow_controller.kube.resources import EVENTS, JOB_FLOWS, JOB_TEMPLATES, JOBS, LEASES, NAMESPACES, Resource
+from jobflow_controller.kube.resources import EVENTS, JOB_FLOWS, JOB_TEMPLATES, JOBS, LEASES, Resource
 from jobflow_controller.kube.rest import RestClient
-from jobflow_controller.local.controlplane import ControlPlane, free_port, stop_process_group
+from jobflow_controller.local.controlplane import ControlPlane
 from jobflow_controller.local.kubectl import REPO_ROOT, kubectl
-from jobflow_controller.local.simulator import PHASES_ANNOTATION, JobSimulator
+from jobflow_controller.local.phase_script import PHASES_ANNOTATION
+from jobflow_controller.local.processes import free_port, stop_process_group
+from jobflow_controller.local.resources import NAMESPACES
+from jobflow_controller.local.simulator import JobSimulator
 
 MANIFESTS = REPO_ROOT / "manifests"
 CONTROLLER_BIN = Path(sys.executable).parent / "jobflow-controller"

@@ -53,11 +53,12 @@ from jobflow_controller.apis import meta
 from jobflow_controller.kube.clientset import Clientset
 from jobflow_controller.kube.config import build_config
 from jobflow_controller.kube.event_sink import KubeEventSink
-from jobflow_controller.kube.resources import NAMESPACES, Resource
+from jobflow_controller.kube.resources import Resource
 from jobflow_controller.kube.rest import RestClient
 from jobflow_controller.local import controlplane
 from jobflow_controller.local.controlplane import ControlPlane
 from jobflow_controller.local.kubectl import install_crds
+from jobflow_controller.local.resources import NAMESPACES
 from jobflow_controller.local.simulator import COMPONENT as SIMULATOR_COMPONENT
 from jobflow_controller.local.simulator import JobSimulator
 from jobflow_controller.record import EventBroadcaster

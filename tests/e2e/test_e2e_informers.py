@@ -19,10 +19,10 @@ from jobflow_controller.apis import job as vcjob
 from jobflow_controller.kube.clientset import Clientset
 from jobflow_controller.kube.config import build_config
 from jobflow_controller.kube.informers import default_transform
-from jobflow_controller.kube.resources import NAMESPACES
 from jobflow_controller.kube.rest import RestClient
 from jobflow_controller.local.controlplane import ControlPlane
 from jobflow_controller.local.kubectl import install_crds
+from jobflow_controller.local.resources import NAMESPACES
 
 NS = "informers"
 

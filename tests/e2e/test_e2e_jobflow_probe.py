@@ -23,7 +23,8 @@ from jobflows import create_all, events_of, flow, job_names, phase_of, template
 
 from jobflow_controller.apis import job as vcjob
 from jobflow_controller.kube.clientset import Clientset
-from jobflow_controller.local.simulator import PODS_ANNOTATION, JobSimulator
+from jobflow_controller.local.simulated_pods import PODS_ANNOTATION
+from jobflow_controller.local.simulator import JobSimulator
 
 LOCALHOST = "127.0.0.1"
 #: The target runs long enough that only a probe, never its completion, can start the dependent.

@@ -228,7 +228,7 @@ def test_upstreams_tls_flags_serve_healthz_over_https_and_the_webhook_has_its_ow
     import urllib.request
 
     from jobflow_controller.local.certs import TinyCA, write
-    from jobflow_controller.local.controlplane import free_port
+    from jobflow_controller.local.processes import free_port
 
     def serving(ca: TinyCA, name: str) -> tuple[Path, Path]:
         pair = ca.issue(name, server=True, dns_names=("localhost",), ips=("127.0.0.1",))

@@ -33,7 +33,7 @@ from monitoring_expressions import EXPRESSIONS, TARGET_LABELS, samples, selector
 
 from jobflow_controller.kube.clientset import Clientset
 from jobflow_controller.kube.errors import ConflictError, NotFoundError
-from jobflow_controller.kube.resources import NAMESPACES
+from jobflow_controller.local.resources import NAMESPACES
 from jobflow_controller.local.simulator import JobSimulator
 from jobflow_controller.manager.options import Options
 

@@ -29,7 +29,7 @@ from jobflow_controller.apis import jobflow as jf
 from jobflow_controller.apis import meta
 from jobflow_controller.kube.clientset import Clientset
 from jobflow_controller.kube.errors import ConflictError
-from jobflow_controller.kube.resources import NAMESPACES
+from jobflow_controller.local.resources import NAMESPACES
 from jobflow_controller.local.simulator import JobSimulator
 from jobflow_controller.sharding import shard_for_namespace
 

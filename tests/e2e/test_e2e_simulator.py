@@ -10,7 +10,8 @@ from jobflows import SIM
 
 from jobflow_controller.apis import job as vcjob
 from jobflow_controller.kube.clientset import Clientset
-from jobflow_controller.local.simulator import JobSimulator, parse_script
+from jobflow_controller.local.phase_script import parse_script
+from jobflow_controller.local.simulator import JobSimulator
 
 
 def _job(name: str, namespace: str, script: str, replicas: int = 2) -> dict[str, Any]:

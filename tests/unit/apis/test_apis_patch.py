@@ -13,7 +13,8 @@ from typing import Any
 import pytest
 import yaml
 
-from jobflow_controller.apis.patch import CRD_DEFAULTS, PatchError, apply_patch, merge_job_spec, patch_problems
+from jobflow_controller.apis.patch import PatchError, apply_patch, merge_job_spec, patch_problems
+from jobflow_controller.apis.patch_defaults import CRD_DEFAULTS
 
 REPO = Path(__file__).resolve().parents[3]
 

@@ -16,6 +16,7 @@ from jobflow_controller.kube import errors, resources
 from jobflow_controller.kube.listwatch import ResourceListerWatcher, StreamWatch
 from jobflow_controller.kube.resources import JOBS
 from jobflow_controller.kube.rest import RestClient, TokenBucket, add_user_agent, decode_json, default_user_agent
+from jobflow_controller.local.resources import NAMESPACES
 from workqueue import FakeClock
 
 
@@ -30,7 +31,7 @@ def test_resource_paths() -> None:
     )
     assert resources.JOBS.path() == "/apis/batch.volcano.sh/v1alpha1/jobs"
     assert resources.EVENTS.path("ns") == "/api/v1/namespaces/ns/events"
-    assert resources.NAMESPACES.path("ignored", "x") == "/api/v1/namespaces/x"
+    assert NAMESPACES.path("ignored", "x") == "/api/v1/namespaces/x"
     assert resources.JOB_TEMPLATES.group_resource == "jobtemplates.flow.volcano.sh"
 
 

@@ -6,15 +6,8 @@ import datetime
 
 import pytest
 
-from jobflow_controller.local.simulator import (
-    DEFAULT_SCRIPT,
-    ScriptError,
-    Step,
-    expires_in,
-    job_status,
-    parse_script,
-    script_of,
-)
+from jobflow_controller.local.phase_script import DEFAULT_SCRIPT, ScriptError, Step, job_status, parse_script, script_of
+from jobflow_controller.local.simulator import expires_in
 
 NOW = datetime.datetime(2026, 1, 1, 0, 1, 30, tzinfo=datetime.UTC)
 

@@ -11,13 +11,8 @@ import datetime
 from typing import Any
 
 from jobflow_controller.kube.errors import from_status
-from jobflow_controller.local.simulator import (
-    PODS_ANNOTATION,
-    JobSimulator,
-    pod_status,
-    pod_tasks,
-    task_pods,
-)
+from jobflow_controller.local.simulated_pods import PODS_ANNOTATION, pod_status, pod_tasks, task_pods
+from jobflow_controller.local.simulator import JobSimulator
 
 NOW = datetime.datetime(2026, 1, 1, 0, 1, 30, tzinfo=datetime.UTC)
 

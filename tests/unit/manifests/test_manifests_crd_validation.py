@@ -14,11 +14,11 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
+import crdgen as crds
 import kubernetes_validate
 import pytest
 import yaml
 
-from jobflow_controller.local import crds
 from jobflow_controller.local.kubectl import CRD_VALIDATION_DIR, CRDS_DIR, LOCAL_CRDS_DIR, REPO_ROOT, kubectl_path
 
 MANIFESTS = REPO_ROOT / "manifests"

@@ -14,12 +14,12 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import crdgen as crds
 import jsonschema
 import kubernetes_validate
 import pytest
 import yaml
 
-from jobflow_controller.local import crds
 from jobflow_controller.validation import validate_job_flow
 
 ROOT = Path(__file__).resolve().parents[3]

@@ -8,9 +8,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import crdgen as crds
 import yaml
-
-from jobflow_controller.local import crds
 
 ROOT = Path(__file__).resolve().parents[3]
 CRD_DIR = ROOT / "manifests" / "crds"

@@ -4,6 +4,8 @@ agreement with the Deployment."""
 
 from __future__ import annotations
 
+import ast
+import importlib.util
 import re
 import shlex
 import subprocess
@@ -13,9 +15,9 @@ from typing import Any
 import kubernetes_validate
 import pytest
 import yaml
+from crdgen import VALIDATION_PATCH_FILE
 
 from jobflow_controller import __version__
-from jobflow_controller.local.crds import VALIDATION_PATCH_FILE
 from jobflow_controller.local.kubectl import kubectl_path
 from jobflow_controller.manager import options as opts
 
@@ -477,3 +479,84 @@ def test_dockerignore_lets_in_everything_the_build_stage_copies() -> None:
     copied = {source for keyword, args in INSTRUCTIONS if keyword == "COPY" for source in shlex.split(args)[:-1]}
     assert copied
     assert copied <= allowed
+
+
+# --- What the image holds: not the local control plane ----------------------------------------
+
+#: The package the local control plane lives in, for development and tests only.
+LOCAL_PACKAGE = "jobflow_controller.local"
+
+
+def dockerignore_pattern(pattern: str) -> re.Pattern[str]:
+    """A .dockerignore pattern as a regular expression: `**` spans directories, `*` and `?` do not."""
+    out = ""
+    for token in re.split(r"(\*\*/|\*\*|\*|\?)", pattern.strip("/")):
+        out += {"**/": "(.*/)?", "**": ".*", "*": "[^/]*", "?": "[^/]"}.get(token, re.escape(token))
+    return re.compile(out)
+
+
+def in_build_context(path: str) -> bool:
+    """Whether `docker build` sends `path` (repository-relative): the last pattern that matches the
+    path or one of its parent directories decides, a `!` pattern letting it in."""
+    lines = [line.strip() for line in DOCKERIGNORE.read_text(encoding="utf-8").splitlines()]
+    parts = path.split("/")
+    prefixes = ["/".join(parts[: i + 1]) for i in range(len(parts))]
+    included = True
+    for line in lines:
+        if not line or line.startswith("#"):
+            continue
+        negated = line.startswith("!")
+        pattern = dockerignore_pattern(line.removeprefix("!"))
+        if any(pattern.fullmatch(prefix) for prefix in prefixes):
+            included = negated
+    return included
+
+
+def shipped_sources() -> list[Path]:
+    """The Python files of the three packages that reach the build stage, so the wheel and the image."""
+    packages = ("jobflow_controller", "informers", "workqueue")
+    files = [path for package in packages for path in ROOT.glob(f"{package}/**/*.py")]
+    return [path for path in files if in_build_context(path.relative_to(ROOT).as_posix())]
+
+
+def imported_modules(path: Path) -> set[str]:
+    """Every module `path` imports, by absolute name (`from a import b` counts as `a` and `a.b`)."""
+    package = ".".join(path.relative_to(ROOT).parts[:-1])
+    modules: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            modules.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            base = importlib.util.resolve_name("." * node.level + (node.module or ""), package)
+            modules.add(base)
+            modules.update(f"{base}.{alias.name}" for alias in node.names)
+    return modules
+
+
+def test_dockerignore_keeps_the_local_control_plane_out_of_the_build_context() -> None:
+    assert not in_build_context("jobflow_controller/local")
+    assert not in_build_context("jobflow_controller/local/__init__.py")
+    assert not in_build_context("jobflow_controller/local/controlplane.py")
+    assert in_build_context("jobflow_controller/__init__.py")
+    assert in_build_context("jobflow_controller/manager/__init__.py")
+    assert in_build_context("jobflow_controller/jobflow/controller.py")
+    assert in_build_context("informers/__init__.py")
+    assert not in_build_context("tests/unit/manifests/test_manifests_deploy.py")
+    assert not in_build_context("jobflow_controller/__pycache__/__init__.cpython-311.pyc")
+
+
+def test_dockerfile_final_stage_fails_the_build_if_the_local_control_plane_is_importable() -> None:
+    runs = " ".join(args for keyword, args in final_stage() if keyword == "RUN")
+    assert f"u.find_spec('{LOCAL_PACKAGE}')" in runs
+    assert "sys.exit('the local control plane is in the image" in runs
+
+
+def test_nothing_the_image_ships_imports_the_local_control_plane() -> None:
+    sources = shipped_sources()
+    assert ROOT / "jobflow_controller" / "manager" / "__init__.py" in sources
+    assert not [path for path in sources if "local" in path.relative_to(ROOT).parts]
+    imports = {str(path.relative_to(ROOT)): imported_modules(path) for path in sources}
+    local = {
+        path: sorted(m for m in modules if f"{m}.".startswith(f"{LOCAL_PACKAGE}.")) for path, modules in imports.items()
+    }
+    assert {path: modules for path, modules in local.items() if modules} == {}

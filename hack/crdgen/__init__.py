@@ -1,0 +1,100 @@
+"""The CRD generator: the three CustomResourceDefinitions (JobFlow, JobTemplate, Volcano Job) as dicts.
+
+``hack/gen_crds.py`` writes them out: the JobFlow and JobTemplate CRDs to ``manifests/crds/`` (what
+``kubectl apply -k manifests/`` installs), Volcano's Job CRD to ``hack/local-crds/`` (for the local
+control plane only: a cluster that runs Volcano has its own, which must not be overwritten), and
+the CEL rules as the JSON patch of the optional kustomize Component ``manifests/crd-validation/``.
+It lives under ``hack/`` because nothing at run time needs it: the local control plane applies the
+written files. It is importable as ``crdgen`` with ``hack/`` on ``sys.path``: ``hack/gen_crds.py``
+has it there as the script's own directory, the manifest tests put it there in
+``tests/unit/manifests/conftest.py``, and mypy checks it from ``pyproject.toml``'s ``files``.
+
+What upstream's controller-gen output (``config/crd/*/bases``) looks like, and so what this builds:
+
+* no descriptions (upstream generates with ``maxDescLen=0``), keys sorted, the two annotations
+  ``controller-gen.kubebuilder.io/version: v0.20.0`` and ``helm.sh/resource-policy: keep``
+  (``schema``);
+* the Volcano ``JobSpec`` written out field by field (``volcano``);
+* the Kubernetes types it embeds (``PodTemplateSpec`` for tasks, ``PersistentVolumeClaimSpec`` for
+  volumes) converted from the OpenAPI schemas shipped in ``kubernetes-validate`` into structural
+  schemas (``kubernetes``);
+* an embedded ``ObjectMeta`` as controller-gen's ``generateEmbeddedObjectMeta`` emits it: only
+  ``annotations``, ``finalizers``, ``labels``, ``name`` and ``namespace``.
+
+The result is upstream's CRDs exactly: parsed, ``upstream_jobflow_crd()``, ``jobtemplate_crd()`` and
+``job_crd()`` are equal to volcano-sh/volcano's committed
+``config/crd/jobflow/bases/flow.volcano.sh_{jobflows,jobtemplates}.yaml`` and
+``config/crd/volcano/bases/batch.volcano.sh_jobs.yaml`` (``UPSTREAM_CRD_SHA256`` pins them).
+
+The JobFlow CRD we ship (``jobflow_crd()``) is upstream's plus one additive, optional field,
+``spec.flows[].retry`` (``flow``). Beyond upstream, and only in the optional Component, it gets CEL
+rules on ``spec.flows`` and the bounds their cost needs (``rules``). ``files`` turns it all into the
+exact text of each file.
+"""
+
+from crdgen.files import (
+    CRD_FILES,
+    JOB_CRD_FILE,
+    UPSTREAM_CRD_SHA256,
+    VALIDATION_PATCH_FILE,
+    all_crds,
+    canonical_sha256,
+    generated_files,
+    jobflow_crd,
+    render_crd,
+    render_validation_patch,
+)
+from crdgen.flow import (
+    DEFAULT_RETRY_BACKOFF,
+    RETRY_FIELD_POINTER,
+    jobtemplate_crd,
+    retry_field_patch,
+    retry_schema,
+    upstream_jobflow_crd,
+    without_retry_field,
+)
+from crdgen.jsonpatch import apply_patch
+from crdgen.kubernetes import KUBERNETES_SCHEMA_VERSION
+from crdgen.rules import (
+    FLOW_NAMES_UNIQUE_RULE,
+    FLOW_NO_SELF_DEPENDENCY_RULE,
+    FLOW_TARGETS_DEFINED_RULE,
+    MAX_FLOW_NAME_LENGTH,
+    MAX_FLOWS,
+    MAX_TARGETS,
+    validation_patch,
+)
+from crdgen.schema import CONTROLLER_GEN_VERSION
+from crdgen.volcano import job_crd, job_spec_schema
+
+__all__ = [
+    "CONTROLLER_GEN_VERSION",
+    "CRD_FILES",
+    "DEFAULT_RETRY_BACKOFF",
+    "FLOW_NAMES_UNIQUE_RULE",
+    "FLOW_NO_SELF_DEPENDENCY_RULE",
+    "FLOW_TARGETS_DEFINED_RULE",
+    "JOB_CRD_FILE",
+    "KUBERNETES_SCHEMA_VERSION",
+    "MAX_FLOWS",
+    "MAX_FLOW_NAME_LENGTH",
+    "MAX_TARGETS",
+    "RETRY_FIELD_POINTER",
+    "UPSTREAM_CRD_SHA256",
+    "VALIDATION_PATCH_FILE",
+    "all_crds",
+    "apply_patch",
+    "canonical_sha256",
+    "generated_files",
+    "job_crd",
+    "job_spec_schema",
+    "jobflow_crd",
+    "jobtemplate_crd",
+    "render_crd",
+    "render_validation_patch",
+    "retry_field_patch",
+    "retry_schema",
+    "upstream_jobflow_crd",
+    "validation_patch",
+    "without_retry_field",
+]

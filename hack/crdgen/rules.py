@@ -1,0 +1,118 @@
+"""The CEL rules on ``spec.flows`` and the bounds their cost needs: the Component ``manifests/crd-validation/``.
+
+Beyond upstream, and only in that optional Component, the JobFlow CRD gets rules so that an API
+server rejects duplicate names, undefined targets and self-dependencies even without the webhook
+(longer cycles need the webhook or the controller). The comment below says why the bounds are what
+they are.
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+from crdgen.flow import FLOWS_POINTER
+from crdgen.schema import JSONDict
+
+# --------------------------------------------------------------------------------------------
+# CEL rules on spec.flows, and the bounds their cost needs (the Component manifests/crd-validation/).
+#
+# Budgets (k8s.io/apiextensions-apiserver and k8s.io/apiserver v0.37.2): when a CRD is created or
+# updated the API server estimates every x-kubernetes-validations rule's worst-case cost from the
+# maxItems/maxLength bounds of what it reads, and refuses the CRD if one rule (times the number of
+# times it can run) exceeds 10,000,000 (StaticEstimatedCostLimit) or all rules together exceed
+# 100,000,000 (StaticEstimatedCRDCostLimit). At run time one evaluation may not cost more than
+# 1,000,000 (PerCallLimit) and all rules for one object not more than 10,000,000
+# (RuntimeCELCostBudget); a valid object over those limits would be refused. So the bounds are
+# chosen so that every rule's *estimate* is under the 1,000,000 per-call limit: whatever fits the
+# schema can always be evaluated.
+#
+# Uniqueness is quadratic whatever the spelling (CEL cannot build a set from a list without
+# failing on the very duplicates to be reported): `distinct()` is estimated (and charged) at
+# 2 * n^2, against about 108 * n^2 for `self.all(f, self.exists_one(g, g.name == f.name))` with
+# 253-character names. It fixes maxItems of flows: 2 * 500^2 = 500,000, leaving room for the rest.
+#
+# The targets rule builds a name -> index map once (`transformMapEntry`, bound to `names` by
+# iterating over a one-element list, since the Kubernetes CEL environment has no cel.bind) and then
+# costs about 6 per target (a map lookup is O(1) in the estimate), instead of flows x targets x
+# flows for `self.exists(g, g.name == t)` per target (10,900,512,002 for 1000 flows of 100
+# targets). transformMapEntry fails on a duplicate key, so the rule first checks uniqueness and
+# leaves duplicates to the uniqueness rule; that check is most of its cost.
+#
+# Estimates with MAX_FLOWS = 500, MAX_TARGETS = 100, MAX_FLOW_NAME_LENGTH = 253, from the API
+# server's own estimator (apiextensions-apiserver v0.37.2, compiled against this schema):
+#   names unique                507,027  (once)
+#   targets defined             830,575  (once)
+#   no self-dependency              111  (per flow, 55,500 for 500 flows)
+#   total                     1,393,102  (limits: 1,000,000 per rule, 10,000,000 per object)
+# (600 flows would put the targets rule at 1,116,675, and 200 targets per flow at 1,130,575.)
+# The actual cost of a worst-case object (500 flows with 253-character names, 100 targets each)
+# measured with the same validator is 1,441,831 for all three rules together.
+#
+# The rules need CEL libraries of Kubernetes 1.34 (lists `distinct`, two-variable comprehensions
+# from 1.32); an API server admits them from 1.35 on (new expressions may use libraries of the
+# previous minor). Hence a Component, off by default: manifests/crds/ is upstream's schema, which
+# any server takes.
+#
+# Updates ratchet: none of the rules reads oldSelf, so the API server's CRD validation ratcheting
+# (KEP-4008; GA and always on from 1.33, so on every server that admits the rules) lets an UPDATE
+# through whatever these rules and bounds say as long as spec.flows is unchanged. spec.flows is the
+# nearest correlatable node (flows is an atomic list, whose items are not correlated), so an error
+# in a flow (the per-flow rule, a bound on a name) is ratcheted when the whole list is unchanged:
+# a metadata-only edit of a JobFlow stored before the rules were installed is never refused, an
+# UPDATE that changes spec.flows is checked in full -- the webhook's own ratchet.
+#
+# The name bound is 253, a DNS-1123 subdomain, the longest name a JobTemplate (which a flow
+# names) can have; the validation package refuses, with a message naming the value, names whose
+# Job name or label values would be too long.
+# --------------------------------------------------------------------------------------------
+MAX_FLOWS: Final = 500
+MAX_TARGETS: Final = 100
+MAX_FLOW_NAME_LENGTH: Final = 253
+
+#: On spec.flows: no two flows share a name.
+FLOW_NAMES_UNIQUE_RULE: Final = "self.map(f, f.name).distinct().size() == self.size()"
+#: On spec.flows: every target names a flow.
+FLOW_TARGETS_DEFINED_RULE: Final = (
+    "self.map(f, f.name).distinct().size() != self.size()"
+    " || [self.transformMapEntry(i, f, {f.name: i})].all(names, self.all(f,"
+    " !has(f.dependsOn) || !has(f.dependsOn.targets) || f.dependsOn.targets.all(t, t in names)))"
+)
+#: On each flow: it does not wait for itself.
+FLOW_NO_SELF_DEPENDENCY_RULE: Final = (
+    "!has(self.dependsOn) || !has(self.dependsOn.targets) || !(self.name in self.dependsOn.targets)"
+)
+#: The messages: upstream's webhook messages (as its ValidatingAdmissionPolicy words them).
+FLOW_NAMES_UNIQUE_MESSAGE: Final = "jobflow Flow names must be unique"
+FLOW_TARGETS_DEFINED_MESSAGE: Final = "jobflow Flow is not DAG: vertex is not defined"
+FLOW_NO_SELF_DEPENDENCY_MESSAGE: Final = "jobflow Flow is not DAG"
+
+
+def validation_patch() -> list[JSONDict]:
+    """The JSON patch ``manifests/crd-validation/`` applies to ``jobflows.flow.volcano.sh``: only ``add``s.
+
+    The rules on ``spec.flows`` (unique names, defined targets) and on each flow (no
+    self-dependency), and the bounds their cost estimate needs: ``maxItems`` of flows and of
+    targets, ``maxLength`` of flow names and targets.
+    """
+    flows = FLOWS_POINTER
+    flow = f"{flows}/items"
+    targets = f"{flow}/properties/dependsOn/properties/targets"
+    return [
+        {"op": "add", "path": f"{flows}/maxItems", "value": MAX_FLOWS},
+        {
+            "op": "add",
+            "path": f"{flows}/x-kubernetes-validations",
+            "value": [
+                {"message": FLOW_NAMES_UNIQUE_MESSAGE, "rule": FLOW_NAMES_UNIQUE_RULE},
+                {"message": FLOW_TARGETS_DEFINED_MESSAGE, "rule": FLOW_TARGETS_DEFINED_RULE},
+            ],
+        },
+        {
+            "op": "add",
+            "path": f"{flow}/x-kubernetes-validations",
+            "value": [{"message": FLOW_NO_SELF_DEPENDENCY_MESSAGE, "rule": FLOW_NO_SELF_DEPENDENCY_RULE}],
+        },
+        {"op": "add", "path": f"{flow}/properties/name/maxLength", "value": MAX_FLOW_NAME_LENGTH},
+        {"op": "add", "path": f"{targets}/maxItems", "value": MAX_TARGETS},
+        {"op": "add", "path": f"{targets}/items/maxLength", "value": MAX_FLOW_NAME_LENGTH},
+    ]
