@@ -78,16 +78,7 @@ class JobFlowController:
         self.metrics = metrics or JobFlowMetrics()
         self.deleted_jobs = DeletedJobs()
         self.create_expectations = CreateExpectations(self.clock)
-
-        job_flows, job_templates, jobs = (
-            informer_factory.job_flows(),
-            informer_factory.job_templates(),
-            informer_factory.jobs(),
-        )
-        self.job_flow_informer, self.job_flow_lister = job_flows.informer(), job_flows.lister()
-        self.job_template_informer, self.job_template_lister = job_templates.informer(), job_templates.lister()
-        self.job_informer, self.job_lister = jobs.informer(), jobs.lister()
-
+        self._set_informers(informer_factory)
         self.status_writer = sw.StatusWriter(
             clientset,
             self.queue,
@@ -98,31 +89,8 @@ class JobFlowController:
             qps=status_write_qps,
             burst=status_write_burst,
         )
-        # dependsOn.probe (ours, docs/probe.md): network checks run on the cache's own small pool,
-        # never on a worker; the Pod informer is created on the first HTTP or TCP check.
-        self.probes = ProbeJudge(
-            informer_factory,
-            self.job_lister,
-            self.job_template_lister,
-            recorder,
-            ProbeCache(self.clock, executor=probe_executor),
-            probe_runner or NetworkProbeRunner(),
-            self._requeue_job_flow,
-            lambda namespace, name: self.queue.add(self.request_for(namespace, name)),
-        )
-        self.sync = JobFlowSyncer(
-            clientset,
-            (self.job_flow_lister, self.job_template_lister, self.job_lister),
-            recorder,
-            self.clock,
-            self.metrics,
-            self.deleted_jobs,
-            self.create_expectations,
-            self.probes,
-            self.status_writer,
-            self._requeue_job_flow,
-            self.forget_job_flow,
-        )
+        self.probes = self._new_probe_judge(probe_runner, probe_executor)
+        self.sync = self._new_syncer()
         self.handlers = JobFlowEventHandlers(
             self.queue,
             self.job_flow_lister,
@@ -132,9 +100,48 @@ class JobFlowController:
             self.has_jobs_left,
             self.forget_job_flow,
         )
+        self._add_event_handlers()
+
+    def _add_event_handlers(self) -> None:
         self.job_flow_informer.add_event_handler(self.handlers.job_flow_funcs())
         self.job_template_informer.add_event_handler(self.handlers.job_template_funcs())
         self.job_informer.add_event_handler(self.handlers.job_funcs())
+
+    def _set_informers(self, informer_factory: VolcanoInformerFactory) -> None:
+        job_flows, job_templates = informer_factory.job_flows(), informer_factory.job_templates()
+        jobs = informer_factory.jobs()
+        self.job_flow_informer, self.job_flow_lister = job_flows.informer(), job_flows.lister()
+        self.job_template_informer, self.job_template_lister = job_templates.informer(), job_templates.lister()
+        self.job_informer, self.job_lister = jobs.informer(), jobs.lister()
+
+    def _new_probe_judge(self, runner: ProbeRunner | None, executor: Executor | None) -> ProbeJudge:
+        # dependsOn.probe (ours, docs/probe.md): network checks run on the cache's own small pool,
+        # never on a worker; the Pod informer is created on the first HTTP or TCP check.
+        return ProbeJudge(
+            self.informer_factory,
+            self.job_lister,
+            self.job_template_lister,
+            self.recorder,
+            ProbeCache(self.clock, executor=executor),
+            runner or NetworkProbeRunner(),
+            self._requeue_job_flow,
+            lambda namespace, name: self.queue.add(self.request_for(namespace, name)),
+        )
+
+    def _new_syncer(self) -> JobFlowSyncer:
+        return JobFlowSyncer(
+            self.clientset,
+            (self.job_flow_lister, self.job_template_lister, self.job_lister),
+            self.recorder,
+            self.clock,
+            self.metrics,
+            self.deleted_jobs,
+            self.create_expectations,
+            self.probes,
+            self.status_writer,
+            self._requeue_job_flow,
+            self.forget_job_flow,
+        )
 
     request_for = staticmethod(JobFlowEventHandlers.request_for)
 
