@@ -11,7 +11,7 @@ So the controller remembers, per JobFlow, the object its last status write retur
 resourceVersions that write replaced. A sync starts from `newest(cached)`: our own written object
 while the cache still shows one of the versions it replaced, the cache otherwise (it caught up, or
 someone else wrote after us: either way it is the newest there is). The cache itself is never
-touched (it is shared and read-only, DESIGN.md); this is a separate map, and an entry is dropped as
+touched (it is shared and read-only: docs/architecture.md); this is a separate map, and an entry is dropped as
 soon as the informer shows the version we wrote, or the JobFlow is deleted.
 
 resourceVersions are compared for equality only, never ordered, as the API conventions require.
