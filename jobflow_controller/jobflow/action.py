@@ -15,7 +15,7 @@ Each row of docs/deviations.md names the function that implements it.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 from informers.errors import NotFoundError
@@ -89,6 +89,34 @@ def deploy_job(world: World) -> Deploy:
     if jf.phase(world.job_flow) in FINISHED:
         return out
     done = completed_job_names(world)
+    for flow, attempt, retried in _unmade_flows(world, done, out):
+        if flow.targets is None or judge(world, flow, done, out.missing_targets):
+            step = load_job_template_and_set_job(world, flow, attempt)
+            if isinstance(step, JobCreate) and retried:
+                step = JobCreate(step.flow, step.job_name, step.body, step.error, fresh_read=True)
+            out.steps.append(step)
+        else:
+            warning = check_patch(world, flow)
+            if warning is not None:
+                out.steps.append(warning)
+    return out
+
+
+def flows_to_judge(world: World) -> list[jf.Flow]:
+    """The flows whose targets `deploy_job` judges in this world (their probes are checked first)."""
+    if jf.phase(world.job_flow) in FINISHED:
+        return []
+    done = completed_job_names(world)
+    return [flow for flow, _, _ in _unmade_flows(world, done, Deploy()) if flow.targets is not None]
+
+
+def _unmade_flows(world: World, done: set[str], out: Deploy) -> Iterator[tuple[jf.Flow, int, bool]]:
+    """The flows whose Job may be created now: (flow, its attempt, whether it has a retry policy).
+
+    Not those whose Job ran to completion, exists (someone else's is an `ErrResourceExists`
+    Warning in `out`), was created moments ago (the informer has not shown it yet), or waits for
+    its retry's backoff (`out.requeue_after`).
+    """
     recorded = _recorded_entries(world.job_flow)
     for flow in world.spec.flows:
         job_name = world.job_name(flow.name)
@@ -100,7 +128,7 @@ def deploy_job(world: World) -> Deploy:
                 out.steps.append(Warning(c.REASON_RESOURCE_EXISTS, c.MESSAGE_RESOURCE_EXISTS, (job_name,)))
             continue
         if job_name in world.expected:
-            continue  # ours, created moments ago; the informer has not shown it yet
+            continue
         entry = recorded.get(job_name)
         policy = world.spec.retry.policies.get(flow.name)
         if retry.awaiting_recreate(entry):
@@ -108,16 +136,7 @@ def deploy_job(world: World) -> Deploy:
             if wait > 0:
                 out.requeue_in(wait)
                 continue
-        if flow.targets is None or judge(world, flow, done, out.missing_targets):
-            step = load_job_template_and_set_job(world, flow, retry.retries_done(entry))
-            if isinstance(step, JobCreate) and policy is not None:
-                step = JobCreate(step.flow, step.job_name, step.body, step.error, fresh_read=True)
-            out.steps.append(step)
-        else:
-            warning = check_patch(world, flow)
-            if warning is not None:
-                out.steps.append(warning)
-    return out
+        yield flow, retry.retries_done(entry), policy is not None
 
 
 def judge(world: World, flow: jf.Flow, done: set[str], missing: list[str] | None = None) -> bool:

@@ -70,18 +70,16 @@ class ProbeJudge:
         self._pod_informer_started = False
 
     def judge_probes(
-        self, job_flow: Obj, flows: tuple[jf.Flow, ...], named_jobs: Mapping[str, Obj], skip: set[str]
+        self, job_flow: Obj, flows: list[jf.Flow], named_jobs: Mapping[str, Obj]
     ) -> dict[str, ProbeVerdict]:
-        """The verdict of each flow with a probe whose Job may be created in this sync.
+        """The verdict of each of `flows` (those `deploy_job` judges in this sync) that has a probe.
 
-        `skip` names the Jobs that will not be created whatever the probe says (done, or created
-        and not shown yet). Each target whose Job is ours and not Completed yet is checked (none
-        short-circuits), so all of a flow's network checks start in one sync.
+        Each target whose Job is ours and not Completed yet is checked (none short-circuits), so
+        all of a flow's network checks start in one sync.
         """
         out: dict[str, ProbeVerdict] = {}
         for flow in flows:
-            job_name = jf.job_name(meta.name(job_flow), flow.name)
-            if flow.probe is None or flow.targets is None or job_name in skip or job_name in named_jobs:
+            if flow.probe is None or flow.targets is None:
                 continue
             probe = self.probe_of(job_flow, flow, flow.targets)
             met = self._met_targets(job_flow, flow, probe, named_jobs) if probe else frozenset()

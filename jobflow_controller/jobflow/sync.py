@@ -14,6 +14,7 @@ the status carrying it has been written.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 import structlog
@@ -27,7 +28,7 @@ from jobflow_controller.jobflow import action
 from jobflow_controller.jobflow import constants as c
 from jobflow_controller.jobflow.expectations import CreateExpectations
 from jobflow_controller.jobflow.finished import DeletedJobs, recorded_completed
-from jobflow_controller.jobflow.plan import Deploy, JobCreate, JobFlowSpec, ProbeVerdict, SyncPlan, Warning, World
+from jobflow_controller.jobflow.plan import Deploy, JobCreate, JobFlowSpec, SyncPlan, Warning, World
 from jobflow_controller.jobflow.state import UpdateJobFlowStatusFn, new_state
 from jobflow_controller.jobflow.state.metrics import JobFlowMetrics
 from jobflow_controller.jobflow.status_writer import StatusWriter
@@ -168,10 +169,7 @@ class JobFlowSyncer:
             for n in (jf.job_name(name, f.name) for f in spec.flows)
             if n not in named_jobs and n not in done and self._expectations.pending(ns, n)
         )
-        probes: dict[str, ProbeVerdict] = {}
-        if any(f.probe is not None for f in spec.flows):
-            probes = self._probes.judge_probes(job_flow, spec.flows, named_jobs, done | expected)
-        return World(
+        world = World(
             job_flow=job_flow,
             spec=spec,
             jobs=tuple(self.get_all_jobs_created_by_job_flow(job_flow)),
@@ -179,9 +177,14 @@ class JobFlowSyncer:
             templates=_present(templates.get, {f.name for f in spec.flows}),
             deleted_completed=deleted,
             expected=expected,
-            probes=probes,
+            probes={},
             now=self._clock.wall(),
         )
+        if not any(f.probe is not None for f in spec.flows):
+            return world
+        # Ours (docs/probe.md): the probes of the flows deploy_job will judge, checked before it.
+        probes = self._probes.judge_probes(job_flow, action.flows_to_judge(world), named_jobs)
+        return replace(world, probes=probes)
 
     def get_all_jobs_created_by_job_flow(self, job_flow: Obj) -> list[Obj]:
         """The Jobs this JobFlow controls (by uid), in creation order.
