@@ -12,9 +12,10 @@ only which ready item is handed out next changes:
 * adding an item that is already queued (or in flight: it is queued again after ``done``) with a
   higher priority moves it up, to the back of that lane; a lower or equal one leaves it where it is.
   An item never moves down: whoever asked for it urgently still gets it soon;
-* ``add`` without a priority is ``DEFAULT_PRIORITY`` (0), as in controller-runtime;
-* a worker can ask which lane the item it holds came from (controller-runtime's
-  ``GetWithPriority``), so a sync can tell urgent work from the kind that may wait.
+* ``add`` without a priority is ``DEFAULT_PRIORITY`` (0), as in controller-runtime.
+
+Unlike controller-runtime's ``GetWithPriority``, a worker is not told which lane its item came
+from: nothing in the controller asks, the lane only decides when an item is handed out.
 
 Moving an item up leaves its old entry behind, stale: every entry carries a sequence number and
 counts only while it is the item's current one, so a move is O(1) and ``pop`` skips the stale ones.
@@ -41,7 +42,7 @@ class PriorityStorage(Generic[T]):
     Used by ``Queue`` under its lock, which is why it has no lock of its own. The queue calls
     ``request`` before every add with the priority asked for; ``push`` (the item becomes ready) and
     ``touch`` (it is ready already) then put it in the highest lane any request since it was last
-    handed out has asked for. ``release`` is the queue's ``done``.
+    handed out has asked for.
     """
 
     def __init__(self) -> None:
@@ -54,8 +55,6 @@ class PriorityStorage(Generic[T]):
         self._requested: dict[T, int] = {}
         #: How many live entries each lane holds, so that counting never scans.
         self._counts: dict[int, int] = {}
-        #: The lane each handed-out item came from, until it is done.
-        self._handed_out: dict[T, int] = {}
         self._seq = itertools.count()
 
     # -- what the queue calls --------------------------------------------------------------------
@@ -85,21 +84,11 @@ class PriorityStorage(Generic[T]):
                 if live is not None and live == (priority, seq):
                     del self._entries[item]
                     self._counts[priority] -= 1
-                    self._handed_out[item] = priority
                     return item
         raise IndexError("pop from an empty PriorityStorage")
 
-    def release(self, item: T) -> None:
-        """`item`, handed out, is done."""
-        self._handed_out.pop(item, None)
-
     def __len__(self) -> int:
         return len(self._entries)
-
-    # -- what a worker may ask -----------------------------------------------------------------
-    def handed_out_from(self, item: T) -> int | None:
-        """The lane `item` was handed out from, while it is (None: it is not in flight)."""
-        return self._handed_out.get(item)
 
     # -- internals -------------------------------------------------------------------------------
     def _enter(self, item: T, priority: int) -> None:

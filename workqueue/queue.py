@@ -164,11 +164,6 @@ class Queue(Generic[T]):
         """
         self._add(item, priority)
 
-    def priority_handed_out(self, item: T) -> int | None:
-        """The lane `item` was handed out from while a worker holds it; None otherwise or without lanes."""
-        with self._lock:
-            return None if self._priorities is None else self._priorities.handed_out_from(item)
-
     def _add(self, item: T, priority: int | None) -> None:
         with self._lock:
             if self._shutting_down:
@@ -248,8 +243,6 @@ class Queue(Generic[T]):
         with self._lock:
             self._metrics.done(item)
             self._processing.discard(item)
-            if self._priorities is not None:
-                self._priorities.release(item)
             if item in self._dirty:
                 self._queue.push(item)
                 if self._waiting_getters:

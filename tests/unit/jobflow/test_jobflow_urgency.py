@@ -10,11 +10,19 @@ Specification, in the order a user meets it:
 
 from __future__ import annotations
 
+import sys
 import time
+from pathlib import Path
 from typing import Any
+from unittest import mock
 
 from jobflow_fakes import FakeClientset, job, job_flow, job_template, new_fake_controller
 
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "workqueue"))  # the recording storage
+
+from workqueue_test_support import RecordingPriorityStorage, priority_handed_out
+
+from jobflow_controller.jobflow import controller as controller_module
 from jobflow_controller.jobflow import status_writer, urgency
 from jobflow_controller.jobflow.controller import JobFlowController
 from workqueue import FakeClock
@@ -25,7 +33,17 @@ REQ = JobFlowController.request_for("default", "f")
 
 
 def _controller(*, burst: int = status_writer.STATUS_WRITE_BURST) -> tuple[JobFlowController, FakeClientset, FakeClock]:
-    controller, clientset, _ = new_fake_controller()
+    """A fake controller whose queue records the lane each request is handed out from."""
+    storages: list[RecordingPriorityStorage[Any]] = []
+
+    def recording_storage() -> RecordingPriorityStorage[Any]:
+        storages.append(RecordingPriorityStorage())
+        return storages[-1]
+
+    with mock.patch.object(controller_module, "PriorityStorage", recording_storage):
+        controller, clientset, _ = new_fake_controller()
+    (storage,) = storages
+    storage.attach(controller.queue)
     clock = controller.clock
     assert isinstance(clock, FakeClock)
     controller.status_writer.lane = status_writer.StatusLane(controller.queue, clock, qps=1.0, burst=burst)
@@ -62,7 +80,7 @@ def _sync_next(controller: JobFlowController) -> int | None:
     """One worker step: take the next request, sync it, mark it done; returns the lane it came from."""
     item, shutdown = controller.queue.get(timeout=5.0)
     assert not shutdown
-    lane = controller.queue.priority_handed_out(item)
+    lane = priority_handed_out(controller.queue, item)
     try:
         controller.sync_handler(item)
     finally:
@@ -92,7 +110,7 @@ def test_a_job_completed_goes_before_job_flows_added_and_jobs_turned_running() -
     order = []
     while len(controller.queue):
         item, _ = controller.queue.get(timeout=1)
-        order.append((item.job_flow_name, controller.queue.priority_handed_out(item)))
+        order.append((item.job_flow_name, priority_handed_out(controller.queue, item)))
         controller.queue.done(item)
 
     assert order == [("f", urgency.REACT), ("new", urgency.DEFAULT), (running.job_flow_name, urgency.STATUS)]
@@ -133,7 +151,7 @@ def _spend_the_burst(controller: JobFlowController) -> None:
 
 def _sync_lane_of(controller: JobFlowController) -> int | None:
     item, _ = controller.queue.get(timeout=1)
-    lane = controller.queue.priority_handed_out(item)
+    lane = priority_handed_out(controller.queue, item)
     controller.queue.done(item)
     return lane
 

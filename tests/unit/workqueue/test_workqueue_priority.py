@@ -7,6 +7,7 @@ import time
 from collections.abc import Hashable
 
 import pytest
+from workqueue_test_support import priority_handed_out, recording_queue
 
 from workqueue import (
     DEFAULT_PRIORITY,
@@ -61,30 +62,31 @@ def test_a_queued_item_moves_up_to_the_back_of_a_higher_lane_and_never_down() ->
 
 
 def test_an_item_added_again_while_in_flight_comes_back_in_the_highest_lane_asked_for() -> None:
-    q = _queue()
+    q, _ = recording_queue()
     q.add_with_priority("a", LOW)
     item, _ = q.get(timeout=1)
-    assert q.priority_handed_out(item) == LOW
+    assert priority_handed_out(q, item) == LOW
     q.add_with_priority("a", LOW)
     q.add_with_priority("a", HIGH)
     q.add("x")
     assert len(q) == 1  # stingy: "a" is not handed out twice at once
     q.done("a")
 
-    assert q.priority_handed_out("a") is None
+    assert priority_handed_out(q, "a") is None
     assert _drain(q) == ["a", "x"]
 
 
-def test_the_worker_learns_the_lane_its_item_came_from() -> None:
-    q = _queue()
+def test_a_recording_storage_knows_the_lane_each_item_in_flight_came_from() -> None:
+    """Test support (workqueue_test_support.py): the runtime does not tell a worker its lane."""
+    q, _ = recording_queue()
     q.add_with_priority("a", HIGH)
     q.add("b")
     a, _ = q.get(timeout=1)
     b, _ = q.get(timeout=1)
-    assert (q.priority_handed_out(a), q.priority_handed_out(b)) == (HIGH, DEFAULT_PRIORITY)
+    assert (priority_handed_out(q, a), priority_handed_out(q, b)) == (HIGH, DEFAULT_PRIORITY)
     q.done(a)
     q.done(b)
-    assert q.priority_handed_out(a) is None
+    assert priority_handed_out(q, a) is None
 
 
 def test_without_priority_storage_the_queue_stays_fifo_and_knows_no_lanes() -> None:
@@ -93,7 +95,7 @@ def test_without_priority_storage_the_queue_stays_fifo_and_knows_no_lanes() -> N
     q.add_with_priority("b", HIGH)
     item, _ = q.get(timeout=1)
     assert item == "a"
-    assert q.priority_handed_out(item) is None
+    assert priority_handed_out(q, item) is None
 
 
 def test_add_after_lands_in_the_lane_asked_for_keeping_the_earliest_time_and_highest_priority() -> None:

@@ -1,10 +1,17 @@
-"""Helpers shared by the workqueue tests: polling waits and a metrics provider that records."""
+"""Helpers shared by the workqueue tests: polling waits, a metrics provider that records, and a
+priority storage that records the lane each item was handed out from."""
 
 from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable
+import weakref
+from collections.abc import Callable, Hashable
+from typing import Any, TypeVar
+
+from workqueue import PriorityStorage, Queue
+
+T = TypeVar("T", bound=Hashable)
 
 POLL_INTERVAL = 0.001
 WAIT_TIMEOUT = 5.0
@@ -113,3 +120,67 @@ class RecordingMetricsProvider:
     def new_retries_metric(self, name: str) -> FakeCounter:
         self.requested.append(("retries", name))
         return self.retries
+
+
+class RecordingPriorityStorage(PriorityStorage[T]):
+    """A ``PriorityStorage`` that remembers the lane each item it hands out came from, until it is done.
+
+    What controller-runtime's ``GetWithPriority`` tells a worker, kept for tests (the runtime has no
+    use for it): they ask ``priority_handed_out`` to see an item leave the lane they expect. A
+    storage sees ``pop`` but not the queue's ``done``, so ``attach`` wraps the queue's ``done``.
+    """
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._lane_of: dict[T, int] = {}
+        self._guard = threading.Lock()
+
+    def pop(self) -> T:
+        # pop takes the oldest live entry of the highest lane holding one: the live counts say which.
+        lane = next((p for p in self._order if self._counts.get(p, 0)), None)
+        before = self._counts.get(lane, 0) if lane is not None else 0
+        item = super().pop()  # IndexError when empty, so a lane was found
+        assert lane is not None and self._counts[lane] == before - 1, "the peeked lane is not the one popped"
+        with self._guard:
+            self._lane_of[item] = lane
+        return item
+
+    def handed_out_from(self, item: T) -> int | None:
+        """The lane `item` was handed out from, while it is (None: it is not in flight)."""
+        with self._guard:
+            return self._lane_of.get(item)
+
+    def attach(self, queue: Queue[T]) -> None:
+        """Make `queue`, built on this storage, forget an item's lane when the item is done.
+
+        Wraps this one queue's ``done``. The lane is forgotten before the queue's own ``done``,
+        while the item is still processing, so it cannot have been handed out again meanwhile.
+        """
+        _attached[queue] = self
+        done = queue.done
+
+        def done_and_forget(item: T) -> None:
+            with self._guard:
+                self._lane_of.pop(item, None)
+            done(item)
+
+        queue.done = done_and_forget  # type: ignore[method-assign]
+
+
+#: The recording storage attached to each queue (weakly: a queue dropped by its test is forgotten).
+_attached: weakref.WeakKeyDictionary[Queue[Any], RecordingPriorityStorage[Any]] = weakref.WeakKeyDictionary()
+
+
+def recording_queue() -> tuple[Queue[Hashable], RecordingPriorityStorage[Hashable]]:
+    """A ``Queue`` on a ``RecordingPriorityStorage`` attached to it."""
+    storage: RecordingPriorityStorage[Hashable] = RecordingPriorityStorage()
+    queue: Queue[Hashable] = Queue(queue=storage)
+    storage.attach(queue)
+    return queue, storage
+
+
+def priority_handed_out(queue: Queue[T], item: T) -> int | None:
+    """The lane `item` was handed out from while a worker holds it; None otherwise, or when `queue`
+    has no ``RecordingPriorityStorage`` attached (a FIFO queue has no lanes)."""
+    storage = _attached.get(queue)
+    return None if storage is None else storage.handed_out_from(item)
