@@ -76,6 +76,17 @@ def sync_job_flow(world: World, update_state_fn: UpdateJobFlowStatusFn) -> SyncP
     return plan
 
 
+def sync_job_flow_status(world: World, update_state_fn: UpdateJobFlowStatusFn) -> SyncPlan:
+    """The status alone, for a JobFlow whose spec can never run (ours: `InvalidJobFlow`).
+
+    Upstream syncs such a JobFlow like any other and writes its status (Pending, with no Job ever
+    created); so do we, from the Jobs it has, and create, delete and retry nothing.
+    """
+    status = get_all_job_status(world)
+    update_state_fn(status, len(world.spec.flows))
+    return SyncPlan(status=status)
+
+
 # -- step 2: create the Jobs that are due ---------------------------------------------------------
 def deploy_job(world: World) -> Deploy:
     """Create, in spec order, each missing Job whose targets are all Completed.

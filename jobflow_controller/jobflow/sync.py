@@ -112,9 +112,8 @@ class JobFlowSyncer:
         name = req.job_flow_name
         # A status computed and not written yet is where this sync starts (own_writes.py).
         job_flow = self._writer.with_pending(job_flow)
-        if self._reported_invalid(req, job_flow):
-            return
-        state = new_state(job_flow, self.sync_job_flow)
+        invalid = self._reported_invalid(req, job_flow)
+        state = new_state(job_flow, self.sync_job_flow_status if invalid else self.sync_job_flow)
         if state is None:
             raise RuntimeError(f"jobflow {name} state {{{jf.phase(job_flow)}}} is invalid")
         try:
@@ -125,7 +124,7 @@ class JobFlowSyncer:
             ) from err
 
     def _reported_invalid(self, req: FlowRequest, job_flow: Obj) -> bool:
-        """A JobFlow that can never finish: say so once per generation and wait for its spec to change.
+        """A JobFlow that can never finish: say so once per generation; only its status is kept true.
 
         The update handler turns a spec change into a new request. Several syncs of one generation
         (a JobTemplate's add racing the JobFlow's, the resync) would otherwise each add a Warning,
@@ -154,6 +153,10 @@ class JobFlowSyncer:
     def sync_job_flow(self, job_flow: Obj, update_state_fn: UpdateJobFlowStatusFn) -> None:
         """Upstream's `syncJobFlow`: the state machine's callback, decided by action.py."""
         self.execute(job_flow, action.sync_job_flow(self.observe(job_flow), update_state_fn))
+
+    def sync_job_flow_status(self, job_flow: Obj, update_state_fn: UpdateJobFlowStatusFn) -> None:
+        """The state machine's callback for an invalid JobFlow: its status is written, nothing else."""
+        self.execute(job_flow, action.sync_job_flow_status(self.observe(job_flow), update_state_fn))
 
     def observe(self, job_flow: Obj) -> World:
         """What the sync of `job_flow` sees: its Jobs, the Jobs and templates its flows name, the time."""

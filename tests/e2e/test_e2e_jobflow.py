@@ -154,6 +154,8 @@ def test_a_cycle_that_passes_the_crd_rules_gets_one_warning_and_no_jobs(
     wait_for(lambda: events_of(clientset, namespace, "cyclic"), 30, what="the Warning event")
     assert events_of(clientset, namespace, "cyclic") == [("Warning", "InvalidJobFlow", "jobflow Flow is not DAG", 1)]
     assert job_names(clientset, namespace) == []
+    # The STATUS column of `kubectl get jf` shows it, as upstream's status for a JobFlow with no Jobs.
+    wait_for(lambda: phase_of(clientset, namespace, "cyclic") == "Pending", 30, what="the Pending phase")
 
 
 def test_a_deleted_job_is_recreated_at_once(controller: RunningManager, clientset: Clientset, namespace: str) -> None:

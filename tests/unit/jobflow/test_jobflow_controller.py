@@ -6,7 +6,7 @@ import threading
 import time
 
 import pytest
-from jobflow_fakes import job, job_flow, new_fake_controller
+from jobflow_fakes import job, job_flow, job_template, new_fake_controller
 
 from jobflow_controller.apis import FlowRequest
 from jobflow_controller.apis.request import FlowRequest as Request
@@ -101,13 +101,38 @@ def test_an_invalid_job_flow_gets_a_warning_and_no_jobs() -> None:
     flows = [{"name": "a", "dependsOn": {"targets": ["b"]}}, {"name": "b", "dependsOn": {"targets": ["a"]}}]
     controller.job_flow_informer.get_indexer().add(job_flow("cyclic", flows=flows))
     controller.sync.handle_job_flow(_req("cyclic"))
-    assert clientset.api.actions == []
+    assert [a.verb for a in clientset.api.actions if a.resource == "jobs"] == []
     assert recorder.drain() == ["Warning InvalidJobFlow jobflow Flow is not DAG"]
+
+
+def test_an_invalid_job_flow_shows_the_status_of_a_job_flow_with_no_jobs() -> None:
+    """Upstream writes Pending for it (and waits for ever); `kubectl get jf` shows that phase."""
+    controller, clientset, _ = new_fake_controller()
+    flows = [{"name": "a", "dependsOn": {"targets": ["b"]}}, {"name": "b", "dependsOn": {"targets": ["a"]}}]
+    controller.job_flow_informer.get_indexer().add(job_flow("cyclic", flows=flows))
+    controller.sync.handle_job_flow(_req("cyclic"))
+    assert [(a.verb, a.body["status"]) for a in clientset.api.actions] == [
+        ("update_status", {"state": {"phase": "Pending"}})
+    ]
+
+
+def test_an_invalid_job_flow_with_jobs_keeps_their_status_true_and_creates_nothing() -> None:
+    controller, clientset, recorder = new_fake_controller()
+    flows = [{"name": "a"}, {"name": "b", "dependsOn": {"targets": ["c"]}}]  # c names no flow
+    controller.job_flow_informer.get_indexer().add(job_flow("f", flows=flows, phase="Running"))
+    controller.job_template_informer.get_indexer().add(job_template("b"))
+    controller.job_informer.get_indexer().add(job("f-a", flow="f", phase="Completed"))
+    controller.sync.handle_job_flow(_req("f"))
+    writes = [a for a in clientset.api.actions if a.verb == "update_status"]
+    assert [a.verb for a in clientset.api.actions] == ["update_status"]
+    assert writes[0].body["status"]["completedJobs"] == ["f-a"]
+    assert writes[0].body["status"]["state"] == {"phase": "Running"}
+    assert [e.split(" ")[1] for e in recorder.drain()] == ["InvalidJobFlow"]
 
 
 def test_an_invalid_job_flow_is_warned_once_per_generation_however_often_it_is_synced() -> None:
     """A JobTemplate's add racing the JobFlow's, or the resync, syncs it again: no second Warning."""
-    controller, _, recorder = new_fake_controller()
+    controller, clientset, recorder = new_fake_controller()
     flows = [{"name": "a", "dependsOn": {"targets": ["b"]}}, {"name": "b", "dependsOn": {"targets": ["a"]}}]
     cyclic = job_flow("cyclic", flows=flows)
     cyclic["metadata"]["generation"] = 1
@@ -116,7 +141,13 @@ def test_an_invalid_job_flow_is_warned_once_per_generation_however_often_it_is_s
     controller.sync.handle_job_flow(_req("cyclic"))
     assert recorder.drain() == ["Warning InvalidJobFlow jobflow Flow is not DAG"]
 
-    edited = {**cyclic, "metadata": {**cyclic["metadata"], "generation": 2}, "spec": {"flows": [*flows, {"name": "c"}]}}
+    # A spec edit bumps the resourceVersion too (the status the first sync wrote is older than it).
+    edited = {
+        **cyclic,
+        "metadata": {**cyclic["metadata"], "generation": 2, "resourceVersion": "900"},
+        "spec": {"flows": [*flows, {"name": "c"}]},
+    }
+    clientset.api.objects[("jobflows", "default", "cyclic")] = edited
     controller.job_flow_informer.get_indexer().update(edited)
     controller.sync.handle_job_flow(_req("cyclic"))
     assert recorder.drain() == ["Warning InvalidJobFlow jobflow Flow is not DAG"]
