@@ -94,10 +94,11 @@ def deploy_job(world: World) -> Deploy:
     Existing Jobs are never touched, whatever their phase. Upstream re-creates any missing Job, in
     Succeed too; ours: a finished JobFlow creates nothing, and a Job the status records as
     Completed (or seen deleted while Completed) is done for good (finished.py). A Job deleted
-    before it completed is re-created, as upstream.
+    before it completed is re-created, as upstream. A JobFlow being deleted creates nothing either:
+    the garbage collector deleting its Jobs would otherwise have them re-created (`_creates_nothing`).
     """
     out = Deploy()
-    if jf.phase(world.job_flow) in FINISHED:
+    if _creates_nothing(world):
         return out
     done = completed_job_names(world)
     for flow, attempt, retried in _unmade_flows(world, done, out):
@@ -115,10 +116,15 @@ def deploy_job(world: World) -> Deploy:
 
 def flows_to_judge(world: World) -> list[jf.Flow]:
     """The flows whose targets `deploy_job` judges in this world (their probes are checked first)."""
-    if jf.phase(world.job_flow) in FINISHED:
+    if _creates_nothing(world):
         return []
     done = completed_job_names(world)
     return [flow for flow, _, _ in _unmade_flows(world, done, Deploy()) if flow.targets is not None]
+
+
+def _creates_nothing(world: World) -> bool:
+    """A finished JobFlow (Succeed, Failed), or one being deleted (`deletionTimestamp` set)."""
+    return jf.phase(world.job_flow) in FINISHED or bool(meta.metadata(world.job_flow).get("deletionTimestamp"))
 
 
 def _unmade_flows(world: World, done: set[str], out: Deploy) -> Iterator[tuple[jf.Flow, int, bool]]:

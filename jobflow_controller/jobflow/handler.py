@@ -139,7 +139,11 @@ class JobFlowEventHandlers:
             if jf.phase(new) in _UNFINISHED or (succeeded_for_deletion and self.has_jobs_left(new)):
                 self.enqueue_job_flow(self.request_for(meta.namespace(new), meta.name(new)))
             return
-        spec_changed = meta.metadata(new).get("generation") != meta.metadata(old).get("generation")
+        # Setting `deletionTimestamp` bumps the generation too; a deletion is no spec change (upstream
+        # does not sync it), and a JobFlow being deleted creates nothing anyway (action.deploy_job).
+        spec_changed = meta.metadata(new).get("generation") != meta.metadata(old).get("generation") and not (
+            meta.metadata(new).get("deletionTimestamp") and not meta.metadata(old).get("deletionTimestamp")
+        )
         # A delete and re-create under the same name that the watch missed (a relist after a
         # compaction, say) arrives as an update whose uid differs: it is a new JobFlow to sync.
         recreated = meta.uid(new) != meta.uid(old)

@@ -4,17 +4,31 @@ from __future__ import annotations
 
 import datetime
 import itertools
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 from e2e_helpers import EventLog, RunningManager, wait_for
-from jobflows import FAST, SIM, chain, create_all, events_of, examples, flow, job_names, phase_of, template
+from jobflows import (
+    FAST,
+    SIM,
+    chain,
+    create_all,
+    events_of,
+    examples,
+    flow,
+    job_names,
+    phase_of,
+    template,
+    wait_for_foreground_deletes,
+)
 
 from jobflow_controller.apis import job as vcjob
 from jobflow_controller.apis.timeutil import parse_duration, parse_time
 from jobflow_controller.kube.clientset import Clientset
+from jobflow_controller.kube.errors import NotFoundError
 from jobflow_controller.local.simulator import JobSimulator
 
 
@@ -299,3 +313,28 @@ def test_a_bad_patch_gets_an_invalid_patch_warning_and_the_other_flows_still_run
     wait_for(lambda: phase_of(clientset, namespace, "bad") == "Succeed", 20, what="bad to Succeed")
     chief = next(t for t in clientset.jobs(namespace).get("bad-train")["spec"]["tasks"] if t["name"] == "chief")
     assert chief["replicas"] == 1
+
+
+def test_a_job_flow_deleted_in_the_foreground_goes_without_any_job_created_again(
+    controller: RunningManager, clientset: Clientset, namespace: str
+) -> None:
+    """The API server sets `deletionTimestamp` (and bumps the generation), then the garbage collector
+    deletes the Jobs before the JobFlow: a JobFlow being deleted must not create them again."""
+    wait_for_foreground_deletes(clientset, namespace)
+    create_all(clientset, [template("a", namespace, "Pending:0.2s,Running:60s,Completed"), template("b", namespace)])
+    create_all(clientset, [flow("going", namespace, chain("a", "b"))])
+    wait_for(lambda: job_names(clientset, namespace) == ["going-a"], 30, what="the first Job")
+    clientset.job_flows(namespace).delete("going", propagation_policy="Foreground")
+
+    def gone() -> bool:
+        try:
+            clientset.job_flows(namespace).get("going")
+        except NotFoundError:
+            return True
+        return False
+
+    wait_for(gone, 60, interval=0.2, what="the Foreground delete of the JobFlow")
+    time.sleep(1.0)  # a create the controller would still make shows up within this
+    assert job_names(clientset, namespace) == []
+    created = [e for e in events_of(clientset, namespace, "going") if e[1] == "Created"]
+    assert created == [("Normal", "Created", "create a job named going-a!", 1)]

@@ -14,11 +14,10 @@ from pathlib import Path
 from typing import Any
 
 from e2e_helpers import EventLog, RunningManager, wait_for
-from jobflows import FAST, create_all, events_of, flow, job_names, phase_of, template
+from jobflows import FAST, create_all, events_of, flow, job_names, phase_of, template, wait_for_foreground_deletes
 
 from jobflow_controller.apis import meta
 from jobflow_controller.kube.clientset import Clientset
-from jobflow_controller.kube.errors import NotFoundError
 from jobflow_controller.local.simulator import JobSimulator
 
 TTL = 1
@@ -32,28 +31,6 @@ def ttl_template(name: str, namespace: str, script: str) -> dict[str, Any]:
     doc = template(name, namespace, script)
     doc["spec"]["ttlSecondsAfterFinished"] = TTL
     return doc
-
-
-def wait_for_foreground_deletes(clientset: Clientset, namespace: str) -> None:
-    """A Foreground delete completes only once kube-controller-manager's garbage collector watches
-    the resource, which it starts at its discovery resync (every 30 s) after the CRD appears."""
-    probe = {
-        "apiVersion": "batch.volcano.sh/v1alpha1",
-        "kind": "Job",
-        "metadata": {"name": "gc-probe", "namespace": namespace},
-        "spec": {},
-    }
-    clientset.jobs(namespace).create(probe)
-    clientset.jobs(namespace).delete("gc-probe", propagation_policy="Foreground")
-
-    def gone() -> bool:
-        try:
-            clientset.jobs(namespace).get("gc-probe")
-        except NotFoundError:
-            return True
-        return False
-
-    wait_for(gone, 75, interval=0.2, what="the garbage collector to finish a Foreground delete")
 
 
 def syncs_done(controller: RunningManager) -> float:

@@ -44,6 +44,15 @@ def test_update_job_flow_enqueues_a_spec_change() -> None:
     assert len(controller.queue) == 1
 
 
+def test_the_generation_bump_of_a_deletion_is_no_spec_change() -> None:
+    """The API server bumps the generation when it sets `deletionTimestamp`; upstream does not sync that."""
+    controller, _, _ = new_fake_controller()
+    deleting = job_flow("f", rv="2", generation=2)
+    deleting["metadata"]["deletionTimestamp"] = "2024-01-01T00:00:00Z"
+    controller.handlers.update_job_flow(job_flow("f", rv="1", generation=1), deleting)
+    assert len(controller.queue) == 0
+
+
 def test_update_job_enqueues_the_controlling_job_flow() -> None:
     controller, _, _ = new_fake_controller()
     old = job("job1", "test", owner="jobflow1", rv="1223")

@@ -258,3 +258,15 @@ def test_the_phase_rules_count_a_deleted_completed_job_as_completed() -> None:
     assert pending.phase == "Running"
 
     assert "deleted_completed_jobs" not in str(running.to_dict())
+
+
+def test_a_job_flow_being_deleted_creates_nothing() -> None:
+    """The garbage collector deletes its Jobs first (Foreground): none of them is created again."""
+    controller, clientset, _ = new_fake_controller()
+    flow = job_flow("f", flows=[{"name": "a"}, {"name": "b", "dependsOn": {"targets": ["a"]}}], phase="Running")
+    flow["metadata"]["deletionTimestamp"] = "2024-01-01T00:00:00Z"
+    controller.job_flow_informer.get_indexer().add(flow)
+    controller.job_template_informer.get_indexer().add(job_template("a"))
+    controller.job_template_informer.get_indexer().add(job_template("b"))
+    deploy_job(controller, flow)
+    assert clientset.api.verbs("jobs") == []
