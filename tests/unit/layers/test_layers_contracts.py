@@ -53,12 +53,9 @@ def _section(text: str) -> str:
 
 def broken_contracts(tmp_path: Path, extra: dict[str, str]) -> set[str]:
     """Run `lint-imports` over the clean tree plus `extra` (appended to a file); the broken names."""
-    for path, source in CLEAN_TREE.items():
+    for path in {**CLEAN_TREE, **extra}:
         (tmp_path / path).parent.mkdir(parents=True, exist_ok=True)
-        (tmp_path / path).write_text(source + extra.get(path, ""))
-    for path, source in extra.items():
-        if path not in CLEAN_TREE:
-            (tmp_path / path).write_text(source)
+        (tmp_path / path).write_text(CLEAN_TREE.get(path, "") + extra.get(path, ""))
     (tmp_path / "pyproject.toml").write_text(_section(PYPROJECT_TEXT))
     lint_imports = Path(sys.executable).parent / "lint-imports"
     result = subprocess.run(
@@ -81,6 +78,15 @@ def broken_contracts(tmp_path: Path, extra: dict[str, str]) -> set[str]:
 
 def test_the_clean_tree_keeps_every_contract(tmp_path: Path) -> None:
     assert broken_contracts(tmp_path, {}) == set()
+
+
+def test_every_module_of_kube_may_import_the_client(tmp_path: Path) -> None:
+    extra = {
+        "jobflow_controller/kube/__init__.py": "import kubernetes\n",
+        "jobflow_controller/kube/lease/__init__.py": "",
+        "jobflow_controller/kube/lease/lock.py": "from kubernetes.client import ApiClient\n",
+    }
+    assert broken_contracts(tmp_path, extra) == set()
 
 
 @pytest.mark.parametrize(
