@@ -57,6 +57,14 @@ log = structlog.get_logger("jobflow_controller.manager")
 LEADER_HEALTHZ_TIMEOUT = 20.0
 
 
+def start_event_broadcaster(rest: RestClient) -> EventBroadcaster:
+    """Events go to the log and, through `rest`, to the API server, as upstream's managers set up."""
+    broadcaster = EventBroadcaster()
+    broadcaster.start_structured_logging()
+    broadcaster.start_recording_to_sink(KubeEventSink.from_rest_client(rest))
+    return broadcaster
+
+
 class Manager:
     """One process: both controllers, their shared caches, leader election, health and metrics."""
 
@@ -87,9 +95,7 @@ class Manager:
         # client the hard stop does not cancel, under the same QPS budget.
         self.event_rest = client()
         self.clientset = Clientset(self.rest)
-        self.broadcaster = EventBroadcaster()
-        self.broadcaster.start_structured_logging()
-        self.broadcaster.start_recording_to_sink(KubeEventSink.from_rest_client(self.event_rest))
+        self.broadcaster = start_event_broadcaster(self.event_rest)
         self.recorder = self.broadcaster.new_recorder(COMPONENT)
         # Upstream's factories have resync 0; ours replays JobFlows every --resync-period so that an
         # unfinished JobFlow is synced again even when no event comes (docs/operations.md).
@@ -108,10 +114,9 @@ class Manager:
             )
         else:
             self.shard_units = ShardUnits(self.registry)
-        sharded = options.shards > 0
-        self.watchdog = (
-            new_leader_healthz_adaptor(LEADER_HEALTHZ_TIMEOUT) if options.leader_elect and not sharded else None
-        )
+        # The one Lease of the process has a watchdog; with --shards, /healthz asks the campaign.
+        leased = options.leader_elect and not options.shards
+        self.watchdog = new_leader_healthz_adaptor(LEADER_HEALTHZ_TIMEOUT) if leased else None
         self.endpoints = Endpoints(
             options,
             self.registry,
