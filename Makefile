@@ -1,5 +1,5 @@
 # The project's commands. `make test` installs everything it needs (virtualenv, packages, kubectl,
-# control-plane binaries) and runs ruff, mypy and the whole pytest suite.
+# control-plane binaries) and runs ruff, mypy, import-linter and the whole pytest suite.
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
@@ -22,6 +22,7 @@ lint: install
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy
+	$(BIN)/lint-imports
 
 test-unit: install
 	$(BIN)/pytest tests/unit
@@ -55,4 +56,4 @@ bench: install control-plane
 	@! grep -qvx 0 $(BENCH_OUT)/*.rc
 
 clean:
-	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .bench-results
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .import_linter_cache .bench-results

@@ -11,8 +11,12 @@ import sys
 
 import structlog
 
+#: --log-format: key=value text, or one JSON object per line.
+LOG_FORMATS = ("text", "json")
+DEFAULT_LOG_FORMAT = "text"
 
-def configure(log_format: str = "text", verbosity: int = 0) -> None:
+
+def configure(log_format: str = DEFAULT_LOG_FORMAT, verbosity: int = 0) -> None:
     level = logging.DEBUG if verbosity >= 4 else logging.INFO
     timestamper = structlog.processors.TimeStamper(fmt="iso", utc=True)
     shared: list[structlog.types.Processor] = [

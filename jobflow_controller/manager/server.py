@@ -20,6 +20,7 @@ before a graceful exit are still flushed.
 
 from __future__ import annotations
 
+import functools
 import os
 import signal
 import sys
@@ -27,44 +28,27 @@ import threading
 from collections.abc import Callable
 
 import structlog
-from kubernetes import client as k8s_client
 from prometheus_client import CollectorRegistry, disable_created_metrics
 
 from jobflow_controller import __version__
-from jobflow_controller.framework import IN_FLIGHT_SYNC_GRACE
-from jobflow_controller.jobflow import JobFlowController
 from jobflow_controller.jobflow.constants import COMPONENT
 from jobflow_controller.jobflow.state.metrics import JobFlowMetrics
-from jobflow_controller.jobtemplate import JobTemplateController
 from jobflow_controller.kube import resources
 from jobflow_controller.kube.clientset import Clientset
 from jobflow_controller.kube.config import ConfigError, build_config
 from jobflow_controller.kube.event_sink import KubeEventSink
 from jobflow_controller.kube.informers import VolcanoInformerFactory
-from jobflow_controller.kube.lease_lock import LeaseLock, lease_request_timeout
-from jobflow_controller.kube.rest import RestClient, add_user_agent, default_user_agent
-from jobflow_controller.leaderelection import (
-    LeaderCallbacks,
-    LeaderElectionConfig,
-    PrometheusLeaderMetrics,
-    default_identity,
-    new_leader_healthz_adaptor,
-    run_or_die,
-)
-from jobflow_controller.manager import options as opts
-from jobflow_controller.manager.healthz import Check, EndpointServer, health_tls_context, split_address
+from jobflow_controller.kube.rest import RestClient, default_user_agent
+from jobflow_controller.leaderelection import default_identity, new_leader_healthz_adaptor
+from jobflow_controller.manager.config import Options
+from jobflow_controller.manager.controllers import Controller, build_controllers, run_controllers
+from jobflow_controller.manager.election import leader_locks, run_leader_elected, shard_campaign
+from jobflow_controller.manager.endpoints import Endpoints, StartupError
 from jobflow_controller.manager.metrics import RestClientMetrics
-from jobflow_controller.manager.shards import (
-    ShardUnit,
-    ShardUnits,
-    build_controllers,
-    preferred_shard,
-    run_controllers,
-)
+from jobflow_controller.manager.shards import ShardUnit, ShardUnits, preferred_shard
 from jobflow_controller.manager.stops import set_when_any
 from jobflow_controller.record import EventBroadcaster
-from jobflow_controller.sharding import ShardCampaign, shard_lease_name
-from jobflow_controller.webhook import WebhookServer
+from jobflow_controller.sharding import ShardCampaign
 from workqueue import PrometheusMetricsProvider
 
 log = structlog.get_logger("jobflow_controller.manager")
@@ -73,14 +57,18 @@ log = structlog.get_logger("jobflow_controller.manager")
 LEADER_HEALTHZ_TIMEOUT = 20.0
 
 
-class StartupError(RuntimeError):
-    """An endpoint the flags ask for cannot be served (address in use, unreadable certificate)."""
+def start_event_broadcaster(rest: RestClient) -> EventBroadcaster:
+    """Events go to the log and, through `rest`, to the API server, as upstream's managers set up."""
+    broadcaster = EventBroadcaster()
+    broadcaster.start_structured_logging()
+    broadcaster.start_recording_to_sink(KubeEventSink.from_rest_client(rest))
+    return broadcaster
 
 
 class Manager:
     """One process: both controllers, their shared caches, leader election, health and metrics."""
 
-    def __init__(self, options: opts.Options) -> None:
+    def __init__(self, options: Options) -> None:
         self.options = options
         # Go's client_golang has no `_created` series; dashboards would see unfamiliar names.
         disable_created_metrics()  # type: ignore[no-untyped-call]
@@ -89,102 +77,91 @@ class Manager:
         # Set when the lease is lost or the drain deadline passed: start nothing, send nothing.
         self.hard_stop = threading.Event()
         self.exit_code = 0
-        self.preferred_shard: int | None = None
-        if options.shards:
-            self.preferred_shard = preferred_shard(options)
-            if not options.leader_elect and self.preferred_shard is None:
-                raise ConfigError(
-                    "--shards with --leader-elect=false runs one fixed shard: give --shard-index, or a $POD_NAME "
-                    f"ending in an ordinal below {options.shards}"
-                )
+        self.preferred_shard = self._preferred_shard()
         config = build_config(options.kubeconfig, options.master)
-        user_agent = default_user_agent()
-        request_metrics = RestClientMetrics(self.registry)
-        self.rest = RestClient(
+        self._user_agent = default_user_agent()
+        self._request_metrics = RestClientMetrics(self.registry)
+        client = functools.partial(
+            RestClient,
             config,
             qps=options.kube_api_qps,
             burst=options.kube_api_burst,
-            user_agent=user_agent,
-            metrics=request_metrics,
-            cancel=self.hard_stop,
+            user_agent=self._user_agent,
+            metrics=self._request_metrics,
         )
+        self.rest = client(cancel=self.hard_stop)
         # Events are recorded by the controllers but sent by the broadcaster's own thread; they
         # must still go out after the hard stop (the graceful exit flushes them), so they use a
         # client the hard stop does not cancel, under the same QPS budget.
-        self.event_rest = RestClient(
-            config,
-            qps=options.kube_api_qps,
-            burst=options.kube_api_burst,
-            user_agent=user_agent,
-            metrics=request_metrics,
-        )
+        self.event_rest = client()
         self.clientset = Clientset(self.rest)
-        self.broadcaster = EventBroadcaster()
-        self.broadcaster.start_structured_logging()
-        self.broadcaster.start_recording_to_sink(KubeEventSink.from_rest_client(self.event_rest))
+        self.broadcaster = start_event_broadcaster(self.event_rest)
         self.recorder = self.broadcaster.new_recorder(COMPONENT)
         # Upstream's factories have resync 0; ours replays JobFlows every --resync-period so that an
         # unfinished JobFlow is synced again even when no event comes (docs/operations.md).
         self.factory = VolcanoInformerFactory(
             self.clientset, custom_resync={resources.JOB_FLOWS: options.resync_period}
         )
-        queue_metrics = PrometheusMetricsProvider(self.registry)
-        self.controllers: list[JobFlowController | JobTemplateController] = []
+        self._queue_metrics = PrometheusMetricsProvider(self.registry)
+        self._jobflow_counters: JobFlowMetrics | None = None
+        self.controllers: list[Controller] = []
         #: With --shards, the units of the shards held now (the controllers above stay empty).
         self.shard_units: ShardUnits | None = None
         self.campaign: ShardCampaign | None = None
         if options.shards == 0:
             self.controllers = build_controllers(
-                self.clientset,
-                self.factory,
-                self.recorder,
-                options,
-                lambda: JobFlowMetrics(self.registry),
-                queue_metrics,
+                self.clientset, self.factory, self.recorder, options, self._jobflow_metrics, self._queue_metrics
             )
         else:
-            self._init_shards(config, user_agent, request_metrics, queue_metrics)
-        sharded = options.shards > 0
-        self.watchdog = (
-            new_leader_healthz_adaptor(LEADER_HEALTHZ_TIMEOUT) if options.leader_elect and not sharded else None
+            self.shard_units = ShardUnits(self.registry)
+        # The one Lease of the process has a watchdog; with --shards, /healthz asks the campaign.
+        leased = options.leader_elect and not options.shards
+        self.watchdog = new_leader_healthz_adaptor(LEADER_HEALTHZ_TIMEOUT) if leased else None
+        self.endpoints = Endpoints(
+            options,
+            self.registry,
+            leader_election=self._leader_health,
+            informer_sync=self._caches_synced,
+            shutdown=self._not_stopping,
         )
-        self.servers: list[EndpointServer] = []
-        self._controllers_done = threading.Event()
-        self._leading_started = threading.Event()
 
-    def _init_shards(
-        self,
-        config: k8s_client.Configuration,
-        user_agent: str,
-        request_metrics: RestClientMetrics,
-        queue_metrics: PrometheusMetricsProvider,
-    ) -> None:
-        """Sharded mode: what every shard unit shares; the units come and go with the Leases."""
-        self.shard_units = ShardUnits(self.registry)
-        jobflow_metrics: list[JobFlowMetrics] = []
-
-        def shared_jobflow_metrics() -> JobFlowMetrics:
-            # One set of counters for the process, however many units come and go.
-            if not jobflow_metrics:
-                jobflow_metrics.append(JobFlowMetrics(self.registry))
-            return jobflow_metrics[0]
-
-        limiter = self.rest.limiter
-
-        def new_unit(shard: int) -> ShardUnit:
-            return ShardUnit(
-                shard,
-                configuration=config,
-                options=self.options,
-                recorder=self.recorder,
-                limiter=limiter,
-                user_agent=user_agent,
-                request_metrics=request_metrics,
-                jobflow_metrics=shared_jobflow_metrics,
-                queue_metrics=queue_metrics,
+    def _preferred_shard(self) -> int | None:
+        o = self.options
+        if not o.shards:
+            return None
+        preferred = preferred_shard(o)
+        if not o.leader_elect and preferred is None:
+            raise ConfigError(
+                "--shards with --leader-elect=false runs one fixed shard: give --shard-index, or a $POD_NAME "
+                f"ending in an ordinal below {o.shards}"
             )
+        return preferred
 
-        self._new_unit = new_unit
+    def _jobflow_metrics(self) -> JobFlowMetrics:
+        # One set of counters for the process, however many shard units come and go.
+        if self._jobflow_counters is None:
+            self._jobflow_counters = JobFlowMetrics(self.registry)
+        return self._jobflow_counters
+
+    def _shard_client(self, cancel: threading.Event) -> RestClient:
+        """A shard unit's client: its hard stop cancels it alone; the QPS budget is the process's."""
+        return RestClient(
+            self.rest.configuration,
+            user_agent=self._user_agent,
+            metrics=self._request_metrics,
+            cancel=cancel,
+            limiter=self.rest.limiter,
+        )
+
+    def _new_unit(self, shard: int) -> ShardUnit:
+        return ShardUnit(
+            shard,
+            new_client=self._shard_client,
+            options=self.options,
+            recorder=self.recorder,
+            jobflow_metrics=self._jobflow_metrics,
+            queue_metrics=self._queue_metrics,
+        )
 
     # -- health -----------------------------------------------------------------------------------
     def _caches_synced(self) -> str | None:
@@ -208,43 +185,8 @@ class Manager:
             return str(err)
         return None
 
-    def _start_http(self) -> None:
-        o = self.options
-        ping: Check = lambda: None  # noqa: E731
-        checks: dict[str, list[tuple[str, Check]]] = {
-            "/healthz": [("ping", ping), ("leaderElection", self._leader_health)],
-            "/livez": [("ping", ping), ("leaderElection", self._leader_health)],
-            "/readyz": [("ping", ping), ("informer-sync", self._caches_synced), ("shutdown", self._not_stopping)],
-        }
-        try:
-            if o.enable_healthz:
-                same = o.enable_metrics and o.listen_address == o.healthz_address
-                registry = self.registry if same else None
-                tls = health_tls_context(o.tls_cert_file, o.tls_private_key_file, o.ca_cert_file)
-                server = EndpointServer(o.healthz_address, checks=checks, registry=registry, tls=tls)
-                self.servers.append(server.start())
-            if o.enable_metrics and not (o.enable_healthz and o.listen_address == o.healthz_address):
-                self.servers.append(EndpointServer(o.listen_address, registry=self.registry).start())
-        except OSError as err:
-            raise StartupError(f"cannot serve health or metrics: {err}") from err
-
     def _not_stopping(self) -> str | None:
         return "process is shutting down" if self.stop.is_set() else None
-
-    #: The JobFlow validating webhook, when --enable-webhook; served by every replica, leader or not.
-    webhook: WebhookServer | None = None
-
-    def _start_webhook(self) -> None:
-        o = self.options
-        if not o.enable_webhook:
-            return
-        cert, key = o.webhook_tls_cert_file, o.webhook_tls_private_key_file
-        assert cert and key  # options.validate requires both
-        try:
-            self.webhook = WebhookServer(split_address(o.webhook_address), cert, key)
-        except OSError as err:  # ssl.SSLError included: a certificate and key that do not load
-            raise StartupError(f"cannot serve the webhook on {o.webhook_address} with {cert}: {err}") from err
-        self.webhook.start()
 
     # -- run --------------------------------------------------------------------------------------
     def run_controllers(self, stop: threading.Event) -> None:
@@ -254,7 +196,6 @@ class Manager:
         (or the lease is lost) `hard_stop` is set and nothing more is synced or sent.
         """
         run_controllers(self.controllers, stop, self.hard_stop, self.options)
-        self._controllers_done.set()
 
     def run(self) -> int:
         o = self.options
@@ -268,8 +209,7 @@ class Manager:
         self.factory.start(self.stop)
         try:
             try:
-                self._start_http()
-                self._start_webhook()
+                self.endpoints.start()
             except StartupError as err:
                 log.error("cannot start", error=str(err))
                 print(f"jobflow-controller: error: {err}", file=sys.stderr)
@@ -278,74 +218,24 @@ class Manager:
             if o.shards:
                 self._run_shards()
             elif o.leader_elect:
-                self._run_with_leader_election()
+                self._run_leader_elected()
             else:
                 self.run_controllers(self.stop)
         finally:
             self._shutdown()
         return self.exit_code
 
-    def _run_with_leader_election(self) -> None:
-        o = self.options
-        identity = default_identity()
-        # Like upstream's "leader-election" client: its own connections and user agent, so a
-        # renewal never waits behind the controllers' requests and is told apart in audit logs.
-        lease_api = k8s_client.ApiClient(self.rest.configuration)
-        lease_api.user_agent = add_user_agent(self.rest.api_client.user_agent, "leader-election")
-        lock = LeaseLock(
-            lease_api,
-            o.leader_elect_resource_namespace,
-            o.leader_elect_resource_name,
-            identity,
-            event_recorder=self.recorder,
-            request_timeout=lease_request_timeout(o.leader_elect_renew_deadline),
-        )
-        elector_stop = threading.Event()
-
-        def on_started_leading(leading: threading.Event) -> None:
-            self._leading_started.set()
-            log.info("started leading", identity=identity)
+    def _run_leader_elected(self) -> None:
+        def lead(leading: threading.Event) -> None:
             ctrl_stop = threading.Event()
             set_when_any(ctrl_stop, self.stop, leading)
             # A lost lease is a hard stop: the new leader may be writing already.
             set_when_any(self.hard_stop, leading)
             self.run_controllers(ctrl_stop)
 
-        def on_stopped_leading() -> None:
-            if not self.stop.is_set():
-                log.error("leaderelection lost", identity=identity)
-                self.exit_code = 1
-                self.stop.set()
-
-        def on_new_leader(holder: str) -> None:
-            if holder and holder != identity:
-                log.info("new leader elected", leader=holder)
-
-        config = LeaderElectionConfig(
-            lock=lock,
-            callbacks=LeaderCallbacks(on_started_leading, on_stopped_leading, on_new_leader),
-            lease_duration=o.leader_elect_lease_duration,
-            renew_deadline=o.leader_elect_renew_deadline,
-            retry_period=o.leader_elect_retry_period,
-            watch_dog=self.watchdog,
-            release_on_cancel=True,
-            name=o.leader_elect_resource_name,
-        )
-        elector = threading.Thread(
-            target=run_or_die,
-            args=(config, elector_stop),
-            kwargs={"metrics": PrometheusLeaderMetrics(self.registry)},
-            name="leader-elector",
-            daemon=True,
-        )
-        elector.start()
-        self.stop.wait()
-        # Release the lease only once our workers are done, so no two leaders ever write at once.
-        if self._leading_started.is_set():
-            self._controllers_done.wait(o.graceful_shutdown_timeout + IN_FLIGHT_SYNC_GRACE + 1.0)
-        elector_stop.set()
-        elector.join(timeout=o.leader_elect_renew_deadline + 5.0)
-        lease_api.close()  # type: ignore[no-untyped-call]
+        o = self.options
+        if run_leader_elected(o, self.rest, self.recorder, self.registry, self.watchdog, self.stop, lead):
+            self.exit_code = 1
 
     def _run_shards(self) -> None:
         """Sharded mode: run a unit for every shard whose Lease this replica wins, until the stop.
@@ -354,42 +244,14 @@ class Manager:
         """
         o = self.options
         if not o.leader_elect:
-            assert self.preferred_shard is not None  # _init_shards refused to start without one
+            assert self.preferred_shard is not None  # _preferred_shard refused to start without one
             self._run_shard(self.preferred_shard, self.stop, threading.Event())
             return
         identity = default_identity()
-        lease_api = k8s_client.ApiClient(self.rest.configuration)
-        lease_api.user_agent = add_user_agent(self.rest.api_client.user_agent, "leader-election")
-
-        def lease_name(shard: int) -> str:
-            return shard_lease_name(o.leader_elect_resource_name, shard)
-
-        def lock_for(shard: int) -> LeaseLock:
-            return LeaseLock(
-                lease_api,
-                o.leader_elect_resource_namespace,
-                lease_name(shard),
-                identity,
-                event_recorder=self.recorder,
-                request_timeout=lease_request_timeout(o.leader_elect_renew_deadline),
-            )
-
-        self.campaign = ShardCampaign(
-            o.shards,
-            self.preferred_shard,
-            lock_for=lock_for,
-            run_shard=self._run_shard,
-            name_for=lease_name,
-            lease_duration=o.leader_elect_lease_duration,
-            renew_deadline=o.leader_elect_renew_deadline,
-            retry_period=o.leader_elect_retry_period,
-            metrics=PrometheusLeaderMetrics(self.registry),
-        )
-        log.info("campaigning for shards", identity=identity, shards=o.shards, preferred=self.preferred_shard)
-        try:
+        with leader_locks(o, self.rest, self.recorder, identity) as lock_for:
+            self.campaign = shard_campaign(o, lock_for, self.preferred_shard, self._run_shard, self.registry)
+            log.info("campaigning for shards", identity=identity, shards=o.shards, preferred=self.preferred_shard)
             self.campaign.run(self.stop)
-        finally:
-            lease_api.close()  # type: ignore[no-untyped-call]
 
     def _run_shard(self, shard: int, stop: threading.Event, lost: threading.Event) -> None:
         assert self.shard_units is not None
@@ -403,10 +265,7 @@ class Manager:
     def _shutdown(self) -> None:
         self.stop.set()
         self.broadcaster.shutdown(timeout=5.0)
-        for server in self.servers:
-            server.stop()
-        if self.webhook is not None:
-            self.webhook.stop()
+        self.endpoints.stop()
         self.factory.shutdown()
         self.rest.close()
         self.event_rest.close()

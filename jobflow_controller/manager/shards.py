@@ -16,83 +16,29 @@ import threading
 from collections.abc import Callable
 
 import structlog
-from kubernetes import client as k8s_client
 from prometheus_client import CollectorRegistry, Gauge
 
 from informers import ListerWatcher
-from jobflow_controller.jobflow import JobFlowController
 from jobflow_controller.jobflow.state.metrics import JobFlowMetrics
-from jobflow_controller.jobtemplate import JobTemplateController
 from jobflow_controller.kube import resources
 from jobflow_controller.kube.clientset import Clientset
 from jobflow_controller.kube.informers import VolcanoInformerFactory
-from jobflow_controller.kube.rest import RequestMetrics, RestClient, TokenBucket
-from jobflow_controller.manager import options as opts
-from jobflow_controller.manager.stops import set_after, set_when_any
+from jobflow_controller.kube.rest import RestClient
+from jobflow_controller.manager.config import Options
+from jobflow_controller.manager.controllers import build_controllers, run_controllers
+from jobflow_controller.manager.stops import set_when_any
 from jobflow_controller.sharding import ShardFilter, ShardListerWatcher, ordinal_from_name
 
 log = structlog.get_logger("jobflow_controller.manager")
 
-Controller = JobFlowController | JobTemplateController
+#: new_client(cancel): a client under the process's QPS budget that `cancel` stops sending.
+NewClient = Callable[[threading.Event], RestClient]
 
 #: The gauge of how many shards this replica runs a unit for.
 SHARDS_HELD = "jobflow_controller_shards_held"
 
 
-def build_controllers(
-    clientset: Clientset,
-    factory: VolcanoInformerFactory,
-    recorder: object,
-    options: opts.Options,
-    jobflow_metrics: Callable[[], JobFlowMetrics],
-    queue_metrics: object,
-) -> list[Controller]:
-    """The controllers --controllers enables, over one client and one informer factory."""
-    controllers: list[Controller] = []
-    if opts.is_controller_enabled(opts.JOBFLOW_CONTROLLER, options.controllers):
-        controllers.append(
-            JobFlowController(
-                clientset,
-                factory,
-                recorder,
-                max_requeue_num=options.max_requeue_num,
-                metrics=jobflow_metrics(),
-                status_write_interval=options.status_write_interval,
-                status_write_qps=options.status_write_qps,
-                status_write_burst=options.status_write_burst,
-                queue_metrics_provider=queue_metrics,
-            )
-        )
-    if opts.is_controller_enabled(opts.JOBTEMPLATE_CONTROLLER, options.controllers):
-        controllers.append(
-            JobTemplateController(
-                clientset,
-                factory,
-                recorder,
-                max_requeue_num=options.max_requeue_num,
-                queue_metrics_provider=queue_metrics,
-            )
-        )
-    return controllers
-
-
-def run_controllers(
-    controllers: list[Controller], stop: threading.Event, hard_stop: threading.Event, options: opts.Options
-) -> None:
-    """Run every controller until `stop` (drain for --graceful-shutdown-timeout, then `hard_stop`)."""
-    set_after(hard_stop, stop, options.graceful_shutdown_timeout)
-
-    def run(ctrl: Controller) -> None:
-        ctrl.run(stop, options.worker_threads, drain_timeout=options.graceful_shutdown_timeout, hard_stop=hard_stop)
-
-    threads = [threading.Thread(target=run, args=(ctrl,), name=ctrl.name, daemon=True) for ctrl in controllers]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
-
-
-def preferred_shard(options: opts.Options, pod_name: str | None = None) -> int | None:
+def preferred_shard(options: Options, pod_name: str | None = None) -> int | None:
     """--shard-index, else the StatefulSet ordinal of $POD_NAME (or the hostname) when it is a shard."""
     if options.shard_index is not None:
         return options.shard_index
@@ -110,12 +56,9 @@ class ShardUnit:
         self,
         shard: int,
         *,
-        configuration: k8s_client.Configuration,
-        options: opts.Options,
+        new_client: NewClient,
+        options: Options,
         recorder: object,
-        limiter: TokenBucket,
-        user_agent: str,
-        request_metrics: RequestMetrics,
         jobflow_metrics: Callable[[], JobFlowMetrics],
         queue_metrics: object,
     ) -> None:
@@ -123,13 +66,7 @@ class ShardUnit:
         self.options = options
         # Set when the Lease is lost or the drain's deadline passed: the unit sends nothing more.
         self.hard_stop = threading.Event()
-        self.rest = RestClient(
-            configuration,
-            user_agent=user_agent,
-            metrics=request_metrics,
-            cancel=self.hard_stop,
-            limiter=limiter,
-        )
+        self.rest = new_client(self.hard_stop)
         shard_filter = ShardFilter(shard, options.shards)
 
         def only_this_shard(lw: ListerWatcher) -> ListerWatcher:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from jobflow_controller.manager import config
 from jobflow_controller.manager import options as opts
 
 
@@ -116,7 +117,7 @@ def test_a_bad_flag_exits_2_with_one_line_naming_it(
     ],
 )
 def test_is_controller_enabled_follows_upstream(name: str, controllers: list[str], enabled: bool) -> None:
-    assert opts.is_controller_enabled(name, controllers) is enabled
+    assert config.is_controller_enabled(name, controllers) is enabled
 
 
 def test_help_describes_the_command(capsys: pytest.CaptureFixture[str]) -> None:
@@ -147,8 +148,8 @@ def test_every_upstream_controller_manager_flag_is_accepted() -> None:
     assert (o.worker_threads_for_podgroup, o.worker_threads_for_gc, o.inherit_owner_annotations) == (5, 5, False)
     assert o.feature_gates == {"VolcanoJobSupport": True, "QueueCommandSync": False}
     assert (o.log_flush_frequency, o.logtostderr, o.verbosity) == (5.0, True, 4)
-    assert opts.is_controller_enabled(opts.JOBFLOW_CONTROLLER, o.controllers)
-    assert opts.is_controller_enabled(opts.JOBTEMPLATE_CONTROLLER, o.controllers)
+    assert config.is_controller_enabled(config.JOBFLOW_CONTROLLER, o.controllers)
+    assert config.is_controller_enabled(config.JOBTEMPLATE_CONTROLLER, o.controllers)
 
 
 def test_upstream_defaults_of_the_accepted_flags() -> None:
@@ -160,8 +161,8 @@ def test_upstream_defaults_of_the_accepted_flags() -> None:
 
 def test_other_volcano_controllers_may_be_named_in_controllers() -> None:
     o, _ = opts.parse(["--controllers=-job-controller,+jobflow-controller,-gc-controller"])
-    assert opts.is_controller_enabled(opts.JOBFLOW_CONTROLLER, o.controllers)
-    assert not opts.is_controller_enabled(opts.JOBTEMPLATE_CONTROLLER, o.controllers)
+    assert config.is_controller_enabled(config.JOBFLOW_CONTROLLER, o.controllers)
+    assert not config.is_controller_enabled(config.JOBTEMPLATE_CONTROLLER, o.controllers)
 
 
 def test_the_deprecated_lock_object_namespace_sets_the_lease_namespace_with_pflags_warning(

@@ -1,0 +1,73 @@
+"""The controllers this process runs (upstream's startControllers in app/server.go).
+
+Both modes build them the same way: the single-replica manager once for the process, the sharded
+one once per held shard (shards.py), each time over one client and one informer factory.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+
+from jobflow_controller.jobflow import JobFlowController
+from jobflow_controller.jobflow.state.metrics import JobFlowMetrics
+from jobflow_controller.jobtemplate import JobTemplateController
+from jobflow_controller.kube.clientset import Clientset
+from jobflow_controller.kube.informers import VolcanoInformerFactory
+from jobflow_controller.manager.config import JOBFLOW_CONTROLLER, JOBTEMPLATE_CONTROLLER, Options, is_controller_enabled
+from jobflow_controller.manager.stops import set_after
+
+Controller = JobFlowController | JobTemplateController
+
+
+def build_controllers(
+    clientset: Clientset,
+    factory: VolcanoInformerFactory,
+    recorder: object,
+    options: Options,
+    jobflow_metrics: Callable[[], JobFlowMetrics],
+    queue_metrics: object,
+) -> list[Controller]:
+    """The controllers --controllers enables, over one client and one informer factory."""
+    controllers: list[Controller] = []
+    if is_controller_enabled(JOBFLOW_CONTROLLER, options.controllers):
+        controllers.append(
+            JobFlowController(
+                clientset,
+                factory,
+                recorder,
+                max_requeue_num=options.max_requeue_num,
+                metrics=jobflow_metrics(),
+                status_write_interval=options.status_write_interval,
+                status_write_qps=options.status_write_qps,
+                status_write_burst=options.status_write_burst,
+                queue_metrics_provider=queue_metrics,
+            )
+        )
+    if is_controller_enabled(JOBTEMPLATE_CONTROLLER, options.controllers):
+        controllers.append(
+            JobTemplateController(
+                clientset,
+                factory,
+                recorder,
+                max_requeue_num=options.max_requeue_num,
+                queue_metrics_provider=queue_metrics,
+            )
+        )
+    return controllers
+
+
+def run_controllers(
+    controllers: list[Controller], stop: threading.Event, hard_stop: threading.Event, options: Options
+) -> None:
+    """Run every controller until `stop` (drain for --graceful-shutdown-timeout, then `hard_stop`)."""
+    set_after(hard_stop, stop, options.graceful_shutdown_timeout)
+
+    def run(ctrl: Controller) -> None:
+        ctrl.run(stop, options.worker_threads, drain_timeout=options.graceful_shutdown_timeout, hard_stop=hard_stop)
+
+    threads = [threading.Thread(target=run, args=(ctrl,), name=ctrl.name, daemon=True) for ctrl in controllers]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
