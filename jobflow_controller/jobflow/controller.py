@@ -50,7 +50,7 @@ class JobFlowController:
         *,
         max_requeue_num: int = DEFAULT_MAX_REQUEUE_NUM,
         metrics: JobFlowMetrics | None = None,
-        status_write_interval: float = 0.0,
+        status_write_interval: float = sw.STATUS_WRITE_INTERVAL,
         status_write_qps: float = sw.STATUS_WRITE_QPS,
         status_write_burst: int = sw.STATUS_WRITE_BURST,
         clock: Clock | None = None,

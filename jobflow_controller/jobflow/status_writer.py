@@ -41,6 +41,8 @@ _FINISHED = frozenset({Phase.SUCCEED, Phase.FAILED})
 #: 100 changes at once are written at once; beyond that, 10 a second, shared by every JobFlow.
 STATUS_WRITE_QPS = 10.0
 STATUS_WRITE_BURST = 100
+#: --status-write-interval: 0, a change is written as soon as the bucket has a token for it.
+STATUS_WRITE_INTERVAL = 0.0
 
 
 class StatusLane:
@@ -132,7 +134,7 @@ class StatusWriter:
         request_for: Callable[[str, str], Hashable],
         must_stop_now: Callable[[], bool],
         *,
-        interval: float = 0.0,
+        interval: float = STATUS_WRITE_INTERVAL,
         qps: float = STATUS_WRITE_QPS,
         burst: int = STATUS_WRITE_BURST,
     ) -> None:

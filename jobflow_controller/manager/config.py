@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from jobflow_controller.framework import DEFAULT_MAX_REQUEUE_NUM
-from jobflow_controller.jobflow.urgency import STATUS_WRITE_BURST, STATUS_WRITE_QPS
+from jobflow_controller.jobflow.status_writer import STATUS_WRITE_BURST, STATUS_WRITE_INTERVAL, STATUS_WRITE_QPS
 from jobflow_controller.leaderelection import DEFAULT_LEASE_DURATION, DEFAULT_RENEW_DEADLINE, DEFAULT_RETRY_PERIOD
 from jobflow_controller.manager.logs import DEFAULT_LOG_FORMAT
 
@@ -73,7 +73,7 @@ class Options:
     shard_index: int | None = None
     #: Ours (docs/performance.md): at most this long between a status change and its write; 0 writes
     #: every change as soon as the status bucket below has a token for it.
-    status_write_interval: float = 0.0
+    status_write_interval: float = STATUS_WRITE_INTERVAL
     #: Ours (docs/performance.md): the bucket of status writes that do not finish a JobFlow.
     status_write_qps: float = STATUS_WRITE_QPS
     status_write_burst: int = STATUS_WRITE_BURST

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from jobflow_controller import framework
-from jobflow_controller.jobflow import urgency
+from jobflow_controller.jobflow import status_writer
 from jobflow_controller.kube.config import build_config
 from jobflow_controller.kube.leader_election_client import leader_election_locks
 from jobflow_controller.kube.rest import RestClient
@@ -47,7 +47,11 @@ def test_the_flags_defaults_are_the_options_defaults(monkeypatch: pytest.MonkeyP
 def test_defaults_owned_elsewhere_are_those_owners_values() -> None:
     o = config.Options()
     assert o.max_requeue_num == framework.DEFAULT_MAX_REQUEUE_NUM
-    assert (o.status_write_qps, o.status_write_burst) == (urgency.STATUS_WRITE_QPS, urgency.STATUS_WRITE_BURST)
+    assert (o.status_write_qps, o.status_write_burst, o.status_write_interval) == (
+        status_writer.STATUS_WRITE_QPS,
+        status_writer.STATUS_WRITE_BURST,
+        status_writer.STATUS_WRITE_INTERVAL,
+    )
     assert (o.leader_elect_lease_duration, o.leader_elect_renew_deadline, o.leader_elect_retry_period) == (
         DEFAULT_LEASE_DURATION,
         DEFAULT_RENEW_DEADLINE,
