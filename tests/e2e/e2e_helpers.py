@@ -15,6 +15,8 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
+from jobflow_controller.kube.clientset import Clientset
+from jobflow_controller.kube.errors import NotFoundError
 from jobflow_controller.sharding import shard_for_namespace
 
 #: Leader election quick enough for a test: a 4 s Lease, renewed within 3 s, tried every 0.5 s,
@@ -187,3 +189,25 @@ class ControllerProcess:
             except subprocess.TimeoutExpired:
                 self.popen.kill()
                 self.popen.wait()
+
+
+def wait_for_foreground_deletes(clientset: Clientset, namespace: str) -> None:
+    """A Foreground delete completes only once kube-controller-manager's garbage collector watches
+    the resource, which it starts at its discovery resync (every 30 s) after the CRD appears."""
+    probe = {
+        "apiVersion": "batch.volcano.sh/v1alpha1",
+        "kind": "Job",
+        "metadata": {"name": "gc-probe", "namespace": namespace},
+        "spec": {},
+    }
+    clientset.jobs(namespace).create(probe)
+    clientset.jobs(namespace).delete("gc-probe", propagation_policy="Foreground")
+
+    def gone() -> bool:
+        try:
+            clientset.jobs(namespace).get("gc-probe")
+        except NotFoundError:
+            return True
+        return False
+
+    wait_for(gone, 75, interval=0.2, what="the garbage collector to finish a Foreground delete")

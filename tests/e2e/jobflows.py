@@ -7,7 +7,6 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from e2e_helpers import wait_for
 
 from jobflow_controller.apis import jobflow as jf
 from jobflow_controller.kube.clientset import Clientset
@@ -108,25 +107,3 @@ def events_of(clientset: Clientset, namespace: str, name: str) -> list[tuple[str
         for e in items
         if e["involvedObject"].get("name") == name and e["involvedObject"].get("kind") == "JobFlow"
     ]
-
-
-def wait_for_foreground_deletes(clientset: Clientset, namespace: str) -> None:
-    """A Foreground delete completes only once kube-controller-manager's garbage collector watches
-    the resource, which it starts at its discovery resync (every 30 s) after the CRD appears."""
-    probe = {
-        "apiVersion": "batch.volcano.sh/v1alpha1",
-        "kind": "Job",
-        "metadata": {"name": "gc-probe", "namespace": namespace},
-        "spec": {},
-    }
-    clientset.jobs(namespace).create(probe)
-    clientset.jobs(namespace).delete("gc-probe", propagation_policy="Foreground")
-
-    def gone() -> bool:
-        try:
-            clientset.jobs(namespace).get("gc-probe")
-        except NotFoundError:
-            return True
-        return False
-
-    wait_for(gone, 75, interval=0.2, what="the garbage collector to finish a Foreground delete")

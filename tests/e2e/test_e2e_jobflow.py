@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from e2e_helpers import EventLog, RunningManager, wait_for
+from e2e_helpers import EventLog, RunningManager, wait_for, wait_for_foreground_deletes
 from jobflows import (
     FAST,
     SIM,
@@ -22,7 +22,6 @@ from jobflows import (
     job_names,
     phase_of,
     template,
-    wait_for_foreground_deletes,
 )
 
 from jobflow_controller.apis import job as vcjob

@@ -13,8 +13,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from e2e_helpers import EventLog, RunningManager, wait_for
-from jobflows import FAST, create_all, events_of, flow, job_names, phase_of, template, wait_for_foreground_deletes
+from e2e_helpers import EventLog, RunningManager, wait_for, wait_for_foreground_deletes
+from jobflows import FAST, create_all, events_of, flow, job_names, phase_of, template
 
 from jobflow_controller.apis import meta
 from jobflow_controller.kube.clientset import Clientset
