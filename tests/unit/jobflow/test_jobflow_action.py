@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 from typing import Any
 
 import pytest
@@ -214,6 +215,34 @@ def test_load_job_template_and_set_job() -> None:
         ],
     }
     assert created["spec"] == {"queue": "q", "tasks": []}
+
+
+def test_the_job_spec_is_the_templates_as_stored_with_no_empty_objects_added() -> None:
+    """Upstream decodes the template into Go's JobSpec and encodes it again, so its Job shows
+    `metadata: {}` in a task's pod template and `resources: {}` in a container, its quantities in
+    canonical form (`1000m` as `"1"`) and no zero value that `omitempty` drops (`maxRetry: 0`).
+    Ours sends the spec the API server stored for the template: nothing added, nothing rewritten."""
+    controller, _, _ = new_fake_controller()
+    spec = {
+        "maxRetry": 0,
+        "tasks": [
+            {
+                "name": "t",
+                "replicas": 1,
+                "template": {
+                    "spec": {
+                        "containers": [
+                            {"name": "c", "image": "busybox"},
+                            {"name": "d", "image": "busybox", "resources": {"requests": {"cpu": "1000m"}}},
+                        ]
+                    }
+                },
+            }
+        ],
+    }
+    controller.job_template_informer.get_indexer().add(job_template("t", spec=copy.deepcopy(spec)))
+    created = load_job_template_and_set_job(controller, job_flow("f", flows=[{"name": "t"}]), "t", "f-t")
+    assert created["spec"] == spec
 
 
 def test_load_job_template_fails_with_the_listers_not_found() -> None:

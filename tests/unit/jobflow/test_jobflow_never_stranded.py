@@ -258,6 +258,23 @@ def test_a_resync_enqueues_a_succeeded_delete_flow_only_while_its_jobs_remain() 
     assert len(controller.queue) == 1
 
 
+def test_while_a_sync_keeps_failing_every_resync_after_a_drop_brings_the_warning_again() -> None:
+    """Upstream's resync is 0, so a dropped request warns once; ours replays the unfinished JobFlow
+    every --resync-period, its count of failures starts afresh, and the next drop warns again."""
+    controller, _, recorder = new_fake_controller(max_requeue_num=0)
+    flow = job_flow("f", flows=[{"name": "missing"}], phase="Pending", rv="7")
+    controller.job_flow_informer.get_indexer().add(flow)
+    warning = (
+        "Warning SyncJobFlow SyncJobFlow JobFlow failed for sync jobflow f failed for "
+        'jobtemplate.flow.volcano.sh "missing" not found, event is OutOfSync, action is SyncJobFlow'
+    )
+    for _ in range(2):
+        controller.handlers.update_job_flow(flow, flow)  # the resync's replay
+        assert controller.workers._process_next_work_item()
+        assert recorder.drain() == [warning]
+        assert len(controller.queue) == 0
+
+
 def test_a_metadata_only_update_still_enqueues_nothing_as_upstream() -> None:
     controller, _, _ = new_fake_controller()
     old = job_flow("f", flows=[{"name": "a"}], phase="Running", rv="7")
