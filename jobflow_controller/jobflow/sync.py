@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import structlog
 
@@ -29,6 +29,7 @@ from jobflow_controller.jobflow import constants as c
 from jobflow_controller.jobflow.expectations import CreateExpectations
 from jobflow_controller.jobflow.finished import DeletedJobs, recorded_completed
 from jobflow_controller.jobflow.plan import Deploy, JobCreate, JobFlowSpec, SyncPlan, Warning, World
+from jobflow_controller.jobflow.probe_judge import ProbeJudge
 from jobflow_controller.jobflow.state import UpdateJobFlowStatusFn, new_state
 from jobflow_controller.jobflow.state.metrics import JobFlowMetrics
 from jobflow_controller.jobflow.status_writer import StatusWriter
@@ -38,9 +39,6 @@ from jobflow_controller.kube.informers import BY_CREATED_BY_JOB_FLOW, JobFlowLis
 from jobflow_controller.kube.retry import DEFAULT_RETRY, retry_on_conflict
 from jobflow_controller.validation.jobflow import validation_message
 from workqueue import Clock
-
-if TYPE_CHECKING:
-    from jobflow_controller.jobflow.probe_judge import ProbeJudge
 
 log = structlog.get_logger(__name__)
 
@@ -323,7 +321,6 @@ class JobFlowSyncer:
             except NotFoundError:
                 continue  # the cache lagged behind a deletion: the Job is gone, which is the goal
             except Exception as err:
-                log.error(f"Failed to delete job of JobFlow {ns}/{name}: {err}", jobflow=f"{ns}/{name}")
                 log.error(f"Failed to delete jobs of JobFlow {ns}/{name}: {err}", jobflow=f"{ns}/{name}")
                 raise
 
