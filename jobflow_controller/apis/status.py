@@ -114,11 +114,13 @@ class JobFlowStatus:
 
     def failures(self) -> list[str]:
         """What the phase rules count as failed: Failed and Terminated Jobs not being retried."""
-        return [n for n in self.failed_jobs + self.terminated_jobs if n not in self.retrying_jobs]
+        retrying = set(self.retrying_jobs)
+        return [n for n in self.failed_jobs + self.terminated_jobs if n not in retrying]
 
     def all_completed_jobs(self) -> list[str]:
         """What the phase rules count as Completed: `completedJobs` and the Completed Jobs since deleted."""
-        return self.completed_jobs + [n for n in self.deleted_completed_jobs if n not in self.completed_jobs]
+        completed = set(self.completed_jobs)
+        return self.completed_jobs + [n for n in self.deleted_completed_jobs if n not in completed]
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {}

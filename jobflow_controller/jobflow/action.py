@@ -232,7 +232,7 @@ def get_all_job_status(world: World) -> JobFlowStatus:
     """
     buckets: dict[str, list[str]] = {phase: [] for phase in _BUCKETS}
     status = JobFlowStatus(phase=jf.phase(world.job_flow))
-    job_status_list = [JobStatus.from_dict(e) for e in jf.job_status_list(world.job_flow)]
+    entries = _JobStatusIndex([JobStatus.from_dict(e) for e in jf.job_status_list(world.job_flow)])
     now = format_time(world.now)
     for job in world.jobs:
         name, phase = meta.name(job), vcjob.phase(job)
@@ -246,28 +246,30 @@ def get_all_job_status(world: World) -> JobFlowStatus:
             running_duration=vcjob.running_duration(job),
             task_status_count=dict(vcjob.task_status_count(job) or {}) or None,
         )
-        previous = next((e for e in job_status_list if e.name == name), None)
+        previous = entries.first(name)
         if previous is not None and job_attempt(job) < retry.retries_done(previous):
             # The Job deleted for a retry, not gone yet: its entry is the retry's record.
             status.retrying_jobs.append(name)
             continue
-        _merge_job_status(job_status_list, _job_status_entry(job, job_status_list, now))
+        entries.merge(_job_status_entry(job, entries.named(name), now))
     existing = {meta.name(j) for j in world.jobs}
     recorded = recorded_completed(world.job_flow)
     for name, last in world.deleted_completed.items():
         if name not in existing and name not in recorded:
-            _merge_job_status(job_status_list, _job_status_entry(last, job_status_list, now))
+            entries.merge(_job_status_entry(last, entries.named(name), now))
     done = recorded | set(world.deleted_completed)
+    listed: set[str] = set()
     for flow in world.spec.flows:
         name = world.job_name(flow.name)
-        if name in done and name not in existing and name not in status.deleted_completed_jobs:
+        if name in done and name not in existing and name not in listed:
+            listed.add(name)
             status.deleted_completed_jobs.append(name)
     status.pending_jobs = buckets[JobPhase.PENDING]
     status.running_jobs = buckets[JobPhase.RUNNING]
     status.failed_jobs = buckets[JobPhase.FAILED]
     status.completed_jobs = buckets[JobPhase.COMPLETED]
     status.terminated_jobs = buckets[JobPhase.TERMINATED]
-    status.job_status_list = job_status_list
+    status.job_status_list = entries.entries
     return status
 
 
@@ -327,10 +329,30 @@ def _recorded_entries(job_flow: Obj) -> dict[str, JobStatus]:
     return out
 
 
-def _merge_job_status(job_status_list: list[JobStatus], entry: JobStatus) -> None:
-    """Replace the entry of the same name in place, or append it (upstream's merge; never pruned)."""
-    for i, existing in enumerate(job_status_list):
-        if existing.name == entry.name:
-            job_status_list[i] = entry
-            return
-    job_status_list.append(entry)
+class _JobStatusIndex:
+    """`jobStatusList` with its positions by name, so that a sync stays linear in its Jobs.
+
+    `merge` is upstream's: replace the first entry of the same name in place, or append (never
+    pruned). A stored list may hold a name twice (written by hand); every lookup sees all of them.
+    """
+
+    def __init__(self, entries: list[JobStatus]) -> None:
+        self.entries = entries
+        self._at: dict[str, list[int]] = {}
+        for i, entry in enumerate(entries):
+            self._at.setdefault(entry.name, []).append(i)
+
+    def first(self, name: str) -> JobStatus | None:
+        at = self._at.get(name)
+        return self.entries[at[0]] if at else None
+
+    def named(self, name: str) -> list[JobStatus]:
+        return [self.entries[i] for i in self._at.get(name, ())]
+
+    def merge(self, entry: JobStatus) -> None:
+        at = self._at.get(entry.name)
+        if at:
+            self.entries[at[0]] = entry
+        else:
+            self._at[entry.name] = [len(self.entries)]
+            self.entries.append(entry)

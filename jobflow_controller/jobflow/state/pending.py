@@ -21,7 +21,7 @@ def pending_update_status(status: JobFlowStatus, all_job_list: int) -> None:
     completed = status.all_completed_jobs()
     if all_job_list > 0 and len(completed) == all_job_list:
         status.phase = Phase.SUCCEED
-    elif (status.running_jobs or completed) and not [n for n in status.failed_jobs if n not in status.retrying_jobs]:
+    elif (status.running_jobs or completed) and not set(status.failed_jobs) - set(status.retrying_jobs):
         status.phase = Phase.RUNNING
     elif status.failures():
         status.phase = Phase.FAILED
