@@ -191,7 +191,7 @@ class JobFlowController:
         is left behind."""
         self.deleted_jobs.forget(namespace, name, uid)
         self.status_writer.forget(namespace, name)
-        self.sync.invalid_warned.pop((namespace, name), None)
+        self.sync.forget(namespace, name)
         if uid:
             self.probes.gate.cache.forget(uid)
 

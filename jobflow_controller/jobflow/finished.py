@@ -27,6 +27,7 @@ from typing import Any
 
 from jobflow_controller.apis import JobPhase, meta
 from jobflow_controller.apis import jobflow as jf
+from jobflow_controller.apis.retry import ATTEMPT_ANNOTATION
 
 Obj = Mapping[str, Any]
 
@@ -42,11 +43,30 @@ def recorded_completed(job_flow: Obj) -> set[str]:
     return names
 
 
+def status_view(job: Obj) -> dict[str, Any]:
+    """What the status keeps of a deleted Job (its `jobStatusList` entry's inputs), and nothing else.
+
+    A whole Job (its tasks' pod templates) is kilobytes; this is the name, the creation time and
+    four status fields, so remembering a deleted Job costs little.
+    """
+    status = job.get("status")
+    status = status if isinstance(status, Mapping) else {}
+    kept = {k: status[k] for k in ("state", "runningDuration", "retryCount") if k in status}
+    metadata: dict[str, Any] = {"name": meta.name(job), "namespace": meta.namespace(job)}
+    if meta.creation_timestamp(job):
+        metadata["creationTimestamp"] = meta.creation_timestamp(job)
+    annotations = meta.metadata(job).get("annotations")
+    if isinstance(annotations, Mapping) and ATTEMPT_ANNOTATION in annotations:
+        metadata["annotations"] = {ATTEMPT_ANNOTATION: annotations[ATTEMPT_ANNOTATION]}
+    return {"metadata": metadata, "status": kept}
+
+
 class DeletedJobs:
     """The last state of each Job seen deleted while Completed, by (namespace, JobFlow name, uid).
 
     Bounded by the live JobFlows' flows: only a Job whose controlling JobFlow is still in the cache
-    under the same uid is remembered, and a JobFlow's entries go when it is deleted or re-created.
+    under the same uid is remembered, only its `status_view`, and an entry goes once the stored
+    status records the Job (`forget_recorded`), or with its JobFlow (deleted or re-created).
     Shared by the informer's handler thread and the workers, hence the lock.
     """
 
@@ -57,7 +77,20 @@ class DeletedJobs:
     def remember(self, namespace: str, job_flow_name: str, job_flow_uid: str, job: Obj) -> None:
         with self._lock:
             by_uid = self._jobs.setdefault((namespace, job_flow_name), {})
-            by_uid.setdefault(job_flow_uid, {})[meta.name(job)] = job
+            by_uid.setdefault(job_flow_uid, {})[meta.name(job)] = status_view(job)
+
+    def forget_recorded(self, job_flow: Obj, stored_status: Mapping[str, Any]) -> None:
+        """Drop the Jobs that `stored_status` (what the API server holds) records as Completed."""
+        recorded = recorded_completed({"status": stored_status})
+        key = (meta.namespace(job_flow), meta.name(job_flow))
+        with self._lock:
+            jobs = self._jobs.get(key, {}).get(meta.uid(job_flow))
+            if not jobs:
+                return
+            for name in recorded & jobs.keys():
+                del jobs[name]
+            if not jobs:
+                self._drop(key, meta.uid(job_flow))
 
     def recall(self, job_flow: Obj) -> dict[str, Obj]:
         """This JobFlow object's (by uid) Completed Jobs seen deleted, by name."""
@@ -77,6 +110,17 @@ class DeletedJobs:
                 by_uid.pop(job_flow_uid, None)
                 if not by_uid:
                     del self._jobs[key]
+
+    def _drop(self, key: tuple[str, str], job_flow_uid: str) -> None:
+        by_uid = self._jobs.get(key)
+        if by_uid is not None:
+            by_uid.pop(job_flow_uid, None)
+            if not by_uid:
+                del self._jobs[key]
+
+    def __bool__(self) -> bool:
+        """Whether anything is remembered (lock-free: a sync asks before it takes the lock)."""
+        return bool(self._jobs)
 
     def __len__(self) -> int:
         with self._lock:

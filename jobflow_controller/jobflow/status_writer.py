@@ -154,6 +154,10 @@ class StatusWriter:
         """The newest version of `cached` this process knows of: our own write, or `cached` itself."""
         return self.own_writes.newest(cached)
 
+    def stored_status(self, job_flow: Obj) -> Mapping[str, Any]:
+        """The status the API server holds under `job_flow` (which may carry one not written yet)."""
+        return self.own_writes.stored_status(job_flow)
+
     def with_pending(self, job_flow: Obj) -> Obj:
         """`job_flow` with the status computed and not written yet, where the sync continues from."""
         return self.own_writes.with_pending(job_flow)

@@ -75,6 +75,13 @@ class JobFlowSyncer:
         self._forget = forget
         #: (namespace, name) -> (uid, generation) of the invalid JobFlows already given their Warning.
         self.invalid_warned: dict[tuple[str, str], tuple[str, int]] = {}
+        #: (namespace, name) -> the missing targets last logged for that JobFlow.
+        self._missing_logged: dict[tuple[str, str], frozenset[str]] = {}
+
+    def forget(self, namespace: str, name: str) -> None:
+        """The JobFlow is gone: whether it was warned invalid, and what was logged of it."""
+        self.invalid_warned.pop((namespace, name), None)
+        self._missing_logged.pop((namespace, name), None)
 
     # -- handleJobFlow --------------------------------------------------------------------------
     def handle_job_flow(self, req: FlowRequest) -> None:
@@ -163,6 +170,9 @@ class JobFlowSyncer:
         flow_names = {f.name for f in spec.flows} | {t for f in spec.flows for t in f.targets or ()}
         jobs, templates = self._job_lister.jobs(ns), self._job_template_lister.job_templates(ns)
         named_jobs = _present(jobs.get, {jf.job_name(name, f) for f in flow_names})
+        if self._deleted_jobs:
+            # What the stored status records needs no memory any more (it survives a restart too).
+            self._deleted_jobs.forget_recorded(job_flow, self._writer.stored_status(job_flow))
         deleted = self._deleted_jobs.recall(job_flow)
         done = recorded_completed(job_flow) | set(deleted)
         expected = frozenset(
@@ -245,8 +255,12 @@ class JobFlowSyncer:
     def deploy(self, job_flow: Obj, deploy: Deploy) -> Exception | None:
         """`deploy_job`'s creates and Warnings in spec order; the first error, once every flow was tried."""
         ns, name = meta.namespace(job_flow), meta.name(job_flow)
-        for missing in deploy.missing_targets:
-            log.info(f"No {missing} Job found！", jobflow=f"{ns}/{name}")  # noqa: RUF001 - upstream's
+        # Upstream logs each missing target on every sync; ours when the set of them changes.
+        missing = frozenset(deploy.missing_targets)
+        if self._missing_logged.get((ns, name), frozenset()) != missing:
+            for target in deploy.missing_targets:
+                log.info(f"No {target} Job found！", jobflow=f"{ns}/{name}")  # noqa: RUF001 - upstream's
+            self._missing_logged[(ns, name)] = missing
         if deploy.requeue_after is not None:
             self._requeue_after(ns, name, deploy.requeue_after)
         first_err: Exception | None = None

@@ -270,3 +270,21 @@ def test_a_job_flow_being_deleted_creates_nothing() -> None:
     controller.job_template_informer.get_indexer().add(job_template("b"))
     deploy_job(controller, flow)
     assert clientset.api.verbs("jobs") == []
+
+
+def test_a_job_seen_deleted_is_remembered_by_its_status_inputs_only_and_forgotten_once_recorded() -> None:
+    """DeletedJobs keeps what the status needs of a deleted Completed Job, until the stored status has it."""
+    controller, clientset, _ = new_fake_controller()
+    flow = job_flow("f", flows=[{"name": "a"}], uid="u1", phase="Running")
+    clientset.api.objects[("jobflows", "default", "f")] = flow
+    controller.job_flow_informer.get_indexer().add(flow)
+    done = job("f-a", flow="f", owner_uid="u1", phase="Completed", created="2024-01-01T00:00:00Z")
+    done["spec"] = {"tasks": [{"name": "big", "template": {"spec": {"containers": [{"name": "c"}]}}}]}
+    controller.handlers.delete_job(done)
+    remembered = controller.deleted_jobs.recall(flow)["f-a"]
+    assert "spec" not in remembered
+    assert remembered["status"]["state"] == {"phase": "Completed"}
+    controller.sync.handle_job_flow(controller.request_for("default", "f"))  # records it: Succeed
+    controller.job_flow_informer.get_indexer().update(clientset.api.objects[("jobflows", "default", "f")])
+    controller.sync.handle_job_flow(controller.request_for("default", "f"))
+    assert len(controller.deleted_jobs) == 0
