@@ -158,7 +158,7 @@ def admit_job_flows(request: Mapping[str, Any]) -> dict[str, Any]:
     if not isinstance(operation, str) or operation not in _VALIDATED_OPERATIONS:
         return denied(OPERATION_NOT_CREATE_OR_UPDATE)
     job_flow = request.get("object")
-    if not isinstance(job_flow, Mapping) or not isinstance(job_flow.get("metadata") or {}, Mapping):
+    if not isinstance(job_flow, Mapping) or not isinstance(job_flow.get("metadata", {}), Mapping | None):
         return denied(OBJECT_NOT_JOB_FLOW)
     old_job_flow = request.get("oldObject") if operation == "UPDATE" else None
     message = validation_message(

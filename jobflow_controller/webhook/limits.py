@@ -55,9 +55,9 @@ MAX_JSON_DEPTH: Final = 100
 #: 21 MiB; a review of two 500-flow JobFlows with 100 targets a flow and a pod template in each
 #: patch has about 130,000.
 MAX_JSON_VALUES: Final = 300_000
-#: A body the answer does not need (a refused request's) is read and dropped up to this much, so
-#: closing the connection does not reset it before the client reads the answer; a larger one is not
-#: read at all (as Go's net/http, which reads 256 KiB).
+#: After an answer, what the client still sends (a refused request's body) is read and dropped up
+#: to this much, so closing does not reset the connection before the client reads the answer; past
+#: it the connection is closed, and reset (as Go's net/http, which reads 256 KiB).
 DRAIN_LIMIT: Final = 256 * 1024
 #: How much of a body is read at a time (and charged to ``MAX_BODY_BYTES_IN_FLIGHT``).
 READ_CHUNK: Final = 64 * 1024

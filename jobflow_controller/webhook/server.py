@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import io
 import json
+import socket
 import socketserver
 import threading
 import time
@@ -57,6 +58,8 @@ VALIDATE_PATH: Final = "/jobflows/validate"
 HEALTHZ_PATH: Final = "/healthz"
 #: How long ``stop()`` waits for the calls in flight.
 STOP_GRACE: Final = 5.0
+#: How long a closing connection is read from after the answer (``_linger``).
+LINGER_SECONDS: Final = 1.0
 #: Connections the kernel queues before the accept loop takes them.
 LISTEN_BACKLOG: Final = 128
 
@@ -97,7 +100,6 @@ class _Handler(BaseHTTPRequestHandler):
         try:
             check_content_type(self.headers.get("Content-Type"))
         except ReviewError as err:
-            self._drain(length)
             self._refuse(err)
             return
         self.reader.allow(length)
@@ -151,7 +153,6 @@ class _Handler(BaseHTTPRequestHandler):
             self._not_found()
 
     def _other_method(self) -> None:
-        self._discard_body()
         path = self._path()
         if path == VALIDATE_PATH:
             self._method_not_allowed("POST")
@@ -186,22 +187,6 @@ class _Handler(BaseHTTPRequestHandler):
             self._reply_text(413, f"request body of {length} bytes is over the limit of {MAX_BODY_BYTES}")
             return None
         return length
-
-    def _discard_body(self) -> None:
-        try:
-            length = int(self.headers.get("Content-Length") or 0)
-        except ValueError:
-            return
-        self._drain(length)
-
-    def _drain(self, length: int) -> None:
-        # A body left unread when the connection closes makes the kernel reset it, and the client may
-        # lose the answer before reading it; one over DRAIN_LIMIT is not worth reading for that.
-        if not 0 < length <= DRAIN_LIMIT:
-            return
-        self.reader.allow(length)
-        while length > 0 and (chunk := self.rfile.read(min(READ_CHUNK, length))):
-            length -= len(chunk)
 
     def _not_found(self) -> None:
         self._reply_text(404, "404 page not found")
@@ -296,6 +281,7 @@ class _TLSServer(ThreadingHTTPServer):
             return
         try:
             super().finish_request(connection, client_address)
+            _linger(connection)
         finally:
             connection.close()
 
@@ -346,6 +332,27 @@ class WebhookServer:
 
     def __exit__(self, *exc: object) -> None:
         self.stop()
+
+
+def _linger(connection: socket.socket) -> None:
+    """Half-close, and read and drop what the client still sends, before the connection is closed.
+
+    A request answered before its body was read (a refusal) leaves the body unread; closing then
+    makes the kernel reset the connection, and the client may lose the answer before reading it. So
+    the answer is followed by a FIN and up to ``DRAIN_LIMIT`` bytes or ``LINGER_SECONDS`` of reading,
+    as servers do for a lingering close (one deadline for all of it, so a drip cannot extend it). Raw socket calls: no TLS record is sent or decoded here.
+    """
+    until = time.monotonic() + LINGER_SECONDS
+    drained = 0
+    try:
+        socket.socket.shutdown(connection, socket.SHUT_WR)
+        while drained < DRAIN_LIMIT and (left := until - time.monotonic()) > 0:
+            connection.settimeout(left)
+            if not (data := socket.socket.recv(connection, READ_CHUNK)):
+                return
+            drained += len(data)
+    except OSError:  # the client is gone, or still sending at the end of LINGER_SECONDS
+        pass
 
 
 def _log_decision(request: Mapping[str, Any], response: Mapping[str, Any]) -> None:
