@@ -339,8 +339,9 @@ def _linger(connection: socket.socket) -> None:
 
     A request answered before its body was read (a refusal) leaves the body unread; closing then
     makes the kernel reset the connection, and the client may lose the answer before reading it. So
-    the answer is followed by a FIN and up to ``DRAIN_LIMIT`` bytes or ``LINGER_SECONDS`` of reading,
-    as servers do for a lingering close (one deadline for all of it, so a drip cannot extend it). Raw socket calls: no TLS record is sent or decoded here.
+    the answer is followed by a FIN and up to ``DRAIN_LIMIT`` bytes or ``LINGER_SECONDS`` of reading
+    (one deadline for all of it, so a drip cannot extend it), as servers do for a lingering close.
+    Raw socket calls: no TLS record is sent or decoded here.
     """
     until = time.monotonic() + LINGER_SECONDS
     drained = 0
