@@ -151,6 +151,8 @@ FIGURES: tuple[Figure, ...] = (
     Figure("failover", "SIGTERM: standby leads after", _field("sigterm_handover", "median_s"), " s"),
     Figure("chaos", "JobFlows stranded, all faults", _field("flows_stranded_total"), at_most=0),
     Figure("chaos", "duplicate Job creations, all faults", _field("duplicate_job_creations_total"), at_most=0),
+    Figure("webhook_hostile", "webhook peak RSS, hostile input", _field("webhook_peak_rss_mib"), " MiB", at_most=150.0),
+    Figure("webhook_hostile", "normal review p99, hostile input", _field("normal_reviews", "p99_ms"), " ms"),
 )
 
 

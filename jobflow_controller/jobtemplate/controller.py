@@ -4,8 +4,11 @@ Faithful to upstream, quirks included: it reacts to adds only (a template, or a 
 template), it lists the Jobs carrying `volcano.sh/createdByJobTemplate=<ns>.<name>` and writes their
 names to `status.jobDependsOnList` only when there is at least one, never clearing it; a dropped
 request's Warning event has an empty reason and the message `" JobTemplate failed for <err>"`.
-One fix, in docs/deviations.md: the label value is split at the first dot only, so template
-names with dots are handled (upstream requires exactly two parts and silently ignores them).
+Two fixes, in docs/deviations.md: the label value is split at the first dot only, so template
+names with dots are handled (upstream requires exactly two parts and silently ignores them); and a
+Job whose label names another namespace's template enqueues nothing, since the sync lists only the
+template's own namespace and any tenant can write that label on a Job (upstream syncs the other
+namespace's template for it).
 """
 
 from __future__ import annotations
@@ -101,7 +104,7 @@ class JobTemplateController:
         if not value:
             return
         parts = split_template_label(value)
-        if parts is None:
+        if parts is None or parts[0] != meta.namespace(obj):
             return
         # Upstream enqueues at once; ours shares one sync among the Jobs of a burst (batching.py).
         req = FlowRequest(parts[0], job_template_name=parts[1])

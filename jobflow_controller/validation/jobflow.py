@@ -20,8 +20,11 @@ from jobflow_controller.apis.retry import retry_annotation_changed, retry_proble
 from jobflow_controller.validation.dag import Graph, dag_problems, upstream_dag_problems
 from jobflow_controller.validation.names import (
     flow_label_problems,
+    is_subdomain,
     job_flow_label_problems,
+    job_name,
     job_name_problems,
+    template_name_problems,
 )
 from jobflow_controller.validation.patch import flow_patch_problems
 from jobflow_controller.validation.probe import flow_probe_problems
@@ -92,6 +95,9 @@ def validate_job_flow(job_flow: Mapping[str, Any], *, patches: bool = True, retr
         checked.add(flow)
         if name:
             problems.extend(job_name_problems(name, flow))
+        if not name or is_subdomain(job_name(name, flow)):
+            # Only what the Job name's message does not already say: "-a" makes the valid "jf--a".
+            problems.extend(template_name_problems(flow))
         if namespace:
             problems.extend(flow_label_problems(namespace, flow))
     if patches:

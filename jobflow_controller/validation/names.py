@@ -18,6 +18,10 @@ The Job name rule is what both gatekeepers of a Volcano Job accept together:
 Their intersection is a DNS-1123 subdomain of at most 63 characters, the rule used here. (A Job whose
 name has a dot still cannot use Volcano's ``svc`` plugin, which sets it as the pods' ``subdomain``, a
 DNS-1123 label; that is a property of the Job template, not of the JobFlow, so it is not checked.)
+
+A flow's name is also the name of the JobTemplate it runs, a custom resource, so it must be a DNS-1123
+subdomain of at most 253 characters itself: ``-a`` makes the valid Job name ``jf--a``, but no
+JobTemplate ``-a`` can ever exist, and the flow would wait for it for ever.
 """
 
 from __future__ import annotations
@@ -30,16 +34,21 @@ __all__ = [
     "CREATED_BY_JOB_TEMPLATE",
     "MAX_JOB_NAME_LENGTH",
     "MAX_LABEL_VALUE_LENGTH",
+    "MAX_TEMPLATE_NAME_LENGTH",
     "flow_label_problems",
+    "is_subdomain",
     "job_flow_label_problems",
     "job_name",
     "job_name_problems",
+    "template_name_problems",
 ]
 
 #: The longest Job name both the API server and Volcano's job webhook accept.
 MAX_JOB_NAME_LENGTH = 63
 #: The longest label value the API server accepts.
 MAX_LABEL_VALUE_LENGTH = 63
+#: The longest custom resource name (a DNS-1123 subdomain) the API server accepts.
+MAX_TEMPLATE_NAME_LENGTH = 253
 
 #: The label (and annotation) keys whose values the controller derives from the JobFlow.
 CREATED_BY_JOB_FLOW = "volcano.sh/createdByJobFlow"
@@ -67,6 +76,28 @@ def job_name_problems(job_flow: str, flow: str) -> list[str]:
     if not _DNS1123_SUBDOMAIN.fullmatch(name):
         problems.append(
             f"jobflow Flow {_quote(flow)}: Job name {_quote(name)} must be a lowercase RFC 1123"
+            " subdomain: lowercase letters, digits, '-' and '.', with every '.'-separated part starting"
+            " and ending with a letter or digit"
+        )
+    return problems
+
+
+def is_subdomain(name: str) -> bool:
+    """Whether ``name`` has the shape of a DNS-1123 subdomain (its length is not checked)."""
+    return _DNS1123_SUBDOMAIN.fullmatch(name) is not None
+
+
+def template_name_problems(flow: str) -> list[str]:
+    """Why no JobTemplate can be named ``flow``; empty if one can."""
+    problems: list[str] = []
+    if len(flow) > MAX_TEMPLATE_NAME_LENGTH:
+        problems.append(
+            f"jobflow Flow {_quote(flow)}: JobTemplate name is {len(flow)} characters long,"
+            f" it must be at most {MAX_TEMPLATE_NAME_LENGTH}"
+        )
+    if not _DNS1123_SUBDOMAIN.fullmatch(flow):
+        problems.append(
+            f"jobflow Flow {_quote(flow)}: JobTemplate name {_quote(flow)} must be a lowercase RFC 1123"
             " subdomain: lowercase letters, digits, '-' and '.', with every '.'-separated part starting"
             " and ending with a letter or digit"
         )

@@ -23,6 +23,8 @@ from typing import Any, Final
 
 from jobflow_controller.apis.jsontype import json_type
 from jobflow_controller.validation import validation_message
+from jobflow_controller.webhook.jsonshape import json_shape_problem
+from jobflow_controller.webhook.limits import MAX_JSON_DEPTH, MAX_JSON_VALUES
 
 __all__ = [
     "ADMISSION_API_VERSION",
@@ -33,6 +35,7 @@ __all__ = [
     "GroupVersionResource",
     "ReviewError",
     "admit_job_flows",
+    "check_content_type",
     "decode_review",
     "review_response",
 ]
@@ -85,20 +88,43 @@ class ReviewError(Exception):
         self.message = message
 
 
-def decode_review(body: bytes, content_type: str | None) -> Mapping[str, Any]:
-    """The AdmissionReview in ``body``, or ``ReviewError`` saying why the body is not one.
+def check_content_type(content_type: str | None) -> None:
+    """``ReviewError`` (415) unless ``content_type`` is JSON; a parameter such as ``; charset=utf-8`` is fine.
 
-    The messages are upstream's (``contentType=..., expect application/json``, ``Request could not
-    be decoded: ...``, ``Unsupported group version kind: ...``) with Python's reasons after the colon.
-    A media-type parameter such as ``; charset=utf-8`` is accepted.
+    The server calls it on the headers, before reading the body; ``decode_review`` again.
     """
     media_type = (content_type or "").split(";", 1)[0].strip().lower()
     if media_type != JSON_MEDIA_TYPE:
         raise ReviewError(415, f"contentType={content_type or ''}, expect {JSON_MEDIA_TYPE}")
+
+
+def decode_review(body: bytes | bytearray, content_type: str | None) -> Mapping[str, Any]:
+    """The AdmissionReview in ``body``, or ``ReviewError`` saying why the body is not one.
+
+    The messages are upstream's (``contentType=..., expect application/json``, ``Request could not
+    be decoded: ...``, ``Unsupported group version kind: ...``) with Python's reasons after the colon.
+    The body must be UTF-8 (RFC 8259; the API server sends nothing else), and its shape is bounded
+    (``limits.MAX_JSON_VALUES``, ``limits.MAX_JSON_DEPTH``) before it is decoded, so no JSON text,
+    however built, costs more than a bounded amount of memory or recurses without limit.
+    """
+    check_content_type(content_type)
     try:
-        review = json.loads(body)
-    except (UnicodeDecodeError, json.JSONDecodeError) as err:
+        text = body.decode("utf-8")
+    except UnicodeDecodeError as err:
         raise ReviewError(400, f"Request could not be decoded: {err}") from None
+    problem = json_shape_problem(text, max_values=MAX_JSON_VALUES, max_depth=MAX_JSON_DEPTH)
+    if problem is not None:
+        raise ReviewError(400, f"Request could not be decoded: {problem}")
+    try:
+        review = json.loads(text)
+    except json.JSONDecodeError as err:
+        raise ReviewError(400, f"Request could not be decoded: {err}") from None
+    except RecursionError:  # not reached within MAX_JSON_DEPTH; kept so no text can escape as a crash
+        raise ReviewError(400, "Request could not be decoded: the JSON is nested too deeply") from None
+    return _checked_review(review)
+
+
+def _checked_review(review: object) -> Mapping[str, Any]:
     if not isinstance(review, dict):
         raise ReviewError(400, f"Request could not be decoded: expected a JSON object, got {json_type(review)}")
     api_version, kind = review.get("apiVersion"), review.get("kind")
@@ -129,10 +155,10 @@ def admit_job_flows(request: Mapping[str, Any]) -> dict[str, Any]:
     if _resource(request.get("resource")) != JOB_FLOW_RESOURCE:
         return denied(RESOURCE_NOT_JOB_FLOWS)
     operation = request.get("operation")
-    if operation not in _VALIDATED_OPERATIONS:
+    if not isinstance(operation, str) or operation not in _VALIDATED_OPERATIONS:
         return denied(OPERATION_NOT_CREATE_OR_UPDATE)
     job_flow = request.get("object")
-    if not isinstance(job_flow, Mapping):
+    if not isinstance(job_flow, Mapping) or not isinstance(job_flow.get("metadata", {}), Mapping | None):
         return denied(OBJECT_NOT_JOB_FLOW)
     old_job_flow = request.get("oldObject") if operation == "UPDATE" else None
     message = validation_message(

@@ -12,25 +12,42 @@ Standard library only (``http.server`` and ``ssl``), one thread per connection. 
   pod is swapped in place by the kubelet), so renewal needs no restart. A pair that does not load,
   such as a certificate written before its key, keeps the previous one until both are in place.
 
-Bodies without a ``Content-Length`` are refused (411), as are bodies over ``MAX_BODY_BYTES`` (413):
-the API server always sends the length, and an object it accepts is far smaller.
+Bodies without a ``Content-Length`` are refused (411), as are bodies over ``MAX_BODY_BYTES`` (413),
+before any of the body is read: the API server always sends the length, and refuses larger bodies
+itself. Every other limit (``limits``) is enforced here too: the request's deadline and the header
+and body allowances through ``connection.DeadlineReader``, the connections open at once at accept,
+the body bytes held at once as they arrive, and the reviews decoded at once around the decision.
 """
 
 from __future__ import annotations
 
+import io
 import json
-import os
 import socket
 import socketserver
-import ssl
 import threading
+import time
 from collections.abc import Mapping
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Final
 
 import structlog
 
-from jobflow_controller.webhook.admission import ReviewError, decode_review, review_response
+from jobflow_controller.webhook.admission import ReviewError, check_content_type, decode_review, review_response
+from jobflow_controller.webhook.certfiles import CertificateFiles
+from jobflow_controller.webhook.connection import ByteBudget, DeadlineReader, RequestTooLarge
+from jobflow_controller.webhook.limits import (
+    DRAIN_LIMIT,
+    MAX_BODY_BYTES,
+    MAX_BODY_BYTES_IN_FLIGHT,
+    MAX_CONCURRENT_REVIEWS,
+    MAX_CONNECTIONS,
+    MAX_HEADER_BYTES,
+    MIN_ANSWER_SECONDS,
+    READ_CHUNK,
+    REQUEST_DEADLINE,
+    RETRY_AFTER_SECONDS,
+)
 
 __all__ = ["HEALTHZ_PATH", "MAX_BODY_BYTES", "VALIDATE_PATH", "WebhookServer"]
 
@@ -39,80 +56,92 @@ log = structlog.get_logger("jobflow_controller.webhook")
 #: Upstream's path for the JobFlow validating webhook (``router.AdmissionService.Path``).
 VALIDATE_PATH: Final = "/jobflows/validate"
 HEALTHZ_PATH: Final = "/healthz"
-#: The API server refuses request bodies over 3 MiB; with the old object of an UPDATE and the
-#: review's envelope a review stays well under this.
-MAX_BODY_BYTES: Final = 16 * 1024 * 1024
-#: How long a client may take for the TLS handshake and for each read of its request.
-IO_TIMEOUT: Final = 10.0
 #: How long ``stop()`` waits for the calls in flight.
 STOP_GRACE: Final = 5.0
+#: How long a closing connection is read from after the answer (``_linger``).
+LINGER_SECONDS: Final = 1.0
+#: Connections the kernel queues before the accept loop takes them.
+LISTEN_BACKLOG: Final = 128
 
 Address = tuple[str, int]
 
 
-class _CertificateFiles:
-    """An ``SSLContext`` for a certificate and key on disk, rebuilt when either file changes."""
-
-    def __init__(self, cert_file: str, key_file: str) -> None:
-        self.cert_file = cert_file
-        self.key_file = key_file
-        self._lock = threading.Lock()
-        self._stamp = self._read_stamp()
-        self._context = self._load()  # fails loudly at start-up: no server without a certificate
-
-    def context(self) -> ssl.SSLContext:
-        with self._lock:
-            try:
-                stamp = self._read_stamp()
-            except OSError as err:
-                log.warning("cannot stat the webhook certificate; keeping the loaded one", error=str(err))
-                return self._context
-            if stamp != self._stamp:
-                try:
-                    self._context = self._load()
-                except OSError as err:  # ssl.SSLError is one
-                    log.warning("cannot load the changed webhook certificate; keeping the loaded one", error=str(err))
-                else:
-                    log.info("reloaded the webhook certificate", cert_file=self.cert_file)
-                # Once tried, a broken pair is not re-read on every connection; the next change is.
-                self._stamp = stamp
-            return self._context
-
-    def _read_stamp(self) -> tuple[tuple[int, int, int], ...]:
-        stats = (os.stat(self.cert_file), os.stat(self.key_file))
-        return tuple((s.st_ino, s.st_mtime_ns, s.st_size) for s in stats)
-
-    def _load(self) -> ssl.SSLContext:
-        context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
-        context.minimum_version = ssl.TLSVersion.TLSv1_2
-        context.set_alpn_protocols(["http/1.1"])
-        context.load_cert_chain(self.cert_file, self.key_file)
-        return context
-
-
 class _Handler(BaseHTTPRequestHandler):
     server: _TLSServer
-    timeout = IO_TIMEOUT
+    reader: DeadlineReader
 
     def version_string(self) -> str:
         return "jobflow-controller-webhook"
+
+    def setup(self) -> None:
+        super().setup()
+        self.rfile.close()
+        # What an answer to a request cut short in its first line needs (parse_request sets them).
+        self.request_version, self.requestline, self.command = "HTTP/1.0", "", ""
+        # Every read gets what is left of the connection's deadline, and only the headers' allowance
+        # until a body's length has been accepted.
+        self.reader = DeadlineReader(self.connection, self.server.connection_deadline(), MAX_HEADER_BYTES)
+        self.rfile = io.BufferedReader(self.reader, READ_CHUNK)
+
+    def handle(self) -> None:
+        try:
+            super().handle()
+        except RequestTooLarge:
+            log.debug("refused request headers over the limit", client=self.client_address[0])
+            self._reply_text(431, f"request headers are over the limit of {MAX_HEADER_BYTES} bytes")
 
     def do_POST(self) -> None:
         if self._path() != VALIDATE_PATH:
             self._other_method()
             return
-        body = self._read_body()
-        if body is None:
+        length = self._body_length()
+        if length is None:
+            return
+        try:
+            check_content_type(self.headers.get("Content-Type"))
+        except ReviewError as err:
+            self._refuse(err)
+            return
+        self.reader.allow(length)
+        taken = 0
+        try:
+            body = bytearray()
+            while len(body) < length:
+                want = min(READ_CHUNK, length - len(body))
+                if not self.server.body_budget.take(want):
+                    self._too_busy(f"over {MAX_BODY_BYTES_IN_FLIGHT} bytes of request bodies are in flight")
+                    return
+                taken += want
+                chunk = self.rfile.read(want)
+                if len(chunk) < want:
+                    return  # the client hung up
+                body += chunk
+            self._review(body)
+        finally:
+            self.server.body_budget.give_back(taken)
+
+    def _review(self, body: bytearray) -> None:
+        if not self.server.reviews.acquire(timeout=max(self.reader.remaining(), 0)):
+            self._too_busy(f"{MAX_CONCURRENT_REVIEWS} reviews are in progress")
             return
         try:
             review = decode_review(body, self.headers.get("Content-Type"))
+            answer = review_response(review)
         except ReviewError as err:
-            log.warning("refused a request that is not an AdmissionReview", code=err.code, error=err.message)
-            self._reply_text(err.code, err.message)
+            self._refuse(err)
             return
-        answer = review_response(review)
+        finally:
+            self.server.reviews.release()
         _log_decision(review["request"], answer["response"])
         self._reply(200, json.dumps(answer, separators=(",", ":")).encode(), "application/json")
+
+    def _refuse(self, err: ReviewError) -> None:
+        log.warning("refused a request that is not an AdmissionReview", code=err.code, error=err.message)
+        self._reply_text(err.code, err.message)
+
+    def _too_busy(self, why: str) -> None:
+        log.warning("refused a review: the webhook is busy", reason=why, client=self.client_address[0])
+        self._reply_text(429, f"too many requests: {why}", retry_after=str(RETRY_AFTER_SECONDS))
 
     def do_GET(self) -> None:
         path = self._path()
@@ -124,7 +153,6 @@ class _Handler(BaseHTTPRequestHandler):
             self._not_found()
 
     def _other_method(self) -> None:
-        self._discard_body()
         path = self._path()
         if path == VALIDATE_PATH:
             self._method_not_allowed("POST")
@@ -142,7 +170,8 @@ class _Handler(BaseHTTPRequestHandler):
         # The API server appends ?timeout=10s to the configured path.
         return self.path.split("?", 1)[0]
 
-    def _read_body(self) -> bytes | None:
+    def _body_length(self) -> int | None:
+        """The request's ``Content-Length``, or ``None`` once the request is refused for it."""
         length_header = self.headers.get("Content-Length")
         if length_header is None:
             self._reply_text(411, "a Content-Length is required")
@@ -157,17 +186,7 @@ class _Handler(BaseHTTPRequestHandler):
         if length > MAX_BODY_BYTES:
             self._reply_text(413, f"request body of {length} bytes is over the limit of {MAX_BODY_BYTES}")
             return None
-        return self.rfile.read(length)
-
-    def _discard_body(self) -> None:
-        # A body left unread when the connection closes makes the kernel reset it, and the client may
-        # lose the answer before reading it.
-        try:
-            length = int(self.headers.get("Content-Length") or 0)
-        except ValueError:
-            return
-        if 0 < length <= MAX_BODY_BYTES:
-            self.rfile.read(length)
+        return length
 
     def _not_found(self) -> None:
         self._reply_text(404, "404 page not found")
@@ -177,6 +196,7 @@ class _Handler(BaseHTTPRequestHandler):
         self._reply(code, f"{message}\n".encode(), "text/plain; charset=utf-8", **headers)
 
     def _reply(self, code: int, body: bytes, content_type: str, **headers: str) -> None:
+        self.connection.settimeout(max(self.reader.remaining(), MIN_ANSWER_SECONDS))
         self.send_response(code)
         self.send_header("Content-Type", content_type)
         self.send_header("Content-Length", str(len(body)))
@@ -191,14 +211,23 @@ class _Handler(BaseHTTPRequestHandler):
 
 
 class _TLSServer(ThreadingHTTPServer):
-    """Accepts plain TCP connections and does each TLS handshake in the connection's own thread."""
+    """Accepts plain TCP connections and does each TLS handshake in the connection's own thread.
+
+    At most ``MAX_CONNECTIONS`` are open at once, counted from accept to close; one more is closed
+    in the accept loop, so it costs no thread.
+    """
 
     daemon_threads = True
+    request_queue_size = LISTEN_BACKLOG
 
-    def __init__(self, address: Address, certificates: _CertificateFiles) -> None:
+    def __init__(self, address: Address, certificates: CertificateFiles) -> None:
         self.certificates = certificates
-        self._active = 0
+        self.body_budget = ByteBudget(MAX_BODY_BYTES_IN_FLIGHT)
+        self.reviews = threading.BoundedSemaphore(MAX_CONCURRENT_REVIEWS)
+        self._connections = 0
+        self._full = False
         self._idle = threading.Condition()
+        self._deadlines = threading.local()
         super().__init__(address, _Handler)
 
     def server_bind(self) -> None:
@@ -207,26 +236,52 @@ class _TLSServer(ThreadingHTTPServer):
         host, port = self.server_address[:2]
         self.server_name, self.server_port = str(host), int(port)
 
-    def finish_request(self, request: Any, client_address: Any) -> None:
+    def process_request(self, request: Any, client_address: Any) -> None:
         with self._idle:
-            self._active += 1
+            full = self._connections >= MAX_CONNECTIONS
+            if not full:
+                self._connections += 1
+            newly_full, self._full = full and not self._full, full
+        if full:
+            if newly_full:  # once per spell, not once per connection refused
+                log.warning("closing new webhook connections: too many are open", limit=MAX_CONNECTIONS)
+            self.shutdown_request(request)
+            return
         try:
-            self._serve_tls(request, client_address)
-        finally:
-            with self._idle:
-                self._active -= 1
-                self._idle.notify_all()
+            super().process_request(request, client_address)
+        except BaseException:
+            self._connection_done()
+            raise
 
-    def _serve_tls(self, request: socket.socket, client_address: Any) -> None:
-        request.settimeout(IO_TIMEOUT)
+    def process_request_thread(self, request: Any, client_address: Any) -> None:
+        try:
+            super().process_request_thread(request, client_address)
+        finally:
+            self._connection_done()
+
+    def _connection_done(self) -> None:
+        with self._idle:
+            self._connections -= 1
+            self._idle.notify_all()
+
+    def connection_deadline(self) -> float:
+        """The deadline of the connection this thread serves (``time.monotonic``)."""
+        deadline: float = self._deadlines.value
+        return deadline
+
+    def finish_request(self, request: Any, client_address: Any) -> None:
+        self._deadlines.value = time.monotonic() + REQUEST_DEADLINE
+        # The handshake is one call: its timeout bounds all of it.
+        request.settimeout(REQUEST_DEADLINE)
         try:
             connection = self.certificates.context().wrap_socket(request, server_side=True)
-        except OSError as err:  # ssl.SSLError is one
-            # A port scan, a plain-HTTP client, or a client that does not trust our CA.
+        except OSError as err:  # ssl.SSLError and TimeoutError are ones
+            # A port scan, a plain-HTTP client, a client that does not trust our CA, or a silent one.
             log.debug("webhook TLS handshake failed", client=client_address[0], error=str(err))
             return
         try:
             super().finish_request(connection, client_address)
+            _linger(connection)
         finally:
             connection.close()
 
@@ -235,7 +290,7 @@ class _TLSServer(ThreadingHTTPServer):
 
     def wait_idle(self, timeout: float) -> bool:
         with self._idle:
-            return self._idle.wait_for(lambda: self._active == 0, timeout)
+            return self._idle.wait_for(lambda: self._connections == 0, timeout)
 
 
 class WebhookServer:
@@ -247,7 +302,7 @@ class WebhookServer:
     """
 
     def __init__(self, address: Address, cert_file: str, key_file: str) -> None:
-        self._server = _TLSServer(address, _CertificateFiles(cert_file, key_file))
+        self._server = _TLSServer(address, CertificateFiles(cert_file, key_file))
         self._thread = threading.Thread(
             target=self._server.serve_forever, name=f"webhook-{self.port}", kwargs={"poll_interval": 0.1}, daemon=True
         )
@@ -277,6 +332,28 @@ class WebhookServer:
 
     def __exit__(self, *exc: object) -> None:
         self.stop()
+
+
+def _linger(connection: socket.socket) -> None:
+    """Half-close, and read and drop what the client still sends, before the connection is closed.
+
+    A request answered before its body was read (a refusal) leaves the body unread; closing then
+    makes the kernel reset the connection, and the client may lose the answer before reading it. So
+    the answer is followed by a FIN and up to ``DRAIN_LIMIT`` bytes or ``LINGER_SECONDS`` of reading
+    (one deadline for all of it, so a drip cannot extend it), as servers do for a lingering close.
+    Raw socket calls: no TLS record is sent or decoded here.
+    """
+    until = time.monotonic() + LINGER_SECONDS
+    drained = 0
+    try:
+        socket.socket.shutdown(connection, socket.SHUT_WR)
+        while drained < DRAIN_LIMIT and (left := until - time.monotonic()) > 0:
+            connection.settimeout(left)
+            if not (data := socket.socket.recv(connection, READ_CHUNK)):
+                return
+            drained += len(data)
+    except OSError:  # the client is gone, or still sending at the end of LINGER_SECONDS
+        pass
 
 
 def _log_decision(request: Mapping[str, Any], response: Mapping[str, Any]) -> None:

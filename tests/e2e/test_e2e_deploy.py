@@ -103,9 +103,15 @@ def pod_from(template: dict[str, Any], namespace: str) -> dict[str, Any]:
     return {"apiVersion": "v1", "kind": "Pod", **pod}
 
 
+def shipped_priority_class(kubectl_run) -> None:  # type: ignore[no-untyped-def]
+    """The pod template names the PriorityClass of manifests/priorityclass.yaml: a pod needs it to exist."""
+    kubectl_run("apply", "-f", str(MANIFESTS / "priorityclass.yaml"))
+
+
 def test_deployment_pod_template_is_admitted_under_the_restricted_pod_security_standard(
-    clientset: Clientset, namespace: str
-) -> None:
+    clientset: Clientset, namespace: str, kubectl_run
+) -> None:  # type: ignore[no-untyped-def]
+    shipped_priority_class(kubectl_run)
     restricted_namespace(clientset, namespace)
     pod = pod_from(manifest("deployment.yaml")["spec"]["template"], namespace)
 
@@ -114,8 +120,11 @@ def test_deployment_pod_template_is_admitted_under_the_restricted_pod_security_s
     assert created["spec"]["containers"][0]["securityContext"]["readOnlyRootFilesystem"] is True
 
 
-def test_restricted_namespace_refuses_a_pod_without_the_security_context(clientset: Clientset, namespace: str) -> None:
+def test_restricted_namespace_refuses_a_pod_without_the_security_context(
+    clientset: Clientset, namespace: str, kubectl_run
+) -> None:  # type: ignore[no-untyped-def]
     """The control for the test above: the namespace label does enforce something."""
+    shipped_priority_class(kubectl_run)
     restricted_namespace(clientset, namespace)
     template = copy.deepcopy(manifest("deployment.yaml")["spec"]["template"])
     del template["spec"]["securityContext"]

@@ -7,6 +7,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "jobflow"))  # the shared fakes
 
+import pytest
 from jobflow_fakes import job, job_template, new_fake_job_template_controller
 
 from jobflow_controller.apis import FlowRequest
@@ -46,13 +47,27 @@ def test_add_job_template_enqueues_it() -> None:
 
 
 def test_add_job_splits_the_label_into_namespace_and_template() -> None:
-    """Upstream's TestAddJob: the label value "volcano.sh/createdByJobTemplate" splits in two."""
+    """Upstream's TestAddJob: the label value "volcano.sh/createdByJobTemplate" splits in two.
+
+    Upstream's Job is in namespace "test"; here it is in "volcano", the namespace the label names,
+    since a label naming another namespace is filtered (the next test).
+    """
     controller, _, _ = new_fake_job_template_controller()
-    obj = job("job1", "test")
+    obj = job("job1", "volcano")
     obj["metadata"]["labels"] = {"volcano.sh/createdByJobTemplate": "volcano.sh/createdByJobTemplate"}
     controller.add_job(obj)
     item, _ = controller.queue.get()
     assert item == FlowRequest("volcano", job_template_name="sh/createdByJobTemplate")
+
+
+@pytest.mark.parametrize("value", ["other.train", "volcano.sh/createdByJobTemplate", ".train"])
+def test_add_job_labelled_with_another_namespaces_template_enqueues_nothing(value: str) -> None:
+    """Deviation: any tenant can label a Job; upstream then syncs the other namespace's template."""
+    controller, _, _ = new_fake_job_template_controller()
+    obj = job("job1", "test")
+    obj["metadata"]["labels"] = {"volcano.sh/createdByJobTemplate": value}
+    controller.add_job(obj)
+    assert len(controller.queue) == 0
 
 
 def test_add_job_keeps_dots_in_the_template_name() -> None:

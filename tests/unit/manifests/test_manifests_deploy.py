@@ -198,15 +198,18 @@ def test_our_kinds_left_to_their_own_schemas_are_exactly_the_crds_kinds() -> Non
     assert crd_kinds == CUSTOM_RESOURCE_KINDS
 
 
+CLUSTER_SCOPED_KINDS = frozenset({"Namespace", "ClusterRole", "ClusterRoleBinding", "PriorityClass"})
+
+
 def test_every_namespaced_deploy_object_is_in_volcano_system() -> None:
-    cluster_scoped = {"Namespace", "ClusterRole", "ClusterRoleBinding"}
+    cluster_scoped = CLUSTER_SCOPED_KINDS
     namespaces = {d["metadata"].get("namespace") for d in DEPLOY_DOCUMENTS if d["kind"] not in cluster_scoped}
     assert namespaces == {NAMESPACE}
 
 
 def test_cluster_scoped_deploy_objects_have_no_namespace() -> None:
-    cluster_scoped = [d for d in DEPLOY_DOCUMENTS if d["kind"] in {"Namespace", "ClusterRole", "ClusterRoleBinding"}]
-    assert len(cluster_scoped) == 3
+    cluster_scoped = [d for d in DEPLOY_DOCUMENTS if d["kind"] in CLUSTER_SCOPED_KINDS]
+    assert len(cluster_scoped) == 4
     assert all("namespace" not in d["metadata"] for d in cluster_scoped)
 
 

@@ -146,3 +146,13 @@ def test_dry_run_request_is_answered_like_any_other(client: WebhookClient) -> No
     admission_review = review(CYCLIC)
     admission_review["request"]["dryRun"] = True
     assert client.review(admission_review)["status"]["message"] == "jobflow Flow is not DAG"
+
+
+def test_flow_that_cannot_name_a_jobtemplate_is_denied(client: WebhookClient) -> None:
+    # "-a" makes the valid Job name "jobflow--a", but no JobTemplate can be named "-a".
+    response = client.review(review(job_flow(flow("-a"))))
+    assert response["allowed"] is False
+    assert response["status"]["message"] == (
+        'jobflow Flow "-a": JobTemplate name "-a" must be a lowercase RFC 1123 subdomain: lowercase letters,'
+        " digits, '-' and '.', with every '.'-separated part starting and ending with a letter or digit"
+    )
