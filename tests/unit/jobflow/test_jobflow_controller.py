@@ -6,6 +6,7 @@ import threading
 import time
 
 import pytest
+import structlog.testing
 from jobflow_fakes import job, job_flow, job_template, new_fake_controller
 
 from jobflow_controller.apis import FlowRequest
@@ -199,3 +200,15 @@ def test_worker_threads_are_honoured() -> None:
         stop.set()
         runner.join(10)
     assert not runner.is_alive()
+
+
+def test_a_missing_target_is_logged_once_while_it_stays_missing() -> None:
+    """Upstream's `No <job> Job found` line, when the set of missing targets changes, not every sync."""
+    controller, _, _ = new_fake_controller()
+    flows = [{"name": "a"}, {"name": "b", "dependsOn": {"targets": ["a"]}}]
+    controller.job_flow_informer.get_indexer().add(job_flow("f", flows=flows))
+    controller.job_template_informer.get_indexer().add(job_template("a"))
+    with structlog.testing.capture_logs() as logs:
+        for _ in range(3):
+            controller.sync.handle_job_flow(_req("f"))
+    assert [e["event"] for e in logs if e["event"].startswith("No ")] == ["No f-a Job found！"]  # noqa: RUF001
