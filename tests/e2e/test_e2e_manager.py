@@ -99,9 +99,20 @@ def test_a_bad_flag_exits_2_with_one_readable_line() -> None:
     binary = str(Path(sys.executable).parent / "jobflow-controller")
     result = subprocess.run([binary, "--max-requeue-num=many"], capture_output=True, text=True, timeout=30)
     assert result.returncode == 2
+    # The reason is Go's, as pflag's IntVar gives it (strconv.ParseInt).
     assert result.stderr == (
         "jobflow-controller: error: argument --max-requeue-num: invalid int value 'many': "
-        "invalid literal for int() with base 10: 'many'\n"
+        'strconv.ParseInt: parsing "many": invalid syntax\n'
+    )
+
+
+def test_a_controller_named_twice_exits_1_with_upstreams_line() -> None:
+    binary = str(Path(sys.executable).parent / "jobflow-controller")
+    argv = [binary, "--controllers=*,+job-controller,-job-controller"]
+    result = subprocess.run(argv, capture_output=True, text=True, timeout=30)
+    assert (result.returncode, result.stderr) == (
+        1,
+        "controllers option -job-controller cannot have both '-' and '+' prefixes\n",
     )
 
 
