@@ -2,7 +2,7 @@
 
 A leader that can no longer renew should lose leadership and exit; if it is wedged instead (a
 deadlock, a hung callback), another replica may already lead, and two controllers would write the
-same objects. The adaptor lets `/healthz` report that case so the kubelet restarts the process.
+same objects. The adaptor lets `/livez` report that case so the kubelet restarts the process.
 It is created before the elector exists (the HTTP server starts first) and tied to it later.
 """
 

@@ -18,16 +18,17 @@ from jobflow_controller.manager.logs import DEFAULT_LOG_FORMAT
 JOBFLOW_CONTROLLER = "jobflow-controller"
 JOBTEMPLATE_CONTROLLER = "jobtemplate-controller"
 KNOWN_CONTROLLERS = (JOBFLOW_CONTROLLER, JOBTEMPLATE_CONTROLLER)
-#: Volcano's other controllers: their names are valid in --controllers (so a command line written
-#: for vc-controller-manager, whose default is `*,-sharding-controller`, works here), but this
-#: process runs none of them.
+#: Volcano's other controllers (v1.15.1 and master register the same ten, case as written): their
+#: names are valid in --controllers (so a command line written for vc-controller-manager, whose
+#: default is `*,-sharding-controller`, works here), but this process runs none of them.
 OTHER_VOLCANO_CONTROLLERS = (
+    "colocation-config-controller",
+    "cronjob-controller",
     "gc-controller",
+    "hyperNode-controller",
     "job-controller",
     "pg-controller",
     "queue-controller",
-    "cronjob-controller",
-    "hypernode-controller",
     "sharding-controller",
 )
 #: Upstream's default for --controllers.
@@ -93,10 +94,45 @@ class Options:
     scheduler_name: list[str] = field(default_factory=lambda: ["volcano"])
     worker_threads_for_podgroup: int = 5
     worker_threads_for_gc: int = 1
+    worker_threads_for_queue: int = 5
+    worker_threads_for_cronjob: int = 3
     inherit_owner_annotations: bool = True
     feature_gates: dict[str, bool] = field(default_factory=dict)
+    # The sharding controller's (pkg/controllers/sharding/config.go, a FlagProvider).
+    scheduler_configs: list[str] = field(
+        default_factory=lambda: ["volcano:volcano:0.0:0.6:false:2:100", "agent-scheduler:agent:0.7:1.0:true:2:100"]
+    )
+    shard_sync_period: float = 60.0
+    enable_node_event_trigger: bool = True
+    sharding_configmap: str = "volcano-sharding-configmap"
+    sharding_configmap_namespace: str = "volcano-system"
     log_flush_frequency: float = 5.0
+    # klog's (InitFlags), with the values Volcano's main.go leaves them at.
     logtostderr: bool = True
+    log_dir: str = ""
+    log_file: str = ""
+    log_file_max_size: int = 1800
+    alsologtostderr: bool = False
+    legacy_stderr_threshold_behavior: bool = False
+    add_dir_header: bool = False
+    skip_headers: bool = False
+    one_output: bool = False
+    skip_log_headers: bool = False
+    stderrthreshold: int = 0
+    alsologtostderrthreshold: int = 0
+    vmodule: str = ""
+    log_backtrace_at: str = ""
+
+
+def unknown_controllers(controllers: list[str]) -> list[str]:
+    """The names in --controllers that no Volcano controller has (upstream ignores them silently)."""
+    known = (*KNOWN_CONTROLLERS, *OTHER_VOLCANO_CONTROLLERS)
+    return [entry for entry in controllers if entry != "*" and controller_name(entry) not in known]
+
+
+def controller_name(entry: str) -> str:
+    """An entry of --controllers without its one `+` or `-` (upstream's `c[1:]`)."""
+    return entry[1:] if entry.startswith(("+", "-")) else entry
 
 
 def is_controller_enabled(name: str, controllers: list[str]) -> bool:

@@ -23,8 +23,9 @@ def _ping() -> str | None:
 
 
 class Endpoints:
-    """/healthz, /livez, /readyz on --healthz-address, /metrics on --listen-address (one server when
-    the two addresses are equal), and the webhook on --webhook-address, each when enabled."""
+    """/healthz, /livez, /readyz (each check also alone, at `/healthz/ping`, `/livez/leaderElection`,
+    ...) on --healthz-address, /metrics on --listen-address (one server when the two addresses are
+    equal), and the webhook on --webhook-address, each when enabled."""
 
     def __init__(
         self,
@@ -37,8 +38,10 @@ class Endpoints:
     ) -> None:
         self.options = options
         self.registry = registry
+        # /healthz is upstream's (apiserver's healthz.InstallHandler with no checks but ping): it
+        # cannot fail. The lease watchdog is on /livez, the liveness probe's path (manifests/).
         self.checks: dict[str, list[tuple[str, Check]]] = {
-            "/healthz": [("ping", _ping), ("leaderElection", leader_election)],
+            "/healthz": [("ping", _ping)],
             "/livez": [("ping", _ping), ("leaderElection", leader_election)],
             "/readyz": [("ping", _ping), ("informer-sync", informer_sync), ("shutdown", shutdown)],
         }

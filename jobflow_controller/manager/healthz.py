@@ -1,8 +1,11 @@
 """The health and metrics HTTP endpoints (`/healthz`, `/livez`, `/readyz`, `/metrics`).
 
-Liveness fails only when the leader has stopped renewing its lease for longer than it may
-(client-go's HealthzAdaptor); readiness waits for the informer caches, and does not depend on
-leading, so a standby replica is Ready and takes over with warm caches.
+As the API server's healthz package serves them: a path runs its checks (`?verbose` lists them),
+and each check is also served alone under it (`/healthz/ping`, `/livez/leaderElection`), answering
+`ok` or 500 `internal server error: <reason>`. `/healthz` is upstream's, ping only, and cannot
+fail. Liveness (`/livez`) fails only when the leader has stopped renewing its lease for longer than
+it may (client-go's HealthzAdaptor); readiness waits for the informer caches, and does not depend
+on leading, so a standby replica is Ready and takes over with warm caches.
 
 With upstream's `--tls-cert-file`/`--tls-private-key-file` (and `--ca-cert-file`) the health
 endpoint is served over HTTPS, as Volcano's `helpers.StartHealthz` does; each TLS handshake runs
@@ -123,7 +126,7 @@ class EndpointServer:
             self._reply(request, 200, exposition(self.registry), "text/plain; version=0.0.4; charset=utf-8")
             return
         if path not in self.checks:
-            self._reply(request, 404, b"404 page not found\n")
+            self._handle_one(request, path)
             return
         lines, failed = [], False
         for name, check in self.checks[path]:
@@ -140,6 +143,19 @@ class EndpointServer:
             self._reply(request, 200, ("\n".join(lines) + f"\n{path[1:]} check passed\n").encode())
         else:
             self._reply(request, 200, b"ok")
+
+    def _handle_one(self, request: BaseHTTPRequestHandler, path: str) -> None:
+        """`<path>/<check>`: that check alone, as healthz's adaptCheckToHandler serves it."""
+        parent, _, name = path.rpartition("/")
+        check = dict(self.checks.get(parent, [])).get(name)
+        if check is None:
+            self._reply(request, 404, b"404 page not found\n")
+            return
+        reason = check()
+        if reason is None:
+            self._reply(request, 200, b"ok")
+        else:
+            self._reply(request, 500, f"internal server error: {reason}\n".encode())
 
     @staticmethod
     def _reply(

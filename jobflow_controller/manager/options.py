@@ -1,15 +1,20 @@
 """Flags of the controller manager, named as Volcano's where it has them, in one table.
 
 The table is grouped as upstream declares its flags: the controller manager's own (Volcano's
-options.go), those accepted only so that vc-controller-manager's command lines work, leader
-election (component-base), klog's, then ours. A flag's default is its `Options` field's
-(config.py), shown by --help; `--kubeconfig` also reads `$KUBECONFIG`.
+options.go), those accepted only so that vc-controller-manager's command lines work (its other
+controllers' flags, the sharding controller's included), leader election (component-base),
+klog's, then ours. Every flag `vc-controller-manager` v1.15.1 or master accepts is here, with its
+type; those marked `ignored` configure nothing in this process and are named in one log line at
+start when given. A flag's default is its `Options` field's (config.py), shown by --help;
+`--kubeconfig` also reads `$KUBECONFIG`.
 """
 
 from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Sequence
+from dataclasses import dataclass
 
 from jobflow_controller.manager.config import DEFAULT_LEASE_NAMESPACE, KNOWN_CONTROLLERS, Options
 from jobflow_controller.manager.logs import LOG_FORMATS
@@ -18,20 +23,27 @@ from jobflow_controller.manager.pflag import (
     DURATION,
     FLOAT,
     INT,
+    LEVEL,
     MAP_STRING_BOOL,
+    MODULE_SPEC,
+    SEVERITY,
     STRING,
     STRING_ARRAY,
     STRING_SLICE,
     SWITCH,
+    TRACE_LOCATION,
     UINT,
+    UINT64,
     Flag,
     FlagGroup,
     FlagSet,
+    Kind,
     add_flag_groups,
+    pflag_args,
 )
-from jobflow_controller.manager.validation import FlagError, validate
+from jobflow_controller.manager.validation import FlagError, OptionError, validate
 
-__all__ = ["FLAG_GROUPS", "FlagError", "Options", "build_parser", "parse"]
+__all__ = ["FLAG_GROUPS", "FlagError", "Options", "ParsedCommandLine", "build_parser", "parse", "parse_command_line"]
 
 DESCRIPTION = (
     "Runs Volcano's JobFlow and JobTemplate controllers: creates each flow's Job once the flows it "
@@ -56,7 +68,7 @@ CONTROLLER_MANAGER = FlagGroup(
             INT,
             "retries of a failing JobFlow before a Warning event drops it; -1 retries forever, 0 never",
         ),
-        Flag("--worker-threads", INT, "workers per controller"),
+        Flag("--worker-threads", UINT, "workers per controller (0: one, as upstream's JobFlow controllers always run)"),
         Flag("--enable-healthz", BOOL, "serve /healthz, /livez, /readyz"),
         Flag("--healthz-address", STRING, "address of the health endpoints"),
         Flag("--enable-metrics", BOOL, "serve /metrics"),
@@ -72,27 +84,33 @@ CONTROLLER_MANAGER = FlagGroup(
     ),
 )
 
+
+def _accepted(name: str, kind: Kind, help: str) -> Flag:
+    """A flag of vc-controller-manager that configures nothing here: typed, accepted, ignored."""
+    return Flag(name, kind, help, ignored=True)
+
+
 ACCEPTED = FlagGroup(
     "accepted for vc-controller-manager compatibility; they configure nothing here",
     (
-        Flag(
-            "--lock-object-namespace",
-            STRING,
-            "deprecated: use --leader-elect-resource-namespace (given alone, it sets the Lease's namespace)",
-            deprecated=(
-                "This flag is deprecated and will be removed in a future release. "
-                "Please use --leader-elect-resource-namespace instead."
-            ),
+        _accepted(
+            "--scheduler-name", STRING_ARRAY, "upstream: pods of these schedulers get PodGroups (default volcano)"
         ),
-        Flag("--scheduler-name", STRING_ARRAY, "upstream: pods of these schedulers get PodGroups (default volcano)"),
-        Flag("--worker-threads-for-podgroup", UINT, "upstream: PodGroup controller workers"),
-        Flag("--worker-threads-for-gc", UINT, "upstream: garbage collector workers"),
-        Flag("--inherit-owner-annotations", BOOL, "upstream: PodGroups inherit their owner's annotations"),
-        Flag(
+        _accepted("--worker-threads-for-podgroup", UINT, "upstream: PodGroup controller workers"),
+        _accepted("--worker-threads-for-gc", UINT, "upstream: garbage collector workers"),
+        _accepted("--worker-threads-for-queue", UINT, "upstream: queue controller workers"),
+        _accepted("--worker-threads-for-cronjob", UINT, "upstream: CronJob controller workers"),
+        _accepted("--inherit-owner-annotations", BOOL, "upstream: PodGroups inherit their owner's annotations"),
+        _accepted(
             "--feature-gates",
             MAP_STRING_BOOL,
             "upstream's feature gates, key=true|false pairs (none affects the JobFlow controllers)",
         ),
+        _accepted("--scheduler-configs", STRING_SLICE, "upstream's sharding controller: deprecated scheduler shards"),
+        _accepted("--shard-sync-period", DURATION, "upstream's sharding controller: shard synchronization period"),
+        _accepted("--enable-node-event-trigger", BOOL, "upstream's sharding controller: node events update shards"),
+        _accepted("--sharding-configmap", STRING, "upstream's sharding controller: its ConfigMap"),
+        _accepted("--sharding-configmap-namespace", STRING, "upstream's sharding controller: its namespace"),
     ),
 )
 
@@ -108,19 +126,41 @@ LEADER_ELECTION = FlagGroup(
         Flag("--leader-elect-resource-lock", STRING, "lock object type", choices=("leases",)),
         Flag("--leader-elect-resource-name", STRING, "name of the Lease"),
         Flag("--leader-elect-resource-namespace", STRING, "namespace of the Lease"),
+        Flag(
+            "--lock-object-namespace",
+            STRING,
+            "deprecated: use --leader-elect-resource-namespace (given alone, it sets the Lease's namespace)",
+            deprecated=(
+                "This flag is deprecated and will be removed in a future release. "
+                "Please use --leader-elect-resource-namespace instead."
+            ),
+        ),
     ),
 )
 
 KLOG = FlagGroup(
-    "logging (klog)",
+    "logging (klog; `_` and `-` alike in every flag's name, as upstream)",
     (
-        Flag("--v", INT, "log verbosity (klog levels; >=4 is debug)", short="-v", dest="verbosity"),
-        Flag(
+        Flag("--v", LEVEL, "log verbosity (klog levels; >=4 is debug)", short="-v", dest="verbosity"),
+        _accepted(
             "--log-flush-frequency",
             DURATION,
             "klog's flush interval (accepted; every log line is written at once here)",
         ),
-        Flag("--logtostderr", BOOL, "klog's flag (accepted; always)"),
+        _accepted("--logtostderr", BOOL, "klog's flag (accepted; always)"),
+        _accepted("--alsologtostderr", BOOL, "klog's (accepted; logs go to stderr only)"),
+        _accepted("--log-dir", STRING, "klog's (accepted; no log files here)"),
+        _accepted("--log-file", STRING, "klog's (accepted; no log files here)"),
+        _accepted("--log-file-max-size", UINT64, "klog's, in MB (accepted; no log files here)"),
+        _accepted("--add-dir-header", BOOL, "klog's header option (accepted; see --log-format)"),
+        _accepted("--skip-headers", BOOL, "klog's header option (accepted; see --log-format)"),
+        _accepted("--skip-log-headers", BOOL, "klog's header option (accepted; see --log-format)"),
+        _accepted("--one-output", BOOL, "klog's (accepted; no log files here)"),
+        _accepted("--stderrthreshold", SEVERITY, "klog's, INFO|WARNING|ERROR|FATAL or 0-3 (accepted; all to stderr)"),
+        _accepted("--alsologtostderrthreshold", SEVERITY, "klog's (accepted; all to stderr)"),
+        _accepted("--legacy-stderr-threshold-behavior", BOOL, "klog's (accepted; all to stderr)"),
+        _accepted("--vmodule", MODULE_SPEC, "klog's per-file verbosity, pattern=N,... (accepted; see --v)"),
+        _accepted("--log-backtrace-at", TRACE_LOCATION, "klog's file.go:N stack trace (accepted; Go files only)"),
     ),
 )
 
@@ -176,18 +216,40 @@ OURS = FlagGroup(
 FLAG_GROUPS = (CONTROLLER_MANAGER, ACCEPTED, LEADER_ELECTION, KLOG, OURS)
 
 
+@dataclass
+class ParsedCommandLine:
+    options: Options
+    #: --version was given.
+    version: bool
+    #: The flags given that configure nothing here (`ignored` in the table), as named there.
+    ignored_flags: list[str]
+    #: Arguments that are no flag (the `2>&1` of Volcano's chart), ignored as upstream ignores them.
+    ignored_args: list[str]
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = FlagSet(
-        prog="jobflow-controller", description=DESCRIPTION, formatter_class=argparse.ArgumentDefaultsHelpFormatter
+        prog="jobflow-controller",
+        description=DESCRIPTION,
+        formatter_class=argparse.ArgumentDefaultsHelpFormatter,
+        allow_abbrev=False,  # pflag has no abbreviations: --max-requeue is unknown
     )
     add_flag_groups(parser, FLAG_GROUPS, Options())
     return parser
 
 
-def parse(argv: list[str] | None = None) -> tuple[Options, bool]:
+def parse(argv: Sequence[str] | None = None) -> tuple[Options, bool]:
     """Parse and validate argv; returns (options, version_requested). Exits 2 on a bad flag."""
+    parsed = parse_command_line(sys.argv[1:] if argv is None else argv)
+    return parsed.options, parsed.version
+
+
+def parse_command_line(argv: Sequence[str]) -> ParsedCommandLine:
+    """Parse and validate argv as pflag would: exits 2 on a bad flag, 1 where upstream's
+    CheckOptionOrDie refuses one (a controller named twice in --controllers)."""
     parser = build_parser()
-    values = vars(parser.parse_args(argv))
+    line = pflag_args(argv, FLAG_GROUPS, parser.error)
+    values = vars(parser.parse_args(line.tokens))
     version = bool(values.pop("version"))
     for flag in (f for group in FLAG_GROUPS for f in group.flags if f.deprecated):
         if values[flag.field] is not None:
@@ -198,7 +260,11 @@ def parse(argv: list[str] | None = None) -> tuple[Options, bool]:
         options.leader_elect_resource_namespace = options.lock_object_namespace
     try:
         validate(options)
+    except OptionError as err:
+        print(err, file=sys.stderr)  # as upstream's main: the message alone, exit 1
+        raise SystemExit(1) from None
     except FlagError as err:
         print(f"{parser.prog}: error: {err}", file=sys.stderr)
         raise SystemExit(2) from None
-    return options, version
+    ignored = [flag.name for group in FLAG_GROUPS for flag in group.flags if flag.ignored and flag.name in line.given]
+    return ParsedCommandLine(options, version, ignored, line.positional)

@@ -53,7 +53,7 @@ from workqueue import PrometheusMetricsProvider
 
 log = structlog.get_logger("jobflow_controller.manager")
 
-#: How long past the lease a leader may fail to renew before /healthz reports it (client-go's 20 s).
+#: How long past the lease a leader may fail to renew before /livez reports it (client-go's 20 s).
 LEADER_HEALTHZ_TIMEOUT = 20.0
 
 
@@ -114,7 +114,7 @@ class Manager:
             )
         else:
             self.shard_units = ShardUnits(self.registry)
-        # The one Lease of the process has a watchdog; with --shards, /healthz asks the campaign.
+        # The one Lease of the process has a watchdog (on /livez); with --shards, /livez asks the campaign.
         leased = options.leader_elect and not options.shards
         self.watchdog = new_leader_healthz_adaptor(LEADER_HEALTHZ_TIMEOUT) if leased else None
         self.endpoints = Endpoints(

@@ -7,24 +7,27 @@ starts.
 
 from __future__ import annotations
 
-from jobflow_controller.manager.config import KNOWN_CONTROLLERS, OTHER_VOLCANO_CONTROLLERS, Options
+from jobflow_controller.manager.config import Options, controller_name
 
 
 class FlagError(Exception):
     """A flag value that cannot be used; str() is the one line printed before exiting 2."""
 
 
+class OptionError(FlagError):
+    """Upstream's CheckOptionOrDie refuses it: str() is printed as it is, and the process exits 1."""
+
+
 def check_controllers(controllers: list[str]) -> None:
-    """Upstream's checkControllers: a name may appear once, whatever its prefix; unknown names fail."""
+    """Upstream's checkControllers: a name may appear once, whatever its prefix, and the error names
+    the repeated entry as written. A name no controller has is accepted, as upstream accepts it."""
     seen: set[str] = set()
     for entry in controllers:
-        name = entry.lstrip("+-")
         if entry == "*":
             continue
-        if name not in KNOWN_CONTROLLERS and name not in OTHER_VOLCANO_CONTROLLERS:
-            raise FlagError(f"invalid value {entry!r} for flag --controllers: unknown controller {name!r}")
+        name = controller_name(entry)
         if name in seen:
-            raise FlagError(f"controllers option {name} cannot have both '-' and '+' prefixes")
+            raise OptionError(f"controllers option {entry} cannot have both '-' and '+' prefixes")
         seen.add(name)
 
 
@@ -39,8 +42,6 @@ def _check_ranges(o: Options) -> None:
         raise FlagError(f'invalid value "{o.kube_api_qps:g}" for flag --kube-api-qps: must not be negative')
     if o.kube_api_burst < 0:
         raise FlagError(f'invalid value "{o.kube_api_burst}" for flag --kube-api-burst: must not be negative')
-    if o.worker_threads < 1:
-        raise FlagError(f'invalid value "{o.worker_threads}" for flag --worker-threads: must be at least 1')
     if o.resync_period < 0:
         raise FlagError(f'invalid value "{o.resync_period:g}s" for flag --resync-period: must not be negative')
     if o.shards < 0:
@@ -72,9 +73,12 @@ def _check_leader_election(o: Options) -> None:
 
 
 def validate(o: Options) -> None:
-    """Raise `FlagError` for the first flag that cannot be used."""
-    _check_ranges(o)
+    """Raise `FlagError` for the first flag that cannot be used (`OptionError` where upstream exits 1).
+
+    --controllers is checked first, as upstream's CheckOptionOrDie does.
+    """
     check_controllers(o.controllers)
+    _check_ranges(o)
     _check_address("healthz-address", o.healthz_address)
     _check_address("listen-address", o.listen_address)
     _check_address("webhook-address", o.webhook_address)

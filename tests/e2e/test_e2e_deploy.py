@@ -394,6 +394,7 @@ def test_controller_under_its_service_account_becomes_ready(controller: Controll
 
 def test_controller_under_its_service_account_is_live(controller: ControllerProcess) -> None:
     assert controller.http_get("/healthz") == (200, "ok")
+    assert controller.http_get("/livez") == (200, "ok")  # the Deployment's liveness probe
 
 
 def test_controller_under_its_service_account_takes_its_lease(

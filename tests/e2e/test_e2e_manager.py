@@ -52,7 +52,9 @@ def test_health_endpoints_answer_and_readyz_waits_for_the_caches(
     processes.append(proc)
     wait_for(lambda: proc.get("/readyz") == (200, "ok"), 30, what="/readyz")
     assert proc.get("/healthz") == (200, "ok")
+    assert proc.get("/healthz/ping") == (200, "ok")  # upstream's pair; neither can fail
     assert proc.get("/livez") == (200, "ok")
+    assert proc.get("/livez/leaderElection") == (200, "ok")
     code, body = proc.get("/readyz?verbose")
     assert code == 200
     assert "[+]informer-sync ok" in body
@@ -97,9 +99,20 @@ def test_a_bad_flag_exits_2_with_one_readable_line() -> None:
     binary = str(Path(sys.executable).parent / "jobflow-controller")
     result = subprocess.run([binary, "--max-requeue-num=many"], capture_output=True, text=True, timeout=30)
     assert result.returncode == 2
+    # The reason is Go's, as pflag's IntVar gives it (strconv.ParseInt).
     assert result.stderr == (
         "jobflow-controller: error: argument --max-requeue-num: invalid int value 'many': "
-        "invalid literal for int() with base 10: 'many'\n"
+        'strconv.ParseInt: parsing "many": invalid syntax\n'
+    )
+
+
+def test_a_controller_named_twice_exits_1_with_upstreams_line() -> None:
+    binary = str(Path(sys.executable).parent / "jobflow-controller")
+    argv = [binary, "--controllers=*,+job-controller,-job-controller"]
+    result = subprocess.run(argv, capture_output=True, text=True, timeout=30)
+    assert (result.returncode, result.stderr) == (
+        1,
+        "controllers option -job-controller cannot have both '-' and '+' prefixes\n",
     )
 
 
@@ -291,3 +304,43 @@ def test_a_health_certificate_that_does_not_load_exits_1_with_one_readable_line(
     assert result.returncode == 1
     lines = [ln for ln in result.stderr.splitlines() if ln.startswith("jobflow-controller: error:")]
     assert lines == ["jobflow-controller: error: cannot serve health or metrics: [Errno 2] No such file or directory"]
+
+
+#: The container args of Volcano v1.15.1's chart (installer/helm/chart/volcano/templates/controllers.yaml),
+#: every optional line on, as tests/unit/manager/test_manager_volcano_chart.py renders them.
+VOLCANO_CHART_ARGS = (
+    "--logtostderr",
+    "--enable-healthz=true",
+    "--enable-metrics=true",
+    "--leader-elect=true",
+    "--scheduler-name=volcano",
+    "--leader-elect-resource-namespace=volcano-system",
+    "--kube-api-qps=50",
+    "--kube-api-burst=100",
+    "--worker-threads=3",
+    "--worker-threads-for-gc=5",
+    "--worker-threads-for-podgroup=5",
+    "--sharding-configmap=volcano-sharding-configmap",
+    "--sharding-configmap-namespace=volcano-system",
+    "--controllers=*,-hyperNode-controller",
+    "-v=4",
+    "2>&1",
+)
+
+
+def test_volcanos_chart_arguments_start_the_controller(
+    kubeconfig: Path, tmp_path: Path, processes: list[ControllerProcess]
+) -> None:
+    """Issue 20: vc-controller-manager's arguments, as Volcano's chart passes them, run this process.
+
+    Only the Lease is moved (to `default`, under a name of its own) by flags given after them."""
+    lease = f"chart-{uuid.uuid4().hex[:8]}"
+    flags = (*VOLCANO_CHART_ARGS, "--leader-elect-resource-namespace=default", f"--leader-elect-resource-name={lease}")
+    proc = ControllerProcess(str(kubeconfig), tmp_path, *flags)
+    processes.append(proc)
+    wait_for(lambda: proc.get("/readyz") == (200, "ok"), 30, what="/readyz")
+    wait_for(proc.is_leader, 30, what="the lease")
+    assert proc.get("/healthz/ping") == (200, "ok")
+    line = next(ln for ln in proc.log().splitlines() if "accepted as vc-controller-manager does" in ln)
+    for name in ("--scheduler-name", "--worker-threads-for-gc", "--sharding-configmap", "--logtostderr", "2>&1"):
+        assert name in line

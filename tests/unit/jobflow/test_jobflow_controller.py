@@ -184,6 +184,24 @@ def test_process_next_work_item_syncs_and_marks_the_item_done() -> None:
     assert controller.workers._process_next_work_item() is False
 
 
+def test_zero_worker_threads_runs_one_worker() -> None:
+    """--worker-threads=0 (a uint32 upstream accepts) runs one worker, as upstream's JobFlow controller always does."""
+    controller, _, _ = new_fake_controller()
+    stop = threading.Event()
+    runner = threading.Thread(target=controller.run, args=(stop, 0), daemon=True)
+    runner.start()
+    try:
+        deadline = time.monotonic() + 10
+        while not controller.workers._workers and time.monotonic() < deadline:
+            stop.wait(0.01)
+        stop.wait(0.1)
+        assert [t.name for t in controller.workers._workers] == ["jobflow-controller-0"]
+    finally:
+        stop.set()
+        runner.join(10)
+    assert not runner.is_alive()
+
+
 def test_worker_threads_are_honoured() -> None:
     """Deviation: upstream runs exactly one worker whatever --worker-threads says."""
     controller, _, _ = new_fake_controller()

@@ -337,9 +337,10 @@ def test_only_tmp_is_writable_and_it_is_a_small_empty_dir() -> None:
     assert POD["spec"]["volumes"] == [{"name": "tmp", "emptyDir": {"medium": "Memory", "sizeLimit": "16Mi"}}]
 
 
-def test_liveness_probe_gets_healthz_on_port_11251() -> None:
+def test_liveness_probe_gets_livez_on_port_11251() -> None:
+    """/livez carries the lease watchdog; /healthz is upstream's and cannot fail (issue 20, item 2)."""
     probe = CONTAINER["livenessProbe"]["httpGet"]
-    assert (probe["path"], container_port(probe["port"])) == ("/healthz", HEALTHZ_PORT)
+    assert (probe["path"], container_port(probe["port"])) == ("/livez", HEALTHZ_PORT)
 
 
 def test_readiness_probe_gets_readyz_on_port_11251() -> None:
