@@ -44,6 +44,9 @@ ATTEMPT_ANNOTATION: Final = "flow.volcano.sh/retry-attempt"
 RETRYING: Final = "Retrying"
 
 MAX_RETRIES: Final = "maxRetries"
+#: The most retries a flow may ask for: each one adds entries to the JobFlow's status (which must
+#: stay under etcd's request limit) and, with a backoff of 0 s, a delete and a create at once.
+MAX_RETRIES_LIMIT: Final = 100
 BACKOFF: Final = "backoff"
 DEFAULT_BACKOFF: Final = "0s"
 
@@ -206,6 +209,8 @@ def _policy_problems(where: str, policy: Any) -> list[str]:
             problems.append(f"{where}.{MAX_RETRIES}: must be an integer, got {json.dumps(n)}")
         elif n < 0:
             problems.append(f"{where}.{MAX_RETRIES}: must not be negative, got {n}")
+        elif n > MAX_RETRIES_LIMIT:
+            problems.append(f"{where}.{MAX_RETRIES}: must be at most {MAX_RETRIES_LIMIT}, got {n}")
     if BACKOFF in policy:
         backoff = policy[BACKOFF]
         if not isinstance(backoff, str):

@@ -53,6 +53,9 @@ _BUCKETS = (
 #: syncs Succeed with a no-op phase function, so a Job created then could never change the phase.
 FINISHED = frozenset({Phase.SUCCEED, Phase.FAILED})
 
+#: How many recent `runningHistories` entries a Job keeps besides its first and its `Retrying` ones.
+MAX_RUNNING_HISTORIES = 16
+
 
 def sync_job_flow(world: World, update_state_fn: UpdateJobFlowStatusFn) -> SyncPlan:
     """Upstream's `syncJobFlow`, decided: what to delete, create and write for this JobFlow."""
@@ -295,6 +298,22 @@ def get_running_histories(
     return histories
 
 
+def bounded_histories(histories: list[JobRunningHistory]) -> list[JobRunningHistory]:
+    """At most the first entry, every `Retrying` one and the last `MAX_RUNNING_HISTORIES` others (ours).
+
+    Upstream appends an entry per phase change for ever, so a Job that flaps grows its JobFlow's
+    status without bound, towards etcd's request limit. The first entry (when the Job was first
+    seen) and the recent ones are what a reader wants; the `Retrying` entries are the record of the
+    retries done (retry.py counts them), so none of them is ever dropped (at most maxRetries).
+    """
+    if len(histories) <= MAX_RUNNING_HISTORIES + 1:
+        return histories
+    keep = {0} | {i for i, h in enumerate(histories) if h.state == RETRYING}
+    others = [i for i in range(1, len(histories)) if i not in keep]
+    keep |= set(others[-MAX_RUNNING_HISTORIES:])
+    return [h for i, h in enumerate(histories) if i in keep]
+
+
 # -- step 1: retain policy --------------------------------------------------------------------------
 def delete_all_jobs_created_by_job_flow(world: World) -> list[Obj]:
     """Every Job this JobFlow controls: `jobRetainPolicy: delete` removes them once it Succeeded."""
@@ -309,7 +328,7 @@ def _job_status_entry(job: Obj, job_status_list: list[JobStatus], now: str) -> J
     end = None
     if duration and created:
         end = format_time(add_duration(parse_time(created), duration))
-    histories = get_running_histories(job_status_list, name, phase, now)
+    histories = bounded_histories(get_running_histories(job_status_list, name, phase, now))
     return JobStatus(
         name=name,
         state=phase,

@@ -409,6 +409,7 @@ def test_the_retry_counter_is_exposed_under_its_bare_name() -> None:
             'jobflow Flow "a": retry.backoff: invalid duration "30 seconds" (a Go duration such as "30s", "1m30s")',
         ),
         ({"maxRetries": 1, "backoff": "-5s"}, 'jobflow Flow "a": retry.backoff: must not be negative, got "-5s"'),
+        ({"maxRetries": 101}, 'jobflow Flow "a": retry.maxRetries: must be at most 100, got 101'),
         ({}, 'jobflow Flow "a": retry.maxRetries: required'),
         ({"maxRetries": "2"}, 'jobflow Flow "a": retry.maxRetries: must be an integer, got "2"'),
         (
@@ -478,3 +479,10 @@ def test_an_update_checks_the_annotation_when_it_or_the_flows_change() -> None:
     ]
     reflowed = _annotated({"a": {"maxRetries": -1}}, flows=[{"name": "a"}, {"name": "b"}])
     assert validate_job_flow_update(reflowed, stored) != []
+
+
+def test_max_retries_is_bounded_at_100() -> None:
+    assert validate_job_flow(_flow({"a": {"maxRetries": 100}})) == []
+    assert retry_policies(_flow({"a": {"maxRetries": 100}})).policies == {
+        "a": RetryPolicy(max_retries=100, backoff=0.0)
+    }
