@@ -29,7 +29,7 @@ from jobflow_controller.apis.retry import ATTEMPT_ANNOTATION, RETRYING, job_atte
 from jobflow_controller.apis.status import Condition, JobFlowStatus, JobRunningHistory, JobStatus
 from jobflow_controller.apis.timeutil import add_duration, format_time, parse_time
 from jobflow_controller.jobflow import constants as c
-from jobflow_controller.jobflow import retry
+from jobflow_controller.jobflow import retry, status_size
 from jobflow_controller.jobflow.finished import recorded_completed
 from jobflow_controller.jobflow.patch import check_patch, invalid_patch
 from jobflow_controller.jobflow.plan import Deploy, JobCreate, SyncPlan, Warning, World
@@ -76,7 +76,7 @@ def sync_job_flow(world: World, update_state_fn: UpdateJobFlowStatusFn) -> SyncP
         retry.record_retry(status, one, now)
     plan.status, plan.retries = status, retries
     plan.retry_deletes = retry.jobs_to_delete(world, status.retrying_jobs)
-    return plan
+    return status_size.fit(plan)
 
 
 def sync_job_flow_status(world: World, update_state_fn: UpdateJobFlowStatusFn) -> SyncPlan:
@@ -87,7 +87,7 @@ def sync_job_flow_status(world: World, update_state_fn: UpdateJobFlowStatusFn) -
     """
     status = get_all_job_status(world)
     update_state_fn(status, len(world.spec.flows))
-    return SyncPlan(status=status)
+    return status_size.fit(SyncPlan(status=status))
 
 
 # -- step 2: create the Jobs that are due ---------------------------------------------------------

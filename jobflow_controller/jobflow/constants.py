@@ -56,3 +56,10 @@ MESSAGE_INVALID_PROBE = 'Job %s is not created: the probe of flow "%s" is invali
 MESSAGE_PROBE_TASK_NOT_FOUND = (
     'Job %s is not created: the probe of flow "%s" names task "%s", which none of its targets (%s) has'
 )
+
+#: Ours (status_size.py): the status computed is over the size the JobFlow may store; the JobFlow is
+#: failed with a status reduced until it fits. Arguments: the size, the limit (bytes), what was dropped.
+REASON_STATUS_TOO_LARGE = "StatusTooLarge"
+MESSAGE_STATUS_TOO_LARGE = (
+    "The status of %d bytes is over the limit of %d bytes: the JobFlow is failed, and its status is written without: %s"
+)

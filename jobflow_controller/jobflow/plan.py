@@ -140,6 +140,8 @@ class SyncPlan:
     retries: list[Retry] = field(default_factory=list)
     #: Jobs the status records as retried that are still there: deleted after the status is written.
     retry_deletes: list[Obj] = field(default_factory=list)
+    #: The status was too large to store: the JobFlow is failed with a reduced one (status_size.py).
+    size_warning: Warning | None = None
 
     def status_body(self) -> dict[str, Any]:
         assert self.status is not None

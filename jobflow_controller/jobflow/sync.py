@@ -233,6 +233,8 @@ class JobFlowSyncer:
         replaced = self._writer.write(job_flow, plan.status_body(), at_once=bool(plan.retries))
         if replaced is not None:
             self._count_transition(ns, replaced, plan.status.phase)
+        if plan.size_warning is not None:
+            self._warn(job_flow, plan.size_warning)
         # Only now that the status records each retry: a restart cannot lose or repeat one.
         for retry in plan.retries:
             self._metrics.update_job_flow_job_retry(ns)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import datetime
 import itertools
+import json
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -337,3 +338,31 @@ def test_a_job_flow_deleted_in_the_foreground_goes_without_any_job_created_again
     assert job_names(clientset, namespace) == []
     created = [e for e in events_of(clientset, namespace, "going") if e[1] == "Created"]
     assert created == [("Normal", "Created", "create a job named going-a!", 1)]
+
+
+def test_a_status_that_would_pass_etcds_limit_fails_the_job_flow_with_one_that_fits(
+    controller: RunningManager, clientset: Clientset, namespace: str
+) -> None:
+    """80 Jobs of 250 tasks each: their taskStatusCount, copied into `conditions`, would make a status
+    of about 1.8 MiB, which etcd refuses (1.5 MiB); the JobFlow records Failed with a status that fits."""
+    tasks = [
+        {
+            "name": f"task-{i:03d}-{'x' * 50}",
+            "replicas": 1,
+            "template": {
+                "metadata": {"annotations": {SIM: "Pending:0.2s,Running:120s,Completed"}},
+                "spec": {"containers": [{"name": "main", "image": "busybox"}]},
+            },
+        }
+        for i in range(250)
+    ]
+    doc = template("wide", namespace)
+    doc["spec"]["tasks"], doc["spec"]["minAvailable"] = tasks, 1
+    create_all(clientset, [doc] + [{**template(f"w{i}", namespace), "spec": doc["spec"]} for i in range(80)])
+    create_all(clientset, [flow("huge", namespace, [{"name": f"w{i}"} for i in range(80)])])
+    wait_for(lambda: phase_of(clientset, namespace, "huge") == "Failed", 120, interval=0.5, what="Failed")
+    stored = clientset.job_flows(namespace).get("huge")["status"]
+    assert len(json.dumps(stored)) <= 1024 * 1024
+    assert "conditions" not in stored
+    warnings = [e for e in events_of(clientset, namespace, "huge") if e[1] == "StatusTooLarge"]
+    assert len(warnings) == 1 and "over the limit of 1048576 bytes" in warnings[0][2]
