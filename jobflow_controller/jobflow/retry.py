@@ -27,6 +27,13 @@ from jobflow_controller.jobflow.plan import Retry, Warning, World
 
 Obj = Mapping[str, Any]
 
+#: The shortest wait before a retried Job is created again, whatever `backoff` says (`0s` included):
+#: a Job that fails at once must not turn into a delete and a create as fast as the API allows.
+RETRY_BACKOFF_FLOOR = 1.0
+#: The longest the doubling goes (Kubernetes Jobs cap their pod-failure backoff at six minutes); a
+#: `backoff` above it is waited as it is, never shortened.
+RETRY_BACKOFF_CAP = 360.0
+
 #: The JobFlow phases in which a failed Job may be retried, and the Job phases that are retried.
 RETRYABLE_FLOW = frozenset({"", Phase.PENDING, Phase.RUNNING})
 _RETRIED_JOB = frozenset({JobPhase.FAILED, JobPhase.TERMINATED})
@@ -42,15 +49,25 @@ def awaiting_recreate(entry: JobStatus | None) -> bool:
     return entry is not None and bool(entry.running_histories) and entry.running_histories[-1].state == RETRYING
 
 
+def retry_delay(policy: RetryPolicy, retry_number: int) -> float:
+    """The wait before retry `retry_number` (1, 2, ...): `backoff` doubling each retry, from a floor.
+
+    As Kubernetes Jobs back off a failing pod (10 s, 20 s, 40 s, ... up to six minutes), with the
+    flow's `backoff` as the first wait and `RETRY_BACKOFF_FLOOR` under it.
+    """
+    base = max(policy.backoff, RETRY_BACKOFF_FLOOR)
+    return max(base, min(base * 2.0 ** max(0, retry_number - 1), RETRY_BACKOFF_CAP))
+
+
 def backoff_left(entry: JobStatus | None, policy: RetryPolicy | None, now: datetime) -> float:
-    """Seconds until the backoff since the retry was recorded has passed (0: create now)."""
+    """Seconds until the wait of the retry recorded last has passed (0: create now)."""
     if entry is None or policy is None or not entry.running_histories:
         return 0.0
     started = entry.running_histories[-1].start_timestamp
     if not started:
         return 0.0
     elapsed = (now - parse_time(started)).total_seconds()
-    return max(0.0, policy.backoff - elapsed)
+    return max(0.0, retry_delay(policy, retries_done(entry)) - elapsed)
 
 
 def invalid_policy_warning(world: World, phase: str) -> Warning | None:
@@ -87,7 +104,8 @@ def plan_retries(world: World, phase: str, status: JobFlowStatus) -> list[Retry]
         if done >= policy.max_retries:
             continue
         status.retrying_jobs.append(job_name)
-        out.append(Retry(job=job, attempt=done + 1, max_retries=policy.max_retries, backoff=policy.backoff))
+        delay = retry_delay(policy, done + 1)
+        out.append(Retry(job=job, attempt=done + 1, max_retries=policy.max_retries, backoff=delay))
     return out
 
 

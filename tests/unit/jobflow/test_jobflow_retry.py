@@ -21,9 +21,11 @@ from jobflow_fakes import job_flow, job_template, new_fake_controller
 from jobflow_controller.apis import FlowRequest
 from jobflow_controller.apis.retry import ATTEMPT_ANNOTATION, RETRY_ANNOTATION, RetryPolicy, retry_policies
 from jobflow_controller.jobflow.controller import JobFlowController
+from jobflow_controller.jobflow.retry import RETRY_BACKOFF_CAP, RETRY_BACKOFF_FLOOR, retry_delay
 from jobflow_controller.jobflow.state.metrics import RETRY_NAME
 from jobflow_controller.record import FakeRecorder
 from jobflow_controller.validation import validate_job_flow, validate_job_flow_update
+from workqueue import FakeClock
 
 FLOW_UID = "0b6c1e7e-5d0f-4a53-9e0e-1f4c2b9a7d11"
 CHAIN = [{"name": "a"}, {"name": "b", "dependsOn": {"targets": ["a"]}}]
@@ -68,6 +70,8 @@ class World:
     def restarted(cls, old: World) -> World:
         """A new controller process against the same API: its caches are listed afresh."""
         controller, _, recorder = new_fake_controller(clientset=old.clientset)
+        assert isinstance(controller.clock, FakeClock)
+        controller.clock.set_time(old.controller.clock.now())  # time goes on across the restart
         world = cls(old.flow(), controller)
         world.clientset, world.recorder = old.clientset, recorder
         world.observe()
@@ -95,7 +99,12 @@ class World:
                 jobs.update(obj)
                 expectations.observed("default", obj["metadata"]["name"])  # as the Job handlers do
 
-    def sync(self) -> None:
+    def sync(self, after_backoff: bool = False) -> None:
+        """One sync; `after_backoff` first lets fake time pass beyond any retry's wait (RETRY_BACKOFF_CAP)."""
+        if after_backoff:
+            clock = self.controller.clock
+            assert isinstance(clock, FakeClock)
+            clock.step(RETRY_BACKOFF_CAP)
         self.controller.sync.handle_job_flow(_req())
         self.observe()
 
@@ -138,7 +147,7 @@ def test_a_failed_job_is_retried_up_to_max_retries_then_the_job_flow_fails() -> 
         assert w.phase() == "Running"
         assert w.job("f-a") is None
         assert w.entry("f-a")["restartCount"] == attempt
-        w.sync()  # the delete was seen: created again (no backoff)
+        w.sync(after_backoff=True)  # the delete was seen: created again once the backoff passed
         created = w.job("f-a")
         assert created is not None
         assert created["metadata"]["annotations"][ATTEMPT_ANNOTATION] == str(attempt)
@@ -191,16 +200,16 @@ def test_the_retries_done_survive_a_controller_restart() -> None:
     w.set_phase("f-a", "Failed")
     w.sync()  # retry 1 recorded, Job deleted
     restarted = World.restarted(w)
-    restarted.sync()  # the new process re-creates it as attempt 1
+    restarted.sync(after_backoff=True)  # the new process re-creates it as attempt 1
     created = restarted.job("f-a")
     assert created is not None and created["metadata"]["annotations"][ATTEMPT_ANNOTATION] == "1"
     restarted.set_phase("f-a", "Failed")
     again = World.restarted(restarted)
     again.sync()
     assert _retry_events(again.recorder) == [
-        "Normal RetryJob Job f-a ended Failed: deleting it to create it again in 0s (retry 2 of 2)"
+        "Normal RetryJob Job f-a ended Failed: deleting it to create it again in 2s (retry 2 of 2)"
     ]
-    again.sync()
+    again.sync(after_backoff=True)
     again.set_phase("f-a", "Failed")
     last = World.restarted(again)
     last.sync()
@@ -223,7 +232,7 @@ def test_a_job_deleted_for_a_retry_but_still_cached_is_not_counted_again() -> No
     assert w.job_verbs()[-1] == ("delete", "f-a")  # its delete is issued again, nothing created
     assert w.controller.metrics.retry_count("default") == 1
     w.observe()  # now the delete is seen
-    w.sync()
+    w.sync(after_backoff=True)
     assert w.job_verbs()[-1] == ("create", "f-a")
 
 
@@ -234,7 +243,7 @@ def test_the_re_created_job_is_never_deleted_for_the_old_one_a_lagging_cache_sti
     old = copy.deepcopy(w.job("f-a") or {})
     old["metadata"]["uid"] = "uid-of-the-first-job"
     w.sync()  # the retry recorded, the first Job deleted
-    w.sync()  # the delete seen: re-created as attempt 1
+    w.sync(after_backoff=True)  # the delete seen: re-created as attempt 1
     recreated = w.job("f-a")
     assert recreated is not None
     recreated["metadata"]["uid"] = "uid-of-the-second-job"
@@ -273,7 +282,7 @@ def test_restart_count_adds_the_flow_retries_to_the_jobs_own_retry_count() -> No
     w.set_phase("f-a", "Failed", retry_count=3)
     w.sync()
     assert w.entry("f-a")["restartCount"] == 4
-    w.sync()
+    w.sync(after_backoff=True)
     w.set_phase("f-a", "Running", retry_count=1)
     w.sync()
     assert w.entry("f-a")["restartCount"] == 2
@@ -486,3 +495,27 @@ def test_max_retries_is_bounded_at_100() -> None:
     assert retry_policies(_flow({"a": {"maxRetries": 100}})).policies == {
         "a": RetryPolicy(max_retries=100, backoff=0.0)
     }
+
+
+@pytest.mark.parametrize(
+    ("backoff", "waits"),
+    [
+        (0.0, [RETRY_BACKOFF_FLOOR, 2.0, 4.0, 8.0]),  # the floor, doubling
+        (30.0, [30.0, 60.0, 120.0, 240.0, 360.0, 360.0]),  # doubling up to the cap
+        (900.0, [900.0, 900.0]),  # a backoff above the cap is waited as it is
+    ],
+)
+def test_each_retry_waits_twice_the_last_from_a_floor_up_to_a_cap(backoff: float, waits: list[float]) -> None:
+    policy = RetryPolicy(max_retries=100, backoff=backoff)
+    assert [retry_delay(policy, n) for n in range(1, len(waits) + 1)] == waits
+    assert RETRY_BACKOFF_CAP == 360.0
+
+
+def test_a_zero_backoff_still_waits_the_floor_through_add_after() -> None:
+    w = World(_flow({"a": {"maxRetries": 2, "backoff": "0s"}}))
+    w.sync()
+    w.set_phase("f-a", "Failed")
+    w.sync()  # the retry recorded, the Job deleted
+    w.sync()  # the delete seen, but the floor has not passed
+    assert w.job("f-a") is None
+    assert w.delays and w.delays[-1][1] == RETRY_BACKOFF_FLOOR
