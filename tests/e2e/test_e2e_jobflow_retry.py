@@ -110,8 +110,9 @@ def test_a_flow_exhausting_its_retries_fails_the_job_flow_with_restart_count_max
         status = clientset.job_flows(namespace).get("f")["status"]
         assert status["failedJobs"] == ["f-a"]
         assert retry_events(clientset, namespace, "f") == [
-            "Job f-a ended Failed: deleting it to create it again in 0s (retry 1 of 2)",
-            "Job f-a ended Failed: deleting it to create it again in 0s (retry 2 of 2)",
+            # No backoff given: the 1 s floor, doubled for the second retry (retry.py retry_delay).
+            "Job f-a ended Failed: deleting it to create it again in 1s (retry 1 of 2)",
+            "Job f-a ended Failed: deleting it to create it again in 2s (retry 2 of 2)",
         ]
         # The last attempt's Job stays, Failed, as upstream leaves a failed Job; b never started.
         assert job_names(clientset, namespace) == ["f-a"]
