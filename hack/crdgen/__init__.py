@@ -27,7 +27,8 @@ The result is upstream's CRDs exactly: parsed, ``upstream_jobflow_crd()``, ``job
 ``config/crd/volcano/bases/batch.volcano.sh_jobs.yaml`` (``UPSTREAM_CRD_SHA256`` pins them).
 
 The JobFlow CRD we ship (``jobflow_crd()``) is upstream's plus one additive, optional field,
-``spec.flows[].retry`` (``flow``). Beyond upstream, and only in the optional Component, it gets CEL
+``spec.flows[].retry``, and ``maxItems`` on ``spec.flows`` and each flow's targets, the size caps of
+``jobflow_controller.validation.limits`` (``flow``). Beyond upstream, and only in the optional Component, it gets CEL
 rules on ``spec.flows`` and the bounds their cost needs (``rules``). ``files`` turns it all into the
 exact text of each file.
 """
@@ -46,12 +47,17 @@ from crdgen.files import (
 )
 from crdgen.flow import (
     DEFAULT_RETRY_BACKOFF,
+    FLOWS_MAX_ITEMS_POINTER,
+    OUR_ADDITIONS,
     RETRY_FIELD_POINTER,
+    TARGETS_MAX_ITEMS_POINTER,
+    cap_patch,
     jobtemplate_crd,
+    our_additions_patch,
     retry_field_patch,
     retry_schema,
     upstream_jobflow_crd,
-    without_retry_field,
+    without_our_additions,
 )
 from crdgen.jsonpatch import apply_patch
 from crdgen.kubernetes import KUBERNETES_SCHEMA_VERSION
@@ -71,6 +77,7 @@ __all__ = [
     "CONTROLLER_GEN_VERSION",
     "CRD_FILES",
     "DEFAULT_RETRY_BACKOFF",
+    "FLOWS_MAX_ITEMS_POINTER",
     "FLOW_NAMES_UNIQUE_RULE",
     "FLOW_NO_SELF_DEPENDENCY_RULE",
     "FLOW_TARGETS_DEFINED_RULE",
@@ -79,22 +86,26 @@ __all__ = [
     "MAX_FLOWS",
     "MAX_FLOW_NAME_LENGTH",
     "MAX_TARGETS",
+    "OUR_ADDITIONS",
     "RETRY_FIELD_POINTER",
+    "TARGETS_MAX_ITEMS_POINTER",
     "UPSTREAM_CRD_SHA256",
     "VALIDATION_PATCH_FILE",
     "all_crds",
     "apply_patch",
     "canonical_sha256",
+    "cap_patch",
     "generated_files",
     "job_crd",
     "job_spec_schema",
     "jobflow_crd",
     "jobtemplate_crd",
+    "our_additions_patch",
     "render_crd",
     "render_validation_patch",
     "retry_field_patch",
     "retry_schema",
     "upstream_jobflow_crd",
     "validation_patch",
-    "without_retry_field",
+    "without_our_additions",
 ]

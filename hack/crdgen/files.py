@@ -1,7 +1,7 @@
 """What the generator writes: the CRDs as shipped, where each file goes, and its exact text.
 
 The output is deterministic (the same inputs give byte-identical files), and the CRD files are byte
-for byte upstream's below their header.
+for byte upstream's below their header, but for the JobFlow CRD's additions (``our_additions_patch``).
 """
 
 from __future__ import annotations
@@ -13,8 +13,8 @@ from typing import Any, Final
 
 import yaml
 
-from crdgen.flow import jobtemplate_crd, retry_field_patch, upstream_jobflow_crd
-from crdgen.jsonpatch import apply_patch
+from crdgen.flow import OUR_ADDITIONS, jobtemplate_crd, our_additions_patch, upstream_jobflow_crd
+from crdgen.jsonpatch import apply_patch, parent_of
 from crdgen.rules import MAX_FLOW_NAME_LENGTH, MAX_FLOWS, MAX_TARGETS, validation_patch
 from crdgen.schema import JSONDict
 from crdgen.volcano import job_crd
@@ -43,7 +43,9 @@ _HEADER: Final = (
     "# OpenAPI schemas in kubernetes-validate. DO NOT EDIT; run `.venv/bin/python hack/gen_crds.py`.\n"
 )
 _JOBFLOW_CRD_NOTE: Final = (
-    "#\n# Upstream's CRD plus one additive, optional field: spec.flows[].retry (docs/retry.md).\n"
+    "#\n# Upstream's CRD plus one additive, optional field, spec.flows[].retry (docs/retry.md), and the\n"
+    f"# size caps (docs/operations.md, Limits): maxItems {MAX_FLOWS} on spec.flows, maxItems {MAX_TARGETS} on\n"
+    "# spec.flows[].dependsOn.targets (jobflow_controller/validation/limits.py).\n"
 )
 _JOB_CRD_NOTE: Final = (
     "#\n"
@@ -55,9 +57,9 @@ _PATCH_HEADER: Final = (
     "# `.venv/bin/python hack/gen_crds.py`.\n"
     "#\n"
     "# Not upstream: a JSON patch (RFC 6902) of jobflows.flow.volcano.sh adding x-kubernetes-validations on\n"
-    "# spec.flows (unique names, defined targets) and on each flow (no self-dependency), and the bounds\n"
-    f"# they need: maxItems {MAX_FLOWS} (flows), maxItems {MAX_TARGETS} (targets), maxLength {MAX_FLOW_NAME_LENGTH}"
-    " (names, targets).\n"
+    "# spec.flows (unique names, defined targets) and on each flow (no self-dependency), and the bound\n"
+    f"# they need beyond the CRD's own maxItems {MAX_FLOWS} (flows) and {MAX_TARGETS} (targets): maxLength"
+    f" {MAX_FLOW_NAME_LENGTH} (names, targets).\n"
     "# The bounds keep every rule's estimated CEL cost under the API server's 1,000,000 per-call limit\n"
     "# (estimates 507,027 and 830,575 once, 111 per flow); the rules need Kubernetes 1.35 or later. The\n"
     "# reasoning is in hack/crdgen/rules.py.\n"
@@ -67,18 +69,25 @@ _PATCH_HEADER: Final = (
 def jobflow_crd(with_rules: bool = False) -> JSONDict:
     """``jobflows.flow.volcano.sh`` as we ship it; ``with_rules=True`` adds the CEL rules and bounds.
 
-    Upstream's CRD plus one additive, optional field, ``spec.flows[].retry`` (``retry_field_patch``).
+    Upstream's CRD plus one additive, optional field, ``spec.flows[].retry``, and the ``maxItems`` caps
+    on flows and targets (``our_additions_patch``).
     With the rules it is what ``kubectl kustomize`` makes of ``manifests/crds`` with the Component
     ``manifests/crd-validation`` (``validation_patch()`` applied).
     """
-    crd = apply_patch(upstream_jobflow_crd(), retry_field_patch())
+    crd = apply_patch(upstream_jobflow_crd(), our_additions_patch())
+    for pointer in OUR_ADDITIONS:
+        # Where controller-gen would put them: its keys are sorted (`maxItems` before `type`).
+        node, _member = parent_of(crd, pointer)
+        members = sorted(node.items())
+        node.clear()
+        node.update(members)
     return apply_patch(crd, validation_patch()) if with_rules else crd
 
 
 def all_crds() -> dict[str, JSONDict]:
     """Repository-relative path -> CRD, for the three CRD files the generator writes.
 
-    Upstream's schemas, but for the JobFlow CRD's one additive field (``jobflow_crd``).
+    Upstream's schemas, but for the JobFlow CRD's additions (``jobflow_crd``).
     """
     return {
         f"manifests/crds/{CRD_FILES[0]}": jobflow_crd(),

@@ -1,8 +1,15 @@
-"""``jobflows.flow.volcano.sh`` and ``jobtemplates.flow.volcano.sh``: upstream's, and our one retry field.
+"""``jobflows.flow.volcano.sh`` and ``jobtemplates.flow.volcano.sh``: upstream's, our retry field and our caps.
 
-The JobFlow CRD we ship is upstream's plus one additive, optional field, ``spec.flows[].retry``
-(docs/retry.md): without it the API server would prune the retry policy. An object valid for
-upstream's CRD is valid for ours and stored the same.
+The JobFlow CRD we ship is upstream's plus (``our_additions_patch``):
+
+* one additive, optional field, ``spec.flows[].retry`` (docs/retry.md): without it the API server
+  would prune the retry policy;
+* two bounds, ``maxItems`` of ``spec.flows`` (``MAX_FLOWS``) and of ``spec.flows[].dependsOn.targets``
+  (``MAX_TARGETS``), the size caps of ``jobflow_controller.validation.limits``, imported from there so
+  that the CRD, the CEL Component and the webhook say the same number (docs/operations.md, "Limits").
+
+An object valid for our CRD is valid for upstream's and stored the same; one valid for upstream's is
+valid for ours unless it has more flows, or a flow more targets, than the caps.
 """
 
 from __future__ import annotations
@@ -25,11 +32,17 @@ from crdgen.schema import (
     string,
 )
 from crdgen.volcano import job_spec_schema, task_state
+from jobflow_controller.validation.limits import MAX_FLOWS, MAX_TARGETS
 
 #: Where spec.flows' schema is in the JobFlow CRD, as a JSON pointer.
 FLOWS_POINTER: Final = "/spec/versions/0/schema/openAPIV3Schema/properties/spec/properties/flows"
 #: Where our one additive field goes: ``spec.flows[].retry``.
 RETRY_FIELD_POINTER: Final = f"{FLOWS_POINTER}/items/properties/retry"
+#: ``spec.flows[].dependsOn.targets``.
+TARGETS_POINTER: Final = f"{FLOWS_POINTER}/items/properties/dependsOn/properties/targets"
+#: Our two bounds, ``maxItems`` of ``spec.flows`` and of each flow's targets.
+FLOWS_MAX_ITEMS_POINTER: Final = f"{FLOWS_POINTER}/maxItems"
+TARGETS_MAX_ITEMS_POINTER: Final = f"{TARGETS_POINTER}/maxItems"
 #: ``spec.flows[].retry.backoff`` when left out (the API server fills it in).
 DEFAULT_RETRY_BACKOFF: Final = "0s"
 JOB_FLOW_PHASES: Final = ("Succeed", "Terminating", "Failed", "Running", "Pending")
@@ -153,13 +166,31 @@ def retry_schema() -> JSONDict:
 
 
 def retry_field_patch() -> list[JSONDict]:
-    """The one difference between our JobFlow CRD and upstream's: an ``add`` of ``spec.flows[].retry``."""
+    """Our one added field: an ``add`` of ``spec.flows[].retry``."""
     return [{"op": "add", "path": RETRY_FIELD_POINTER, "value": retry_schema()}]
 
 
-def without_retry_field(crd: Mapping[str, Any]) -> JSONDict:
-    """``crd`` (not modified) without ``spec.flows[].retry``: undoes ``retry_field_patch``; KeyError if absent."""
+def cap_patch() -> list[JSONDict]:
+    """Our two bounds: ``maxItems`` ``MAX_FLOWS`` on ``spec.flows``, ``MAX_TARGETS`` on each flow's targets."""
+    return [
+        {"op": "add", "path": FLOWS_MAX_ITEMS_POINTER, "value": MAX_FLOWS},
+        {"op": "add", "path": TARGETS_MAX_ITEMS_POINTER, "value": MAX_TARGETS},
+    ]
+
+
+def our_additions_patch() -> list[JSONDict]:
+    """Every difference between our JobFlow CRD and upstream's, as ``add``s: the retry field, the caps."""
+    return [*retry_field_patch(), *cap_patch()]
+
+
+#: The paths ``our_additions_patch`` adds, in its order.
+OUR_ADDITIONS: Final = (RETRY_FIELD_POINTER, FLOWS_MAX_ITEMS_POINTER, TARGETS_MAX_ITEMS_POINTER)
+
+
+def without_our_additions(crd: Mapping[str, Any]) -> JSONDict:
+    """``crd`` (not modified) without what ``our_additions_patch`` adds: upstream's; KeyError if one is absent."""
     result: JSONDict = copy.deepcopy(dict(crd))
-    node, last = parent_of(result, RETRY_FIELD_POINTER)
-    del node[last]
+    for pointer in OUR_ADDITIONS:
+        node, last = parent_of(result, pointer)
+        del node[last]
     return result

@@ -3,15 +3,31 @@
 Beyond upstream, and only in that optional Component, the JobFlow CRD gets rules so that an API
 server rejects duplicate names, undefined targets and self-dependencies even without the webhook
 (longer cycles need the webhook or the controller). The comment below says why the bounds are what
-they are.
+they are. The two ``maxItems`` the estimates rest on, ``MAX_FLOWS`` and ``MAX_TARGETS``, are in the
+base CRD itself (``crdgen.flow.cap_patch``, from ``jobflow_controller.validation.limits``): the
+Component adds only the rules and the name bound.
 """
 
 from __future__ import annotations
 
 from typing import Final
 
-from crdgen.flow import FLOWS_POINTER
+from crdgen.flow import FLOWS_POINTER, TARGETS_POINTER
 from crdgen.schema import JSONDict
+from jobflow_controller.validation.limits import MAX_FLOWS, MAX_TARGETS
+
+__all__ = [
+    "FLOW_NAMES_UNIQUE_MESSAGE",
+    "FLOW_NAMES_UNIQUE_RULE",
+    "FLOW_NO_SELF_DEPENDENCY_MESSAGE",
+    "FLOW_NO_SELF_DEPENDENCY_RULE",
+    "FLOW_TARGETS_DEFINED_MESSAGE",
+    "FLOW_TARGETS_DEFINED_RULE",
+    "MAX_FLOWS",
+    "MAX_FLOW_NAME_LENGTH",
+    "MAX_TARGETS",
+    "validation_patch",
+]
 
 # --------------------------------------------------------------------------------------------
 # CEL rules on spec.flows, and the bounds their cost needs (the Component manifests/crd-validation/).
@@ -38,8 +54,10 @@ from crdgen.schema import JSONDict
 # targets). transformMapEntry fails on a duplicate key, so the rule first checks uniqueness and
 # leaves duplicates to the uniqueness rule; that check is most of its cost.
 #
-# Estimates with MAX_FLOWS = 500, MAX_TARGETS = 100, MAX_FLOW_NAME_LENGTH = 253, from the API
-# server's own estimator (apiextensions-apiserver v0.37.2, compiled against this schema):
+# Estimates with MAX_FLOWS = 500, MAX_TARGETS = 100 (the maxItems of the base CRD, from
+# jobflow_controller.validation.limits), MAX_FLOW_NAME_LENGTH = 253, from the API server's own
+# estimator (apiextensions-apiserver v0.37.2, compiled against this schema); a change of the caps
+# must redo them (tests/unit/manifests/test_manifests_caps.py pins the numbers named here):
 #   names unique                507,027  (once)
 #   targets defined             830,575  (once)
 #   no self-dependency              111  (per flow, 55,500 for 500 flows)
@@ -50,8 +68,8 @@ from crdgen.schema import JSONDict
 #
 # The rules need CEL libraries of Kubernetes 1.34 (lists `distinct`, two-variable comprehensions
 # from 1.32); an API server admits them from 1.35 on (new expressions may use libraries of the
-# previous minor). Hence a Component, off by default: manifests/crds/ is upstream's schema, which
-# any server takes.
+# previous minor). Hence a Component, off by default: manifests/crds/ is upstream's schema with only
+# additive fields and maxItems bounds (no CEL), which any server takes.
 #
 # Updates ratchet: none of the rules reads oldSelf, so the API server's CRD validation ratcheting
 # (KEP-4008; GA and always on from 1.33, so on every server that admits the rules) lets an UPDATE
@@ -65,8 +83,6 @@ from crdgen.schema import JSONDict
 # names) can have; the validation package refuses, with a message naming the value, names whose
 # Job name or label values would be too long.
 # --------------------------------------------------------------------------------------------
-MAX_FLOWS: Final = 500
-MAX_TARGETS: Final = 100
 MAX_FLOW_NAME_LENGTH: Final = 253
 
 #: On spec.flows: no two flows share a name.
@@ -91,14 +107,13 @@ def validation_patch() -> list[JSONDict]:
     """The JSON patch ``manifests/crd-validation/`` applies to ``jobflows.flow.volcano.sh``: only ``add``s.
 
     The rules on ``spec.flows`` (unique names, defined targets) and on each flow (no
-    self-dependency), and the bounds their cost estimate needs: ``maxItems`` of flows and of
-    targets, ``maxLength`` of flow names and targets.
+    self-dependency), and the bound their cost estimate needs beyond the base CRD's ``maxItems`` of
+    flows and of targets: ``maxLength`` of flow names and targets.
     """
     flows = FLOWS_POINTER
     flow = f"{flows}/items"
-    targets = f"{flow}/properties/dependsOn/properties/targets"
+    targets = TARGETS_POINTER
     return [
-        {"op": "add", "path": f"{flows}/maxItems", "value": MAX_FLOWS},
         {
             "op": "add",
             "path": f"{flows}/x-kubernetes-validations",
@@ -113,6 +128,5 @@ def validation_patch() -> list[JSONDict]:
             "value": [{"message": FLOW_NO_SELF_DEPENDENCY_MESSAGE, "rule": FLOW_NO_SELF_DEPENDENCY_RULE}],
         },
         {"op": "add", "path": f"{flow}/properties/name/maxLength", "value": MAX_FLOW_NAME_LENGTH},
-        {"op": "add", "path": f"{targets}/maxItems", "value": MAX_TARGETS},
         {"op": "add", "path": f"{targets}/items/maxLength", "value": MAX_FLOW_NAME_LENGTH},
     ]

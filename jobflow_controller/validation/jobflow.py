@@ -5,9 +5,9 @@ Warning event instead of letting the flow hang). It reads the JobFlow's JSON dic
 stores it and never mutates it.
 
 ``validate_job_flow_update`` is the webhook's ratchet for an UPDATE: the rules upstream lacks
-(repeated names, the name and label rules) apply only when the update changes ``spec.flows``, so a
-JobFlow stored before they were enforced can still be labelled, annotated or given another
-``jobRetainPolicy``; upstream's own checks (undefined targets, cycles) apply to every UPDATE, as
+(the size caps, repeated names, the name and label rules) apply only when the update changes
+``spec.flows``, so a JobFlow stored before they were enforced can still be labelled, annotated or
+given another ``jobRetainPolicy``; upstream's own checks (undefined targets, cycles) apply to every UPDATE, as
 upstream's webhook, which validates an UPDATE exactly like a CREATE, applies them.
 """
 
@@ -18,6 +18,7 @@ from typing import Any
 
 from jobflow_controller.apis.retry import retry_annotation_changed, retry_problems
 from jobflow_controller.validation.dag import Graph, dag_problems, upstream_dag_problems
+from jobflow_controller.validation.limits import size_problems
 from jobflow_controller.validation.names import (
     flow_label_problems,
     is_subdomain,
@@ -59,6 +60,9 @@ def validate_job_flow(job_flow: Mapping[str, Any], *, patches: bool = True, retr
 
     The order, each part in spec order (flows, then each flow's targets):
 
+    0. the size caps (``limits``; upstream has none): ``jobflow has 501 flows, more than the 500
+       allowed``, then ``jobflow Flow "<flow>": dependsOn.targets: has 101 targets, more than the
+       100 allowed`` for each flow over the targets cap;
     1. ``jobflow Flow names must be unique: "<name>"`` for each repeated name (upstream accepts them);
     2. ``jobflow Flow is not DAG: vertex is not defined: <target>`` for each undefined target;
     3. ``jobflow Flow is not DAG`` once if the flows have a cycle (a self-dependency included);
@@ -76,12 +80,13 @@ def validate_job_flow(job_flow: Mapping[str, Any], *, patches: bool = True, retr
        ...``), see ``apis.retry`` and docs/retry.md. The controller passes ``retries=False``: a
        malformed policy there means a Warning and no retries for that flow only.
 
-    Messages 2 and 3 are upstream's exactly, so for a JobFlow without duplicate names that upstream
-    denies, ``problems[0]`` is the message upstream gives (with several undefined targets upstream
+    Messages 2 and 3 are upstream's exactly, so for a JobFlow within the caps and without duplicate
+    names that upstream denies, ``problems[0]`` is the message upstream gives (with several undefined targets upstream
     names one at random; this names the first in spec order).
     """
     graph = flow_graph(job_flow)
-    problems = dag_problems(graph)
+    problems = size_problems(graph)
+    problems.extend(dag_problems(graph))
 
     metadata = _mapping(job_flow.get("metadata"))
     name = _string(metadata.get("name"))
@@ -120,8 +125,8 @@ def validate_job_flow_update(
 
     If ``spec.flows`` changed: everything ``validate_job_flow`` reports, as for a CREATE. If not
     (metadata, ``jobRetainPolicy``): only upstream's checks on upstream's graph
-    (``upstream_dag_problems``), so what was stored while the stricter rules (the patch rules
-    included: a patch is part of ``spec.flows``) were not enforced is never refused for them,
+    (``upstream_dag_problems``), so what was stored while the stricter rules (the size caps and the
+    patch rules included: a patch is part of ``spec.flows``) were not enforced is never refused for them,
     while a cycle or an undefined target is refused as upstream refuses it.
     (The name and label rules depend only on the flows and on the name and namespace, which an
     UPDATE cannot change.) The ``retry`` fields are part of ``spec.flows``: checked when the flows

@@ -9,7 +9,8 @@ Four set-ups:
 
 * **The webhook alone**, as upstream deploys it (its CRD has no rules): a control plane of this
   module's own (etcd and kube-apiserver) with the CRDs of ``manifests/crds``, what ``kubectl apply
-  -k manifests/`` installs (upstream's, plus the optional ``spec.flows[].retry``). It replays upstream's e2e cases
+  -k manifests/`` installs (upstream's, plus the optional ``spec.flows[].retry`` and the ``maxItems``
+  caps on flows and targets). It replays upstream's e2e cases
   (``test/e2e/admission/jobflow_validation_test.go``) and ours: duplicate names (which upstream
   allows), a cycle, a self-dependency, a name too long for a Job; and the webhook's ratchet: a
   JobFlow stored while the webhook was off can be annotated, not given other flows.
@@ -48,6 +49,7 @@ from jobflow_controller.local.certs import TinyCA, write
 from jobflow_controller.local.controlplane import ControlPlane
 from jobflow_controller.local.kubectl import CRDS_DIR, LOCAL_CRDS_DIR, install_crds, kubectl_path
 from jobflow_controller.local.resources import NAMESPACES
+from jobflow_controller.validation import MAX_FLOWS, MAX_TARGETS
 from jobflow_controller.webhook import VALIDATE_PATH, WebhookServer
 
 WEBHOOK_NAME = "validatejobflow.volcano.sh"
@@ -429,6 +431,30 @@ def test_the_default_crds_are_served_without_cel_rules(upstream_crd_cluster: Clu
     flows = version["schema"]["openAPIV3Schema"]["properties"]["spec"]["properties"]["flows"]
     assert "x-kubernetes-validations" not in flows and "x-kubernetes-validations" not in flows["items"]
     assert "maxLength" not in flows["items"]["properties"]["name"]
+
+
+def test_the_default_crds_cap_flows_and_targets_before_the_webhook_is_called(
+    upstream_crd_cluster: Cluster, webhook_namespace: str
+) -> None:
+    # Issue 21: our CRD's maxItems (the API server validates the schema before it calls the webhook,
+    # whose own refusal, the same cap, is what a cluster keeping upstream's CRD sees).
+    jobflows = upstream_crd_cluster.clientset.job_flows(webhook_namespace)
+    names = [f"f{i}" for i in range(MAX_FLOWS + 1)]
+    at_caps = [flow(n) for n in names[: MAX_FLOWS - 1]] + [flow(names[MAX_FLOWS - 1], *names[:MAX_TARGETS])]
+    assert jobflows.create(job_flow("at-caps", webhook_namespace, at_caps), dry_run=True)["metadata"]["name"]
+    refusals = []
+    for name, flows in [
+        ("too-many-flows", [flow(n) for n in names]),
+        ("too-many-targets", [flow(n) for n in names[: MAX_TARGETS + 1]] + [flow("last", *names[: MAX_TARGETS + 1])]),
+    ]:
+        with pytest.raises(ApiStatusError) as refused:
+            jobflows.create(job_flow(name, webhook_namespace, flows), dry_run=True)
+        refusals.append(refused.value.message)
+    assert refusals == [
+        'JobFlow.flow.volcano.sh "too-many-flows" is invalid: spec.flows: Too many: 501: must have at most 500 items',
+        f'JobFlow.flow.volcano.sh "too-many-targets" is invalid: spec.flows[{MAX_TARGETS + 1}].dependsOn.targets: '
+        "Too many: 101: must have at most 100 items",
+    ]
 
 
 def annotate(cluster: Cluster, namespace: str, name: str) -> subprocess.CompletedProcess[str]:

@@ -106,6 +106,17 @@ def test_an_invalid_job_flow_gets_a_warning_and_no_jobs() -> None:
     assert recorder.drain() == ["Warning InvalidJobFlow jobflow Flow is not DAG"]
 
 
+def test_a_stored_job_flow_over_the_flow_cap_gets_invalid_job_flow_and_no_jobs() -> None:
+    """Issue 21: stored while neither our CRD's maxItems nor the webhook refused it (upstream's CRD)."""
+    controller, clientset, recorder = new_fake_controller()
+    flows = [{"name": f"f{i}"} for i in range(501)]
+    controller.job_flow_informer.get_indexer().add(job_flow("big", flows=flows))
+    controller.job_template_informer.get_indexer().add(job_template("f0"))
+    controller.sync.handle_job_flow(_req("big"))
+    assert [a.verb for a in clientset.api.actions if a.resource == "jobs"] == []
+    assert recorder.drain() == ["Warning InvalidJobFlow jobflow has 501 flows, more than the 500 allowed"]
+
+
 def test_an_invalid_job_flow_shows_the_status_of_a_job_flow_with_no_jobs() -> None:
     """Upstream writes Pending for it (and waits for ever); `kubectl get jf` shows that phase."""
     controller, clientset, _ = new_fake_controller()

@@ -1,7 +1,8 @@
 """What `kubectl apply -k manifests/` installs, and what the optional Component manifests/crd-validation adds.
 
 Issue 14: the default is upstream's CRDs and nothing else of theirs (no Volcano Job CRD, no CEL rules,
-no bounds on flow names), so it applies to any cluster Volcano supports; the CEL rules, which need
+no bounds on flow names; issue 21: but the caps on flows and targets, plain maxItems), so it applies
+to any cluster Volcano supports; the CEL rules, which need
 Kubernetes 1.35, come only with the Component. The local control plane installs hack/local-crds:
 the Component's CRDs and Volcano's Job CRD.
 """
@@ -20,6 +21,7 @@ import pytest
 import yaml
 
 from jobflow_controller.local.kubectl import CRD_VALIDATION_DIR, CRDS_DIR, LOCAL_CRDS_DIR, REPO_ROOT, kubectl_path
+from jobflow_controller.validation import MAX_FLOWS, MAX_TARGETS
 
 MANIFESTS = REPO_ROOT / "manifests"
 JOBFLOWS = "jobflows.flow.volcano.sh"
@@ -86,12 +88,12 @@ def test_the_default_kustomization_has_no_cel_rules(default: Documents) -> None:
     assert validations(default) == []
 
 
-def test_the_default_kustomization_bounds_neither_flow_names_nor_targets(default: Documents) -> None:
+def test_the_default_kustomization_caps_flows_and_targets_but_bounds_no_name(default: Documents) -> None:
     flows = flows_schema(custom_resource_definitions(default)[JOBFLOWS])
-    assert "maxItems" not in flows
+    assert flows["maxItems"] == MAX_FLOWS
     flow = flows["items"]["properties"]
     assert "maxLength" not in flow["name"]
-    assert "maxItems" not in flow["dependsOn"]["properties"]["targets"]
+    assert flow["dependsOn"]["properties"]["targets"]["maxItems"] == MAX_TARGETS
     assert "maxLength" not in flow["dependsOn"]["properties"]["targets"]["items"]
 
 
@@ -101,10 +103,11 @@ def test_the_default_kustomization_includes_no_component() -> None:
     assert "crd-validation" not in kustomization["resources"]
 
 
-def test_the_default_kustomization_installs_upstreams_crds_plus_the_retry_field(default: Documents) -> None:
+def test_the_default_kustomization_installs_upstreams_crds_plus_the_retry_field_and_caps(default: Documents) -> None:
     installed = custom_resource_definitions(default)
     assert installed == {JOBFLOWS: crds.jobflow_crd(), JOBTEMPLATES: crds.jobtemplate_crd()}
-    assert crds.canonical_sha256(crds.without_retry_field(installed[JOBFLOWS])) == crds.UPSTREAM_CRD_SHA256[JOBFLOWS]
+    upstreams = crds.without_our_additions(installed[JOBFLOWS])
+    assert crds.canonical_sha256(upstreams) == crds.UPSTREAM_CRD_SHA256[JOBFLOWS]
     assert crds.canonical_sha256(installed[JOBTEMPLATES]) == crds.UPSTREAM_CRD_SHA256[JOBTEMPLATES]
 
 
@@ -162,14 +165,15 @@ def test_the_component_applies_to_the_crds_alone(tmp_path: Path) -> None:
     assert documents == {JOBFLOWS: crds.jobflow_crd(with_rules=True), JOBTEMPLATES: crds.jobtemplate_crd()}
 
 
-def test_without_the_rules_and_bounds_the_component_leaves_upstreams_crd(tmp_path: Path) -> None:
+def test_without_the_rules_and_name_bounds_the_component_leaves_our_crd(tmp_path: Path) -> None:
+    # The caps (maxItems) are the base CRD's: the Component keeps them and adds nothing else.
     patched = copy.deepcopy(custom_resource_definitions(overlay(tmp_path, CRDS_DIR, CRD_VALIDATION_DIR))[JOBFLOWS])
     flows = flows_schema(patched)
-    del flows["maxItems"], flows["x-kubernetes-validations"], flows["items"]["x-kubernetes-validations"]
+    del flows["x-kubernetes-validations"], flows["items"]["x-kubernetes-validations"]
     flow = flows["items"]["properties"]
-    del flow["name"]["maxLength"], flow["dependsOn"]["properties"]["targets"]["maxItems"]
-    del flow["dependsOn"]["properties"]["targets"]["items"]["maxLength"]
+    del flow["name"]["maxLength"], flow["dependsOn"]["properties"]["targets"]["items"]["maxLength"]
     assert patched == crds.jobflow_crd()
+    assert [op["path"] for op in crds.validation_patch() if op["path"].endswith("/maxItems")] == []
 
 
 def test_the_rules_never_read_old_self_so_updates_ratchet() -> None:

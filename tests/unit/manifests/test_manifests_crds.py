@@ -1,5 +1,6 @@
 """The CRDs and the examples: names, printer columns and schema as upstream (§5.3 of the reference),
-upstream's committed CRDs exactly (but for the JobFlow CRD's additive spec.flows[].retry),
+upstream's committed CRDs exactly (but for the JobFlow CRD's additive spec.flows[].retry and its two
+maxItems caps, which test_manifests_caps.py checks against the validation package),
 structural-schema rules the API server enforces, kubernetes-validate in strict mode, and the
 examples validated against the CRD schemas and by the validation package. (The optional CEL rules
 are test_manifests_crd_validation.py's.)"""
@@ -20,7 +21,7 @@ import kubernetes_validate
 import pytest
 import yaml
 
-from jobflow_controller.validation import validate_job_flow
+from jobflow_controller.validation import MAX_FLOWS, MAX_TARGETS, validate_job_flow
 
 ROOT = Path(__file__).resolve().parents[3]
 EXAMPLES_DIR = ROOT / "manifests" / "examples"
@@ -166,12 +167,12 @@ UPSTREAM_FILE_SHA256 = {
 
 
 def upstreams_part(crd: dict[str, Any]) -> dict[str, Any]:
-    """The CRD without what we add to upstream's: the JobFlow CRD's one field `spec.flows[].retry`."""
-    return crds.without_retry_field(crd) if crd["metadata"]["name"] == "jobflows.flow.volcano.sh" else crd
+    """The CRD without what we add to upstream's: the JobFlow CRD's `spec.flows[].retry` and two `maxItems`."""
+    return crds.without_our_additions(crd) if crd["metadata"]["name"] == "jobflows.flow.volcano.sh" else crd
 
 
 @pytest.mark.parametrize("path", sorted(CRD_BY_FILE))
-def test_crd_is_upstreams_committed_crd_but_for_the_retry_field(path: str) -> None:
+def test_crd_is_upstreams_committed_crd_but_for_our_additions(path: str) -> None:
     crd = CRD_BY_FILE[path]
     assert crds.canonical_sha256(upstreams_part(crd)) == crds.UPSTREAM_CRD_SHA256[crd["metadata"]["name"]]
 
@@ -197,9 +198,14 @@ def schema_differences(ours: Any, theirs: Any, path: str = "") -> list[str]:
     return [] if ours == theirs else [f"~{path}"]
 
 
-def test_the_jobflow_crd_adds_only_the_optional_retry_field_to_upstreams() -> None:
+def test_the_jobflow_crd_adds_only_the_optional_retry_field_and_the_two_caps_to_upstreams() -> None:
     assert crds.canonical_sha256(crds.upstream_jobflow_crd()) == crds.UPSTREAM_CRD_SHA256["jobflows.flow.volcano.sh"]
-    assert schema_differences(JOBFLOW, crds.upstream_jobflow_crd()) == [f"+{crds.RETRY_FIELD_POINTER}"]
+    assert schema_differences(JOBFLOW, crds.upstream_jobflow_crd()) == [
+        f"+{crds.TARGETS_MAX_ITEMS_POINTER}",
+        f"+{crds.RETRY_FIELD_POINTER}",
+        f"+{crds.FLOWS_MAX_ITEMS_POINTER}",
+    ]
+    assert [op["path"] for op in crds.our_additions_patch()] == list(crds.OUR_ADDITIONS)
     flow = at(root_schema(JOBFLOW), "spec.flows.[]")
     assert flow["required"] == ["name"]  # optional: every object valid for upstream's CRD is valid for ours
     assert flow["properties"]["retry"] == {
@@ -221,9 +227,17 @@ def test_schema_differences_names_added_removed_and_changed_paths() -> None:
     ]
 
 
-def without_retry_block(body: str) -> tuple[str, int]:
-    """The CRD file's text without the `retry:` property block (and the number of lines removed)."""
+#: Our two `maxItems` lines, as the JobFlow CRD file has them: the caps of spec.flows and of a flow's targets.
+CAP_LINES = {f"maxItems: {MAX_FLOWS}", f"maxItems: {MAX_TARGETS}"}
+
+
+def without_our_lines(body: str) -> tuple[str, int, list[str]]:
+    """The CRD file's text without the `retry:` property block and the cap lines (`CAP_LINES`).
+
+    Also the number of lines of the retry block removed, and the cap lines removed, in file order.
+    """
     out: list[str] = []
+    caps: list[str] = []
     removed, block_indent = 0, -1
     for line in body.splitlines(keepends=True):
         indent = len(line) - len(line.lstrip(" "))
@@ -234,30 +248,38 @@ def without_retry_block(body: str) -> tuple[str, int]:
         if line.strip() == "retry:":
             block_indent, removed = indent, removed + 1
             continue
+        if line.strip() in CAP_LINES:
+            caps.append(line.strip())
+            continue
         out.append(line)
-    return "".join(out), removed
+    return "".join(out), removed, caps
 
 
 @pytest.mark.parametrize("path", sorted(CRD_BY_FILE))
-def test_crd_file_below_its_header_is_upstreams_file_byte_for_byte_but_for_the_retry_block(path: str) -> None:
+def test_crd_file_below_its_header_is_upstreams_file_byte_for_byte_but_for_the_retry_block_and_caps(
+    path: str,
+) -> None:
     text = (ROOT / path).read_text(encoding="utf-8")
     header, separator, body = text.partition("\n---\n")
     assert separator and all(line.startswith("#") for line in header.splitlines())
-    body, removed = without_retry_block(body)
+    body, removed, caps = without_our_lines(body)
     # The JobFlow CRD's retry block is 12 lines (retry:, properties:, backoff's 3, maxRetries' 4, required's 2,
-    # type:); no other file has one.
-    assert removed == (12 if path.endswith("flow.volcano.sh_jobflows.yaml") else 0)
+    # type:), and it has one line per cap (targets come first in the file); no other file has either.
+    jobflows = path.endswith("flow.volcano.sh_jobflows.yaml")
+    assert removed == (12 if jobflows else 0)
+    assert caps == ([f"maxItems: {MAX_TARGETS}", f"maxItems: {MAX_FLOWS}"] if jobflows else [])
     assert hashlib.sha256(f"---\n{body}".encode()).hexdigest() == UPSTREAM_FILE_SHA256[Path(path).name]
 
 
-def test_jobflow_crd_has_no_cel_rules_and_no_bounds_upstream_lacks() -> None:
+def test_jobflow_crd_has_no_cel_rules_and_no_bounds_upstream_lacks_but_the_two_caps() -> None:
     # Issue 14: maxLength 253 on flow names and the CEL rules (Kubernetes >= 1.35) are the Component's.
+    # Issue 21: the caps on flows and targets are the base CRD's (test_manifests_caps.py).
     schema = root_schema(JOBFLOW)
     assert [path for path, node in schema_nodes(schema) if "x-kubernetes-validations" in node] == []
     flows = at(schema, "spec.flows")
-    assert "maxItems" not in flows
+    assert flows["maxItems"] == MAX_FLOWS
     assert at(flows, "[].name") == {"minLength": 1, "type": "string"}
-    assert at(flows, "[].dependsOn.targets") == {"items": {"type": "string"}, "type": "array"}
+    assert at(flows, "[].dependsOn.targets") == {"items": {"type": "string"}, "maxItems": MAX_TARGETS, "type": "array"}
 
 
 @pytest.mark.parametrize("path", sorted(CRD_BY_FILE))
