@@ -56,3 +56,4 @@ MESSAGE_INVALID_PROBE = 'Job %s is not created: the probe of flow "%s" is invali
 MESSAGE_PROBE_TASK_NOT_FOUND = (
     'Job %s is not created: the probe of flow "%s" names task "%s", which none of its targets (%s) has'
 )
+MESSAGE_PROBE_TARGET_REFUSED = 'Job %s is not created: the probe of flow "%s" does not check pod %s at %s: %s'
