@@ -60,7 +60,7 @@ class Deadline:
     def remaining(self) -> float:
         left = self._end - time.monotonic()
         if left <= 0:
-            raise TimeoutError(f"no answer within the probe's {self.timeout:g}s deadline")
+            raise TimeoutError(f"timed out: the whole check must end within {self.timeout:g}s")
         return left
 
 
