@@ -93,7 +93,7 @@ from informers.shared_informer import (
 from informers.store import Cache, Indexer, KeyListerGetter, Store, new_indexer, new_store
 from informers.thread_safe_store import ThreadSafeStore
 from informers.tombstone import DeletedFinalStateUnknown
-from informers.transforms import TransformFunc, chain_transforms, strip_managed_fields
+from informers.transforms import TransformFunc, chain_transforms, keep_fields, strip_managed_fields
 from informers.wait import wait_for_cache_sync
 
 __all__ = [
@@ -169,6 +169,7 @@ __all__ = [
     "is_not_found",
     "is_too_large_resource_version",
     "is_too_many_requests",
+    "keep_fields",
     "labels",
     "list_all",
     "list_all_by_namespace",

@@ -85,6 +85,57 @@ def _without(obj: Any, parts: tuple[str, ...], *, copied: bool) -> Any:
     return out
 
 
+FieldPath = str | tuple[str, ...]
+_Tree = dict[str, "_Tree | None"]
+
+
+def keep_fields(*paths: FieldPath) -> TransformFunc:
+    """A transform that keeps only the given field paths (and :data:`REQUIRED_FIELDS`).
+
+    A path is dotted (``"status.phase"``) or a tuple of keys, for keys with dots in them
+    (``("metadata", "labels", "volcano.sh/job-name")``). A kept field's value is kept whole; a field
+    the object lacks stays absent, and so does a path through something that is not an object.
+    The result is always a new object (anything that is not an object is returned as is).
+    """
+    if not paths:
+        raise ValueError("keep_fields needs at least one field path")
+    tree: _Tree = {}
+    for path in (*paths, *sorted(REQUIRED_FIELDS - {"metadata"})):
+        parts = tuple(path.split(".")) if isinstance(path, str) else path
+        if not parts or any(not part for part in parts):
+            raise ValueError(f"malformed field path {path!r}")
+        _add_path(tree, parts)
+
+    def keep(obj: Any) -> Any:
+        return _project(obj, tree) if isinstance(obj, Mapping) else obj
+
+    return keep
+
+
+def _add_path(tree: _Tree, parts: tuple[str, ...]) -> None:
+    node = tree
+    for part in parts[:-1]:
+        if part in node and node[part] is None:
+            return  # a shorter path keeps this field whole already
+        child: _Tree = node.get(part) or {}
+        node[part] = child
+        node = child
+    node[parts[-1]] = None  # whole, even if a longer path asked for a part of it
+
+
+def _project(obj: Mapping[str, Any], tree: _Tree) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key, subtree in tree.items():
+        if key not in obj:
+            continue
+        value = obj[key]
+        if subtree is None:
+            out[key] = value
+        elif isinstance(value, Mapping):
+            out[key] = _project(value, subtree)
+    return out
+
+
 def chain_transforms(*transforms: TransformFunc) -> TransformFunc:
     """One transform that applies ``transforms`` left to right."""
 

@@ -56,6 +56,7 @@ MESSAGE_INVALID_PROBE = 'Job %s is not created: the probe of flow "%s" is invali
 MESSAGE_PROBE_TASK_NOT_FOUND = (
     'Job %s is not created: the probe of flow "%s" names task "%s", which none of its targets (%s) has'
 )
+MESSAGE_PROBE_TARGET_REFUSED = 'Job %s is not created: the probe of flow "%s" does not check pod %s at %s: %s'
 
 #: Ours (status_size.py): the status computed is over the size the JobFlow may store; the JobFlow is
 #: failed with a status reduced until it fits. Arguments: the size, the limit (bytes), what was dropped.

@@ -57,6 +57,7 @@ class JobFlowController:
         queue_metrics_provider: object | None = None,
         probe_runner: ProbeRunner | None = None,
         probe_executor: Executor | None = None,
+        probe_allow_loopback: bool = False,
     ) -> None:
         # Priority lanes (urgency.py): the syncs that may create a dependent go before status-only ones.
         self.workers = QueueController(
@@ -89,7 +90,7 @@ class JobFlowController:
             qps=status_write_qps,
             burst=status_write_burst,
         )
-        self.probes = self._new_probe_judge(probe_runner, probe_executor)
+        self.probes = self._new_probe_judge(probe_runner, probe_executor, probe_allow_loopback)
         self.sync = self._new_syncer()
         self.handlers = JobFlowEventHandlers(
             self.queue,
@@ -114,7 +115,9 @@ class JobFlowController:
         self.job_template_informer, self.job_template_lister = job_templates.informer(), job_templates.lister()
         self.job_informer, self.job_lister = jobs.informer(), jobs.lister()
 
-    def _new_probe_judge(self, runner: ProbeRunner | None, executor: Executor | None) -> ProbeJudge:
+    def _new_probe_judge(
+        self, runner: ProbeRunner | None, executor: Executor | None, allow_loopback: bool
+    ) -> ProbeJudge:
         # dependsOn.probe (ours, docs/probe.md): network checks run on the cache's own small pool,
         # never on a worker; the Pod informer is created on the first HTTP or TCP check.
         return ProbeJudge(
@@ -126,6 +129,7 @@ class JobFlowController:
             runner or NetworkProbeRunner(),
             self._requeue_job_flow,
             lambda namespace, name: self.queue.add(self.request_for(namespace, name)),
+            allow_loopback=allow_loopback,
         )
 
     def _new_syncer(self) -> JobFlowSyncer:

@@ -14,211 +14,69 @@ A target no entry applies to keeps upstream's rule alone. An entry whose task no
 before the Job exists, JobTemplate) has is a spec error: a Warning `InvalidProbe` and that flow
 waits. A flow without a probe is judged exactly as upstream judges it.
 
-Network checks never run on a worker thread: `ProbeCache` runs them on a small bounded pool and
-caches each result per (JobFlow uid, flow, check, pod) for `PROBE_POLL_PERIOD`; a worker only reads
-the cache and, while a check is failing or still running, puts the JobFlow back with `add_after`.
-A finished check also enqueues its JobFlow at once, so a pass is acted on without waiting for the
-poll.
+Network checks never run on a worker thread: `ProbeCache` (probe_cache.py) runs them on a small
+bounded pool, fair across namespaces, and caches each result per (JobFlow uid, flow, check, pod)
+for `PROBE_POLL_PERIOD`; a worker only reads the cache and, while a check is failing or still
+running, puts the JobFlow back with `add_after`. A finished check also enqueues its JobFlow at once,
+so a pass is acted on without waiting for the poll. The checks themselves, each under one deadline,
+and the addresses never checked are in probe_net.py.
 """
 
 from __future__ import annotations
 
-import http.client
-import socket
-import threading
 from collections.abc import Callable, Mapping, Sequence
-from concurrent.futures import Executor, ThreadPoolExecutor
-from dataclasses import dataclass
 from typing import Any, Protocol
 
 import structlog
 
-from jobflow_controller import __version__
+from jobflow_controller.apis import jobflow as jf
 from jobflow_controller.apis import meta
-from jobflow_controller.apis.probe import HttpGet, Probe, ProbeCheck, TaskStatus, TcpSocket
-from workqueue import Clock
+from jobflow_controller.apis.probe import HttpGet, Probe, TaskStatus, TcpSocket
+from jobflow_controller.jobflow import constants as c
+from jobflow_controller.jobflow.probe_cache import (
+    MAX_PENDING_CHECKS,
+    MAX_PENDING_PER_NAMESPACE,
+    PROBE_POLL_PERIOD,
+    PROBE_WORKERS,
+    RESULT_EXPIRY,
+    ProbeCache,
+    ProbeKey,
+)
+from jobflow_controller.jobflow.probe_net import (
+    MAX_BODY_BYTES,
+    PROBE_TIMEOUT,
+    USER_AGENT,
+    NetworkProbeRunner,
+    ProbeResult,
+    ProbeRunner,
+    refused_target,
+)
+
+__all__ = [
+    "MAX_BODY_BYTES",
+    "MAX_PENDING_CHECKS",
+    "MAX_PENDING_PER_NAMESPACE",
+    "PROBE_POLL_PERIOD",
+    "PROBE_TIMEOUT",
+    "PROBE_WORKERS",
+    "RESULT_EXPIRY",
+    "USER_AGENT",
+    "NetworkProbeRunner",
+    "PodSource",
+    "ProbeCache",
+    "ProbeGate",
+    "ProbeKey",
+    "ProbeResult",
+    "ProbeRunner",
+    "job_tasks",
+    "ready_pods",
+    "task_phase_count",
+    "unmatched_tasks",
+]
 
 log = structlog.get_logger(__name__)
 
 Obj = Mapping[str, Any]
-
-#: kubelet's default `timeoutSeconds`: one second per HTTP or TCP check.
-PROBE_TIMEOUT = 1.0
-#: How long a check's result stands, and how soon a JobFlow waiting on a failing check is synced
-#: again. kubelet's default `periodSeconds` is 10; a dependency gate wants a quicker answer, and one
-#: check per pod and entry every 2 s costs little.
-PROBE_POLL_PERIOD = 2.0
-#: The pool that runs the checks: at most this many at once, whatever the number of JobFlows.
-PROBE_WORKERS = 4
-#: At most this many checks queued or running; more wait for a later sync (the poll brings it).
-MAX_PENDING_CHECKS = 256
-#: A result nobody asked for in this long is dropped (a JobFlow deleted, a target long Completed).
-RESULT_EXPIRY = 10 * PROBE_POLL_PERIOD
-#: kubelet reads at most this much of a probe's response body.
-MAX_BODY_BYTES = 10 * 1024
-USER_AGENT = f"jobflow-controller-probe/{__version__}"
-
-#: The labels Volcano's job controller puts on every pod of a Job (batch/v1alpha1 `JobNameKey`,
-#: `TaskSpecKey`): the Job's name and the task the pod belongs to.
-JOB_NAME_LABEL = "volcano.sh/job-name"
-TASK_SPEC_LABEL = "volcano.sh/task-spec"
-
-
-@dataclass(frozen=True)
-class ProbeResult:
-    ok: bool
-    message: str = ""
-
-
-class ProbeRunner(Protocol):
-    """Runs one network check; called on the probe pool, never on a worker."""
-
-    def http_get(self, host: str, check: HttpGet, timeout: float) -> ProbeResult: ...
-
-    def tcp_socket(self, host: str, check: TcpSocket, timeout: float) -> ProbeResult: ...
-
-
-class NetworkProbeRunner:
-    """kubelet's HTTP and TCP probes: GET succeeds on 2xx and 3xx (redirects are not followed, and a
-    3xx counts as success, as kubelet counts a redirect it does not follow); TCP on a completed
-    connect."""
-
-    def http_get(self, host: str, check: HttpGet, timeout: float) -> ProbeResult:
-        headers = {"User-Agent": USER_AGENT, "Accept": "*/*"}
-        if check.header is not None:
-            headers[check.header[0]] = check.header[1]
-        conn = http.client.HTTPConnection(host, check.port, timeout=timeout)
-        try:
-            conn.request("GET", check.path or "/", headers=headers)
-            response = conn.getresponse()
-            response.read(MAX_BODY_BYTES)
-            status = response.status
-        except (OSError, http.client.HTTPException) as err:
-            return ProbeResult(False, f"GET http://{host}:{check.port}{check.path or '/'}: {err or type(err).__name__}")
-        finally:
-            conn.close()
-        if 200 <= status < 400:
-            return ProbeResult(True, f"HTTP {status}")
-        return ProbeResult(False, f"GET http://{host}:{check.port}{check.path or '/'}: HTTP {status}")
-
-    def tcp_socket(self, host: str, check: TcpSocket, timeout: float) -> ProbeResult:
-        try:
-            with socket.create_connection((host, check.port), timeout=timeout):
-                return ProbeResult(True)
-        except OSError as err:
-            return ProbeResult(False, f"dial tcp {host}:{check.port}: {err or type(err).__name__}")
-
-
-@dataclass(frozen=True)
-class ProbeKey:
-    """One check of one pod for one flow of one JobFlow object (the uid: a re-created JobFlow starts afresh)."""
-
-    job_flow_uid: str
-    flow: str
-    check: ProbeCheck
-    pod: str
-
-
-@dataclass
-class _Entry:
-    result: ProbeResult | None
-    #: When the check that gave `result` was submitted (clock.now()).
-    at: float
-    last_asked: float
-
-
-class ProbeCache:
-    """Runs checks on a bounded pool and keeps each result for `ttl` seconds.
-
-    `result(key, run, done)` never blocks: it returns a result younger than `ttl`, or None when there
-    is none, after submitting `run` unless that key's check is already running or the pool has
-    `max_pending` checks in hand. `done` is called (on the pool's thread) once the check finished.
-
-    A result's age counts from when its check was submitted, not from when it finished: the sync
-    that submitted it puts the JobFlow back after `ttl` (the poll period), and that later sync must
-    find the result expired and check again, not reuse it for one more period.
-    """
-
-    def __init__(
-        self,
-        clock: Clock,
-        *,
-        executor: Executor | None = None,
-        ttl: float = PROBE_POLL_PERIOD,
-        max_pending: int = MAX_PENDING_CHECKS,
-        expiry: float = RESULT_EXPIRY,
-    ) -> None:
-        self._clock = clock
-        self._executor = executor or ThreadPoolExecutor(max_workers=PROBE_WORKERS, thread_name_prefix="probe")
-        self._ttl = ttl
-        self._max_pending = max_pending
-        self._expiry = expiry
-        self._lock = threading.Lock()
-        self._entries: dict[ProbeKey, _Entry] = {}
-        self._running: set[ProbeKey] = set()
-        self._closed = False
-
-    def result(self, key: ProbeKey, run: Callable[[], ProbeResult], done: Callable[[], None]) -> ProbeResult | None:
-        now = self._clock.now()
-        with self._lock:
-            self._expire(now)
-            entry = self._entries.get(key)
-            if entry is not None:
-                entry.last_asked = now
-                if entry.result is not None and now - entry.at < self._ttl:
-                    return entry.result
-            if key in self._running or self._closed or len(self._running) >= self._max_pending:
-                return None  # a result older than `ttl` is never used, even while it is re-checked
-            self._running.add(key)
-            if entry is None:
-                self._entries[key] = _Entry(None, now, now)
-        try:
-            self._executor.submit(self._run, key, run, done, now)
-        except RuntimeError:  # the pool was shut down under us: the process is stopping
-            with self._lock:
-                self._running.discard(key)
-            return None
-        with self._lock:  # an inline executor (tests) has finished already
-            entry = self._entries.get(key)
-            return entry.result if entry is not None and key not in self._running else None
-
-    def _run(self, key: ProbeKey, run: Callable[[], ProbeResult], done: Callable[[], None], started: float) -> None:
-        try:
-            outcome = run()
-        except Exception as err:  # noqa: BLE001 - a check that raised is a failed check
-            outcome = ProbeResult(False, f"probe error: {err}")
-        with self._lock:
-            self._running.discard(key)
-            entry = self._entries.get(key)
-            if entry is None:
-                return  # forgotten meanwhile (the JobFlow was deleted)
-            entry.result, entry.at = outcome, started
-        done()
-
-    def _expire(self, now: float) -> None:
-        stale = [k for k, e in self._entries.items() if k not in self._running and now - e.last_asked > self._expiry]
-        for key in stale:
-            del self._entries[key]
-
-    def forget(self, job_flow_uid: str) -> None:
-        """Drop every result of one JobFlow object (it was deleted)."""
-        with self._lock:
-            for key in [k for k in self._entries if k.job_flow_uid == job_flow_uid]:
-                del self._entries[key]
-
-    def pending(self) -> int:
-        with self._lock:
-            return len(self._running)
-
-    def __len__(self) -> int:
-        with self._lock:
-            return len(self._entries)
-
-    def shutdown(self) -> None:
-        """Stop taking checks; the running ones end within their timeout (threads are not joined)."""
-        with self._lock:
-            self._closed = True
-        self._executor.shutdown(wait=False, cancel_futures=True)
 
 
 class PodSource(Protocol):
@@ -249,9 +107,9 @@ def task_phase_count(job: Obj, task: str, phase: str) -> int:
     return value if isinstance(value, int) else 0
 
 
-def ready_pods(pods: Sequence[Obj], job: Obj) -> list[tuple[str, str]]:
-    """(pod uid or name, pod IP) of the pods the checks run against: controlled by this Job (by
-    uid), Running, not being deleted, with an IP."""
+def ready_pods(pods: Sequence[Obj], job: Obj) -> list[tuple[Obj, str]]:
+    """(pod, pod IP) of the pods the checks run against: controlled by this Job (by uid), Running,
+    not being deleted, with an IP."""
     out = []
     for pod in pods:
         if not meta.is_controlled_by(pod, job) or meta.metadata(pod).get("deletionTimestamp"):
@@ -259,14 +117,19 @@ def ready_pods(pods: Sequence[Obj], job: Obj) -> list[tuple[str, str]]:
         status = pod.get("status")
         if not isinstance(status, Mapping) or status.get("phase") != "Running" or not status.get("podIP"):
             continue
-        out.append((meta.uid(pod) or meta.name(pod), str(status["podIP"])))
+        out.append((pod, str(status["podIP"])))
     return out
+
+
+#: `warn(job_flow, message, *args)`: a Warning `InvalidProbe` on the JobFlow (probe_judge.py).
+Warn = Callable[..., None]
 
 
 class ProbeGate:
     """Decides whether a target's probes pass, from the Job, the pod cache and the probe cache.
 
     `requeue(namespace, name, delay)` is the controller's `queue.add_after` (delay 0: `queue.add`).
+    A pod `refused_target` refuses is never checked and counts as not passing: `warn` names it.
     """
 
     def __init__(
@@ -276,6 +139,8 @@ class ProbeGate:
         pods: PodSource,
         requeue: Callable[[str, str, float], None],
         *,
+        warn: Warn | None = None,
+        allow_loopback: bool = False,
         timeout: float = PROBE_TIMEOUT,
         poll_period: float = PROBE_POLL_PERIOD,
     ) -> None:
@@ -283,6 +148,8 @@ class ProbeGate:
         self.runner = runner
         self.pods = pods
         self.requeue = requeue
+        self.warn = warn
+        self.allow_loopback = allow_loopback
         self.timeout = timeout
         self.poll_period = poll_period
 
@@ -291,36 +158,42 @@ class ProbeGate:
 
         Every check is looked at (none short-circuits), so all of one target's network checks are
         started in one sync. A failing or unfinished network check puts the JobFlow back after the
-        poll period; a task phase needs no poll, as a Job status change enqueues the JobFlow.
+        poll period; a task phase needs no poll, as a Job status change enqueues the JobFlow, and
+        neither does a check held back only by refused pods (a pod event syncs it again).
         """
         tasks = job_tasks(job)
         checks = probe.for_tasks(set(tasks))
         if not checks:
             return False
-        met, poll = True, False
+        met, poll, refused = True, False, set[str]()
         for check in checks:
             replicas = max(1, tasks[check.task_name])
             if isinstance(check, TaskStatus):
                 met = task_phase_count(job, check.task_name, check.phase) >= replicas and met
                 continue
-            passed = self._network_check_passed(job_flow, flow, check, job, replicas)
+            passed, waiting = self._network_check_passed(job_flow, flow, check, job, replicas, refused)
             met = passed and met
-            poll = poll or not passed
+            poll = poll or waiting
         if poll:
             self.requeue(meta.namespace(job_flow), meta.name(job_flow), self.poll_period)
         return met
 
     def _network_check_passed(
-        self, job_flow: Obj, flow: str, check: HttpGet | TcpSocket, job: Obj, replicas: int
-    ) -> bool:
-        """At least `replicas` Running pods of the task pass `check` (each pod checked on the pool)."""
+        self, job_flow: Obj, flow: str, check: HttpGet | TcpSocket, job: Obj, replicas: int, refused: set[str]
+    ) -> tuple[bool, bool]:
+        """(whether at least `replicas` Running pods of the task pass `check`, whether a poll is
+        due). Each pod is checked on the pool; `refused` collects the pods warned about."""
         ns = meta.namespace(job_flow)
         pods = self.pods.task_pods(ns, meta.name(job), check.task_name)
         if pods is None:
-            return False  # the pod cache is still filling
-        passing = 0
-        for pod_id, ip in ready_pods(pods, job):
-            key = ProbeKey(meta.uid(job_flow), flow, check, f"{pod_id}@{ip}")
+            return False, True  # the pod cache is still filling
+        ready = ready_pods(pods, job)
+        passing, refusals = 0, 0
+        for pod, ip in ready:
+            if self._refused(job_flow, flow, pod, ip, refused):
+                refusals += 1
+                continue
+            key = ProbeKey(meta.uid(job_flow), flow, check, f"{meta.uid(pod) or meta.name(pod)}@{ip}", ns)
             outcome = self.cache.result(key, self._runner_for(check, ip), self._done(job_flow))
             if outcome is not None and outcome.ok:
                 passing += 1
@@ -329,7 +202,20 @@ class ProbeGate:
                     f"probe {check.describe()} of flow {flow} failed on {ip}: {outcome.message}",
                     jobflow=f"{ns}/{meta.name(job_flow)}",
                 )
-        return passing >= replicas
+        if passing >= replicas:
+            return True, False
+        # Short only of refused pods: nothing a poll could change (a pod event syncs the JobFlow).
+        return False, not refusals or passing + refusals < len(ready)
+
+    def _refused(self, job_flow: Obj, flow: str, pod: Obj, ip: str, refused: set[str]) -> bool:
+        why = refused_target(pod, ip, allow_loopback=self.allow_loopback)
+        if why is None:
+            return False
+        if self.warn is not None and meta.name(pod) not in refused:
+            job_name = jf.job_name(meta.name(job_flow), flow)
+            self.warn(job_flow, c.MESSAGE_PROBE_TARGET_REFUSED, job_name, flow, meta.name(pod), ip, why)
+        refused.add(meta.name(pod))
+        return True
 
     def _runner_for(self, check: HttpGet | TcpSocket, ip: str) -> Callable[[], ProbeResult]:
         if isinstance(check, HttpGet):

@@ -42,7 +42,8 @@ class ProbeJudge:
     """`judge_probes`, `probe_of`, the lazily started Pod informer (`task_pods`) and its handler.
 
     `requeue(namespace, name, delay)` puts a JobFlow back (a check finished, or a poll is due);
-    `enqueue(namespace, name)` syncs it (a pod changed).
+    `enqueue(namespace, name)` syncs it (a pod changed). `allow_loopback` lets pods on loopback
+    addresses be checked: only for a local control plane, whose simulated pods run on 127.0.0.1.
     """
 
     def __init__(
@@ -55,13 +56,17 @@ class ProbeJudge:
         runner: ProbeRunner,
         requeue: Callable[[str, str, float], None],
         enqueue: Callable[[str, str], None],
+        *,
+        allow_loopback: bool = False,
     ) -> None:
         self._informer_factory = informer_factory
         self._job_lister = job_lister
         self._job_template_lister = job_template_lister
         self._recorder = recorder
         self._enqueue = enqueue
-        self.gate = ProbeGate(cache, runner, self, requeue)
+        self.gate = ProbeGate(
+            cache, runner, self, requeue, warn=self._warn_invalid_probe, allow_loopback=allow_loopback
+        )
         #: The stop event the informers run under, once the controller runs (None before).
         self.informer_stop: threading.Event | None = None
         self._pod_lock = threading.Lock()

@@ -4,7 +4,7 @@ Shaped like a generated clientset's informers: `factory.job_flows().informer()` 
 `.lister().job_flows(ns).get(name)`, so the controllers read like upstream's Go. One informer per
 resource is shared by every controller of the process (the factory keys them), every cached
 object has `metadata.managedFields` stripped (it is a third of a Job's bytes and nothing reads
-it), and a namespace index backs the namespaced listers.
+it), a cached pod keeps only what probes read, and a namespace index backs the namespaced listers.
 """
 
 from __future__ import annotations
@@ -27,6 +27,7 @@ from informers import (
     SharedInformerFactory,
     TransformFunc,
     chain_transforms,
+    keep_fields,
     meta_namespace_index_func,
     strip_managed_fields,
 )
@@ -66,6 +67,25 @@ POD_TASK_SPEC_LABEL = "volcano.sh/task-spec"
 POD_LABEL_SELECTOR = f"{POD_JOB_NAME_LABEL},{POD_TASK_SPEC_LABEL}"
 #: Pod index by "<namespace>/<Job name>".
 BY_VOLCANO_JOB = "byVolcanoJob"
+#: All a cached pod keeps: what `dependsOn.probe` reads (jobflow/probe.py, probe_net.py,
+#: probe_judge.py) and what the informer needs. A Volcano pod's spec (containers, volumes, env) and
+#: most of its status are most of its bytes; none of it is read.
+POD_KEPT_FIELDS: tuple[tuple[str, ...], ...] = (
+    ("apiVersion",),
+    ("kind",),
+    ("metadata", "name"),
+    ("metadata", "namespace"),
+    ("metadata", "uid"),
+    ("metadata", "resourceVersion"),
+    ("metadata", "deletionTimestamp"),
+    ("metadata", "ownerReferences"),
+    ("metadata", "labels", POD_JOB_NAME_LABEL),
+    ("metadata", "labels", POD_TASK_SPEC_LABEL),
+    ("spec", "hostNetwork"),
+    ("status", "phase"),
+    ("status", "podIP"),
+)
+slim_pod = keep_fields(*POD_KEPT_FIELDS)
 
 
 def volcano_job_index_func(obj: Any) -> list[str]:
@@ -176,7 +196,10 @@ class VolcanoInformerFactory:
         self.clientset = clientset
         self.namespace = namespace
         self._wrap_lister_watcher = wrap_lister_watcher
-        self._factory = SharedInformerFactory(resync_period, custom_resync=custom_resync, transform=default_transform())
+        self._factory = SharedInformerFactory(resync_period, custom_resync=custom_resync)
+        self._transform = default_transform()
+        # Pods keep only what probes read, then share the one interner with the other resources.
+        self._pod_transform = chain_transforms(slim_pod, self._transform)
 
     def informer_for_resource(self, resource: Resource) -> SharedIndexInformer:
         def new(resync: float) -> SharedIndexInformer:
@@ -193,7 +216,8 @@ class VolcanoInformerFactory:
             if resource == resources.JOBS:
                 indexers[BY_CREATED_BY_JOB_FLOW] = label_index_func(constants.CREATED_BY_JOB_FLOW)
                 indexers[BY_CREATED_BY_JOB_TEMPLATE] = label_index_func(constants.CREATED_BY_JOB_TEMPLATE)
-            return SharedIndexInformer(lw, resync, indexers=indexers, name=resource.group_resource)
+            transform = self._pod_transform if resource == resources.PODS else self._transform
+            return SharedIndexInformer(lw, resync, indexers=indexers, name=resource.group_resource, transform=transform)
 
         return self._factory.informer_for(resource, new)
 
@@ -207,7 +231,8 @@ class VolcanoInformerFactory:
         return _ResourceInformer(self, resources.JOBS, JobLister, constants.JOB_KIND)
 
     def pods(self) -> _ResourceInformer:
-        """Volcano's pods only (label selector); created on first use, by `dependsOn.probe` checks."""
+        """Volcano's pods only (label selector), each slimmed to `POD_KEPT_FIELDS`; created on first use,
+        by `dependsOn.probe` checks."""
         return _ResourceInformer(self, resources.PODS, PodLister, "Pod")
 
     def start(self, stop: threading.Event) -> None:

@@ -78,6 +78,9 @@ class Options:
     #: Ours (docs/performance.md): the bucket of status writes that do not finish a JobFlow.
     status_write_qps: float = STATUS_WRITE_QPS
     status_write_burst: int = STATUS_WRITE_BURST
+    #: Ours (docs/probe.md "Limits"): let `dependsOn.probe` check pods on loopback addresses; only for
+    #: a local control plane, whose simulated pods run on 127.0.0.1.
+    probe_allow_loopback: bool = False
     log_format: str = DEFAULT_LOG_FORMAT
     verbosity: int = 0
     enable_webhook: bool = False

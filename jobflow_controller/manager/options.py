@@ -191,6 +191,12 @@ OURS = FlagGroup(
             INT,
             "ours: how many such status writes may go at once before --status-write-qps paces them",
         ),
+        Flag(
+            "--probe-allow-loopback",
+            BOOL,
+            "ours: let dependsOn.probe check pods whose IP is a loopback address (refused by default); only "
+            "for a local control plane whose simulated pods run on 127.0.0.1",
+        ),
         Flag("--graceful-shutdown-timeout", DURATION, "on SIGTERM, how long the workers may finish queued work"),
         Flag(
             "--shards",

@@ -33,7 +33,7 @@ LONG = "Pending:0.3s,Running:60s,Completed"
 
 @pytest.fixture(scope="module")
 def controller(kubeconfig: Path, simulator: JobSimulator) -> Iterator[RunningManager]:
-    running = RunningManager(str(kubeconfig), worker_threads=3)
+    running = RunningManager(str(kubeconfig), worker_threads=3, probe_allow_loopback=True)
     yield running
     running.stop()
 

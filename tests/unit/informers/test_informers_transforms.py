@@ -8,7 +8,7 @@ import pytest
 from informers_fakes import new_object
 
 from informers import DeletedFinalStateUnknown, chain_transforms, strip_managed_fields
-from informers.transforms import drop_fields
+from informers.transforms import drop_fields, keep_fields
 
 
 def test_strip_managed_fields_returns_a_new_object_without_them() -> None:
@@ -83,3 +83,50 @@ def test_drop_fields_refuses_what_an_informer_needs(path: str) -> None:
 def test_drop_fields_refuses_no_or_malformed_paths(paths: tuple[str, ...]) -> None:
     with pytest.raises(ValueError):
         drop_fields(*paths)
+
+
+def test_keep_fields_keeps_only_the_paths_asked_for_and_what_an_informer_needs() -> None:
+    obj = {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {
+            "name": "x",
+            "namespace": "ns",
+            "resourceVersion": "7",
+            "uid": "u",
+            "labels": {"a.b/c": "1", "d": "2"},
+        },
+        "spec": {"hostNetwork": True, "containers": [{"name": "m"}]},
+        "status": {"phase": "Running", "conditions": []},
+    }
+    original = copy.deepcopy(obj)
+    kept = keep_fields(("metadata", "labels", "a.b/c"), "spec.hostNetwork", "status")(obj)
+    assert kept == {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": "x", "namespace": "ns", "resourceVersion": "7", "labels": {"a.b/c": "1"}},
+        "spec": {"hostNetwork": True},
+        "status": {"phase": "Running", "conditions": []},
+    }
+    assert obj == original
+
+
+def test_keep_fields_leaves_absent_fields_absent_and_is_idempotent() -> None:
+    keep = keep_fields("spec.hostNetwork", "status.podIP", "metadata.deletionTimestamp")
+    obj = {"metadata": {"name": "x"}, "spec": "not an object", "status": {}}
+    assert keep(obj) == {"metadata": {"name": "x"}, "status": {}}
+    assert keep(keep(obj)) == keep(obj)
+
+
+def test_keep_fields_a_shorter_path_keeps_the_field_whole() -> None:
+    keep = keep_fields("status.phase", "status")
+    assert keep({"metadata": {}, "status": {"phase": "P", "podIP": "1"}})["status"] == {"phase": "P", "podIP": "1"}
+
+
+def test_keep_fields_leaves_non_objects_alone_and_refuses_malformed_paths() -> None:
+    tombstone = DeletedFinalStateUnknown("ns/x", None)
+    assert keep_fields("spec")(tombstone) is tombstone
+    with pytest.raises(ValueError, match="malformed"):
+        keep_fields("spec..x")
+    with pytest.raises(ValueError, match="at least one"):
+        keep_fields()

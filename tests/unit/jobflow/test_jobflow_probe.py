@@ -480,3 +480,27 @@ def test_the_first_network_check_creates_the_pod_informer_and_waits_for_it_to_sy
     assert _pod_informer_created(controller)
     assert runner.calls == []
     assert _created(clientset) == []
+
+
+# -- addresses never checked (docs/probe.md "Limits") ------------------------------------------------
+def test_a_pod_on_a_loopback_address_is_never_checked_and_the_job_flow_gets_an_invalid_probe_warning() -> None:
+    controller, clientset, recorder, runner, pods = _setup(TCP)
+    pods.pods.append(_pod("jf-a", "ps", 0, ip="127.0.0.1"))
+    runner.ok[("tcp", 2222)] = True
+    _sync(controller)
+    assert _created(clientset) == []
+    assert runner.calls == []
+    assert _warnings(recorder) == [
+        f'Warning {c.REASON_INVALID_PROBE} Job jf-b is not created: the probe of flow "b" does not check pod '
+        "jf-a-ps-0 at 127.0.0.1: a loopback address is never probed"
+    ]
+
+
+def test_a_host_network_pod_is_never_checked() -> None:
+    controller, clientset, recorder, runner, pods = _setup(HTTP)
+    pod = _pod("jf-a", "ps", 0, ip="10.0.0.9")
+    pods.pods.append({**pod, "spec": {"hostNetwork": True}})
+    runner.ok[("http", 8080)] = True
+    _sync(controller)
+    assert (_created(clientset), runner.calls) == ([], [])
+    assert "(spec.hostNetwork)" in _warnings(recorder)[0]

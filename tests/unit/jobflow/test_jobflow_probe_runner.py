@@ -15,7 +15,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import pytest
 
 from jobflow_controller.apis.probe import HttpGet, TcpSocket
-from jobflow_controller.jobflow.probe import NetworkProbeRunner
+from jobflow_controller.jobflow.probe import MAX_BODY_BYTES, NetworkProbeRunner
+from jobflow_controller.jobflow.probe_net import Deadline
 
 LOCALHOST = "127.0.0.1"
 
@@ -103,3 +104,77 @@ def test_a_tcp_check_of_a_closed_port_fails() -> None:
     result = NetworkProbeRunner().tcp_socket(LOCALHOST, TcpSocket("ps", port), 1.0)
     assert not result.ok
     assert result.message.startswith(f"dial tcp {LOCALHOST}:{port}: ")
+
+
+# -- one deadline for the whole check (docs/probe.md "Limits") -------------------------------------
+DRIP_INTERVAL = 0.3
+STATUS = b"HTTP/1.1 200 OK\r\n"
+#: What each slow-drip server sends, one byte every DRIP_INTERVAL after the part sent at once.
+DRIPS = {
+    "the status line": (b"", STATUS + b"Content-Length: 0\r\n\r\n"),
+    "the headers": (STATUS, b"X-Slow: " + b"y" * 100 + b"\r\n\r\n"),
+    "the body": (STATUS + b"Content-Length: 100000\r\n\r\n", b"z" * 100),
+}
+
+
+class _SlowDrip:
+    """A server on 127.0.0.1 that reads the request, sends `at_once`, then one byte of `drip` every
+    DRIP_INTERVAL: each read of the check gets a byte well inside a per-read timeout."""
+
+    def __init__(self, at_once: bytes, drip: bytes) -> None:
+        self.listener = socket.create_server((LOCALHOST, 0))
+        self.port = int(self.listener.getsockname()[1])
+        self.at_once, self.drip = at_once, drip
+        threading.Thread(target=self._serve, daemon=True).start()
+
+    def _serve(self) -> None:
+        try:
+            conn, _ = self.listener.accept()
+        except OSError:
+            return
+        with conn:
+            try:
+                while b"\r\n\r\n" not in conn.recv(4096):
+                    pass
+                conn.sendall(self.at_once)
+                for byte in self.drip:
+                    conn.sendall(bytes([byte]))
+                    time.sleep(DRIP_INTERVAL)
+            except OSError:
+                return  # the check gave up and closed the connection
+
+    def close(self) -> None:
+        self.listener.close()
+
+
+@pytest.mark.parametrize("part", sorted(DRIPS))
+def test_an_http_check_of_a_slow_drip_server_fails_within_its_timeout(part: str) -> None:
+    server = _SlowDrip(*DRIPS[part])
+    try:
+        started = time.monotonic()
+        result = NetworkProbeRunner().http_get(LOCALHOST, HttpGet("ps", server.port, "/"), 1.0)
+        elapsed = time.monotonic() - started
+    finally:
+        server.close()
+    assert not result.ok
+    assert "timed out" in result.message
+    assert elapsed < 1.5
+
+
+def test_a_quick_answer_with_a_body_past_the_read_limit_passes_at_once() -> None:
+    body = b"x" * (MAX_BODY_BYTES * 3)
+    server = _SlowDrip(STATUS + b"Content-Length: %d\r\n\r\n" % len(body) + body, b"")
+    try:
+        started = time.monotonic()
+        result = NetworkProbeRunner().http_get(LOCALHOST, HttpGet("ps", server.port, "/"), 1.0)
+        elapsed = time.monotonic() - started
+    finally:
+        server.close()
+    assert result.ok
+    assert elapsed < 0.5
+
+
+def test_a_deadline_that_has_passed_refuses_every_further_operation() -> None:
+    deadline = Deadline(0.0)
+    with pytest.raises(TimeoutError, match="timed out"):
+        deadline.remaining()

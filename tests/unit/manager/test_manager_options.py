@@ -61,6 +61,13 @@ def test_status_write_qps_and_burst_pace_the_status_writes_that_do_not_finish_a_
     assert opts.parse(["--status-write-qps=inf"])[0].status_write_qps == float("inf")
 
 
+def test_probe_allow_loopback_is_off_unless_asked_for() -> None:
+    """Ours (docs/probe.md "Limits"): only a local control plane's simulated pods run on 127.0.0.1."""
+    assert opts.parse([])[0].probe_allow_loopback is False
+    assert opts.parse(["--probe-allow-loopback"])[0].probe_allow_loopback is True
+    assert opts.parse(["--probe-allow-loopback=false"])[0].probe_allow_loopback is False
+
+
 def test_kubeconfig_defaults_to_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("KUBECONFIG", "/tmp/k")
     assert opts.parse([])[0].kubeconfig == "/tmp/k"
