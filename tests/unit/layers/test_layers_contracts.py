@@ -1,6 +1,7 @@
-"""The layers of DESIGN.md are enforced: each import-linter contract in pyproject.toml breaks on the
-violation it is there for, and on no other. The contracts run, verbatim, against a small package
-tree laid out like ours, first clean, then with one bad import added."""
+"""The layers of docs/architecture.md ("Packages and their direction") are enforced: each
+import-linter contract in pyproject.toml breaks on the violation it is there for, and on no other.
+The contracts run, verbatim, against a small package tree laid out like ours, first clean, then
+with one bad import added."""
 
 from __future__ import annotations
 
