@@ -35,7 +35,7 @@ import structlog
 
 from jobflow_controller.webhook.admission import ReviewError, check_content_type, decode_review, review_response
 from jobflow_controller.webhook.certfiles import CertificateFiles
-from jobflow_controller.webhook.connection import ByteBudget, DeadlineReader, RequestTooLarge
+from jobflow_controller.webhook.connection import ByteBudget, ConnectionCap, DeadlineReader, RequestTooLarge
 from jobflow_controller.webhook.limits import (
     DRAIN_LIMIT,
     MAX_BODY_BYTES,
@@ -224,9 +224,7 @@ class _TLSServer(ThreadingHTTPServer):
         self.certificates = certificates
         self.body_budget = ByteBudget(MAX_BODY_BYTES_IN_FLIGHT)
         self.reviews = threading.BoundedSemaphore(MAX_CONCURRENT_REVIEWS)
-        self._connections = 0
-        self._full = False
-        self._idle = threading.Condition()
+        self.connections = ConnectionCap(MAX_CONNECTIONS)
         self._deadlines = threading.local()
         super().__init__(address, _Handler)
 
@@ -237,12 +235,8 @@ class _TLSServer(ThreadingHTTPServer):
         self.server_name, self.server_port = str(host), int(port)
 
     def process_request(self, request: Any, client_address: Any) -> None:
-        with self._idle:
-            full = self._connections >= MAX_CONNECTIONS
-            if not full:
-                self._connections += 1
-            newly_full, self._full = full and not self._full, full
-        if full:
+        admitted, newly_full = self.connections.enter()
+        if not admitted:
             if newly_full:  # once per spell, not once per connection refused
                 log.warning("closing new webhook connections: too many are open", limit=MAX_CONNECTIONS)
             self.shutdown_request(request)
@@ -250,19 +244,14 @@ class _TLSServer(ThreadingHTTPServer):
         try:
             super().process_request(request, client_address)
         except BaseException:
-            self._connection_done()
+            self.connections.leave()
             raise
 
     def process_request_thread(self, request: Any, client_address: Any) -> None:
         try:
             super().process_request_thread(request, client_address)
         finally:
-            self._connection_done()
-
-    def _connection_done(self) -> None:
-        with self._idle:
-            self._connections -= 1
-            self._idle.notify_all()
+            self.connections.leave()
 
     def connection_deadline(self) -> float:
         """The deadline of the connection this thread serves (``time.monotonic``)."""
@@ -289,8 +278,7 @@ class _TLSServer(ThreadingHTTPServer):
         log.warning("webhook connection failed", client=client_address[0], exc_info=True)
 
     def wait_idle(self, timeout: float) -> bool:
-        with self._idle:
-            return self._idle.wait_for(lambda: self._connections == 0, timeout)
+        return self.connections.wait_idle(timeout)
 
 
 class WebhookServer:
