@@ -17,6 +17,7 @@ from typing import Any
 import structlog
 
 from jobflow_controller.apis import FlowRequest
+from jobflow_controller.apis.patch_fields import PatchFields
 from jobflow_controller.framework import DEFAULT_MAX_REQUEUE_NUM, QueueController
 from jobflow_controller.jobflow import constants as c
 from jobflow_controller.jobflow import status_writer as sw
@@ -57,6 +58,7 @@ class JobFlowController:
         queue_metrics_provider: object | None = None,
         probe_runner: ProbeRunner | None = None,
         probe_executor: Executor | None = None,
+        patch_fields: PatchFields | None = None,
     ) -> None:
         # Priority lanes (urgency.py): the syncs that may create a dependent go before status-only ones.
         self.workers = QueueController(
@@ -90,6 +92,8 @@ class JobFlowController:
             burst=status_write_burst,
         )
         self.probes = self._new_probe_judge(probe_runner, probe_executor)
+        #: The Job spec fields a flow's patch may set (--jobflow-patch-allowed-fields); None: all.
+        self.patch_fields = patch_fields
         self.sync = self._new_syncer()
         self.handlers = JobFlowEventHandlers(
             self.queue,
@@ -141,6 +145,7 @@ class JobFlowController:
             self.status_writer,
             self._requeue_job_flow,
             self.forget_job_flow,
+            self.patch_fields,
         )
 
     request_for = staticmethod(JobFlowEventHandlers.request_for)

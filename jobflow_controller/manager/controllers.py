@@ -42,6 +42,7 @@ def build_controllers(
                 status_write_qps=options.status_write_qps,
                 status_write_burst=options.status_write_burst,
                 queue_metrics_provider=queue_metrics,
+                patch_fields=options.patch_fields(),
             )
         )
     if is_controller_enabled(JOBTEMPLATE_CONTROLLER, options.controllers):

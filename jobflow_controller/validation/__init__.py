@@ -4,8 +4,8 @@
 ``validate_job_flow_update(job_flow, old_job_flow)`` those that refuse an UPDATE (the stricter
 rules only when ``spec.flows`` changed); ``validation_message(job_flow, old_job_flow=None) -> str |
 None`` joins them into one admission message. All read the JobFlow's JSON dict. This package imports
-nothing else of the project but ``apis.patch`` and ``apis.probe`` (pure functions on JSON dicts,
-which say what a flow's ``patch`` and ``dependsOn.probe`` may hold).
+nothing else of the project but ``apis.patch``, ``apis.patch_fields`` and ``apis.probe`` (pure
+functions on JSON dicts, which say what a flow's ``patch`` and ``dependsOn.probe`` may hold).
 """
 
 from jobflow_controller.validation.dag import (
@@ -26,7 +26,7 @@ from jobflow_controller.validation.jobflow import (
     validation_message,
 )
 from jobflow_controller.validation.names import MAX_JOB_NAME_LENGTH, MAX_LABEL_VALUE_LENGTH
-from jobflow_controller.validation.patch import flow_patch_problems
+from jobflow_controller.validation.patch import flow_patch_field_problems, flow_patch_problems
 from jobflow_controller.validation.probe import flow_probe_problems
 
 __all__ = [
@@ -39,6 +39,7 @@ __all__ = [
     "duplicate_name_message",
     "find_cycle",
     "flow_graph",
+    "flow_patch_field_problems",
     "flow_patch_problems",
     "flow_probe_problems",
     "flows_changed",

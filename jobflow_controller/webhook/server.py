@@ -33,6 +33,7 @@ from typing import Any, Final
 
 import structlog
 
+from jobflow_controller.apis.patch_fields import PatchFields
 from jobflow_controller.webhook.admission import ReviewError, check_content_type, decode_review, review_response
 from jobflow_controller.webhook.certfiles import CertificateFiles
 from jobflow_controller.webhook.connection import ByteBudget, ConnectionCap, DeadlineReader, RequestTooLarge
@@ -126,7 +127,7 @@ class _Handler(BaseHTTPRequestHandler):
             return
         try:
             review = decode_review(body, self.headers.get("Content-Type"))
-            answer = review_response(review)
+            answer = review_response(review, self.server.patch_fields)
         except ReviewError as err:
             self._refuse(err)
             return
@@ -220,8 +221,9 @@ class _TLSServer(ThreadingHTTPServer):
     daemon_threads = True
     request_queue_size = LISTEN_BACKLOG
 
-    def __init__(self, address: Address, certificates: CertificateFiles) -> None:
+    def __init__(self, address: Address, certificates: CertificateFiles, patch_fields: PatchFields | None) -> None:
         self.certificates = certificates
+        self.patch_fields = patch_fields
         self.body_budget = ByteBudget(MAX_BODY_BYTES_IN_FLIGHT)
         self.reviews = threading.BoundedSemaphore(MAX_CONCURRENT_REVIEWS)
         self.connections = ConnectionCap(MAX_CONNECTIONS)
@@ -287,10 +289,14 @@ class WebhookServer:
     ``start()`` serves in a daemon thread; ``stop()`` stops accepting, waits up to ``STOP_GRACE``
     seconds for the calls in flight, and closes the socket. The certificate and key are loaded at
     construction, so a missing or broken pair fails there rather than on the first call.
+    ``patch_fields`` (``--jobflow-patch-allowed-fields``) are the Job spec fields a flow's patch may
+    set; None allows every field.
     """
 
-    def __init__(self, address: Address, cert_file: str, key_file: str) -> None:
-        self._server = _TLSServer(address, CertificateFiles(cert_file, key_file))
+    def __init__(
+        self, address: Address, cert_file: str, key_file: str, *, patch_fields: PatchFields | None = None
+    ) -> None:
+        self._server = _TLSServer(address, CertificateFiles(cert_file, key_file), patch_fields)
         self._thread = threading.Thread(
             target=self._server.serve_forever, name=f"webhook-{self.port}", kwargs={"poll_interval": 0.1}, daemon=True
         )
