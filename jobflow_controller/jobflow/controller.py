@@ -74,9 +74,7 @@ class JobFlowController:
             queue_storage=PriorityStorage(),
         )
         self.queue, self.clock = self.workers.queue, self.workers.clock
-        self.clientset = clientset
-        self.informer_factory = informer_factory
-        self.recorder = recorder
+        self.clientset, self.informer_factory, self.recorder = clientset, informer_factory, recorder
         self.metrics = metrics or JobFlowMetrics()
         self.deleted_jobs = DeletedJobs()
         self.create_expectations = CreateExpectations(self.clock)
@@ -92,8 +90,7 @@ class JobFlowController:
             burst=status_write_burst,
         )
         self.probes = self._new_probe_judge(probe_runner, probe_executor)
-        #: The Job spec fields a flow's patch may set (--jobflow-patch-allowed-fields); None: all.
-        self.patch_fields = patch_fields
+        self.patch_fields = patch_fields  # --jobflow-patch-allowed-fields (None: every field)
         self.sync = self._new_syncer()
         self.handlers = JobFlowEventHandlers(
             self.queue,
