@@ -15,7 +15,7 @@ from jobflow_controller.apis.constants import (
     JOB_KIND,
 )
 from jobflow_controller.apis.meta import Obj
-from jobflow_controller.apis.patch import apply_patch
+from jobflow_controller.apis.patch_fields import PatchFields, apply_allowed_patch
 
 
 def controller_reference(job_flow: Obj) -> dict[str, Any]:
@@ -30,12 +30,20 @@ def controller_reference(job_flow: Obj) -> dict[str, Any]:
     }
 
 
-def new_job(job_flow: Obj, flow_name: str, job_name: str, job_template: Obj, patch: object) -> dict[str, Any]:
+def new_job(
+    job_flow: Obj,
+    flow_name: str,
+    job_name: str,
+    job_template: Obj,
+    patch: object,
+    patch_fields: PatchFields | None = None,
+) -> dict[str, Any]:
     """`loadJobTemplateAndSetJob`: the template's spec, the createdBy keys, the owner.
 
     The spec is the template's with the flow's `patch.jobSpec` merged in (`apis.patch`, ours:
     upstream ignores the patch); without a patch it is the template's verbatim, as upstream's.
-    Raises `PatchError` when the patch cannot apply. The spec is a new object because the template
+    Raises `PatchError` when the patch cannot apply, or sets a field outside `patch_fields`
+    (`--jobflow-patch-allowed-fields`; None allows every field). The spec is a new object because the template
     comes from the informer cache and the Job body is handed to the HTTP layer; nothing else of the
     template's metadata is carried over, and the patch changes nothing but the spec. `patch` is
     the flow's raw `patch` (`Flow.patch`).
@@ -55,5 +63,5 @@ def new_job(job_flow: Obj, flow_name: str, job_name: str, job_template: Obj, pat
             "annotations": dict(keys),
             "ownerReferences": [controller_reference(job_flow)],
         },
-        "spec": apply_patch(jf.spec(job_template), patch),
+        "spec": apply_allowed_patch(jf.spec(job_template), patch, patch_fields),
     }

@@ -215,7 +215,7 @@ def load_job_template_and_set_job(world: World, flow: jf.Flow, attempt: int = 0)
         error = NotFoundError.for_resource(FLOW_GROUP, "jobtemplate", flow.name)
         return JobCreate(flow.name, job_name, None, error=error)
     try:
-        job = new_job(world.job_flow, flow.name, job_name, template, flow.patch)
+        job = new_job(world.job_flow, flow.name, job_name, template, flow.patch, world.spec.patch_fields)
     except PatchError as err:
         return invalid_patch(job_name, flow.name, err)
     if attempt > 0:

@@ -17,6 +17,7 @@ from typing import Any
 import structlog
 
 from jobflow_controller.apis import FlowRequest
+from jobflow_controller.apis.patch_fields import PatchFields
 from jobflow_controller.framework import DEFAULT_MAX_REQUEUE_NUM, QueueController
 from jobflow_controller.jobflow import constants as c
 from jobflow_controller.jobflow import status_writer as sw
@@ -58,6 +59,7 @@ class JobFlowController:
         probe_runner: ProbeRunner | None = None,
         probe_executor: Executor | None = None,
         probe_allow_loopback: bool = False,
+        patch_fields: PatchFields | None = None,
     ) -> None:
         # Priority lanes (urgency.py): the syncs that may create a dependent go before status-only ones.
         self.workers = QueueController(
@@ -73,9 +75,7 @@ class JobFlowController:
             queue_storage=PriorityStorage(),
         )
         self.queue, self.clock = self.workers.queue, self.workers.clock
-        self.clientset = clientset
-        self.informer_factory = informer_factory
-        self.recorder = recorder
+        self.clientset, self.informer_factory, self.recorder = clientset, informer_factory, recorder
         self.metrics = metrics or JobFlowMetrics()
         self.deleted_jobs = DeletedJobs()
         self.create_expectations = CreateExpectations(self.clock)
@@ -91,6 +91,7 @@ class JobFlowController:
             burst=status_write_burst,
         )
         self.probes = self._new_probe_judge(probe_runner, probe_executor, probe_allow_loopback)
+        self.patch_fields = patch_fields  # --jobflow-patch-allowed-fields (None: every field)
         self.sync = self._new_syncer()
         self.handlers = JobFlowEventHandlers(
             self.queue,
@@ -145,6 +146,7 @@ class JobFlowController:
             self.status_writer,
             self._requeue_job_flow,
             self.forget_job_flow,
+            self.patch_fields,
         )
 
     request_for = staticmethod(JobFlowEventHandlers.request_for)

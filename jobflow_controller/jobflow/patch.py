@@ -8,7 +8,8 @@ have completed. A patch that fails when the Job is built gets the same Warning f
 from __future__ import annotations
 
 from jobflow_controller.apis import jobflow as jf
-from jobflow_controller.apis.patch import PatchError, apply_patch
+from jobflow_controller.apis.patch import PatchError
+from jobflow_controller.apis.patch_fields import apply_allowed_patch
 from jobflow_controller.jobflow import constants as c
 from jobflow_controller.jobflow.plan import Warning, World
 
@@ -25,7 +26,7 @@ def check_patch(world: World, flow: jf.Flow) -> Warning | None:
     if template is None:
         return None
     try:
-        apply_patch(jf.spec(template), flow.patch)
+        apply_allowed_patch(jf.spec(template), flow.patch, world.spec.patch_fields)
     except PatchError as err:
         return invalid_patch(world.job_name(flow.name), flow.name, err)
     return None

@@ -14,6 +14,7 @@ from typing import Any
 
 from jobflow_controller.apis import jobflow as jf
 from jobflow_controller.apis import meta
+from jobflow_controller.apis.patch_fields import PatchFields
 from jobflow_controller.apis.probe import Probe
 from jobflow_controller.apis.retry import RetryPolicies, retry_policies
 from jobflow_controller.apis.status import JobFlowStatus
@@ -28,10 +29,13 @@ class JobFlowSpec:
     flows: tuple[jf.Flow, ...]
     retain_policy: str
     retry: RetryPolicies
+    #: The Job spec fields a patch may set (--jobflow-patch-allowed-fields); None: every field.
+    patch_fields: PatchFields | None = None
 
     @classmethod
-    def of(cls, job_flow: Obj) -> JobFlowSpec:
-        return cls(tuple(jf.flows(job_flow)), jf.job_retain_policy(job_flow), retry_policies(job_flow))
+    def of(cls, job_flow: Obj, patch_fields: PatchFields | None = None) -> JobFlowSpec:
+        flows = tuple(jf.flows(job_flow))
+        return cls(flows, jf.job_retain_policy(job_flow), retry_policies(job_flow), patch_fields)
 
 
 @dataclass(frozen=True)

@@ -23,6 +23,7 @@ from informers.errors import ApiStatusError, NotFoundError
 from jobflow_controller.apis import FlowRequest, Phase, meta
 from jobflow_controller.apis import job as vcjob
 from jobflow_controller.apis import jobflow as jf
+from jobflow_controller.apis.patch_fields import PatchFields
 from jobflow_controller.apis.timeutil import format_duration
 from jobflow_controller.jobflow import action
 from jobflow_controller.jobflow import constants as c
@@ -61,6 +62,7 @@ class JobFlowSyncer:
         status_writer: StatusWriter,
         requeue_after: Callable[[str, str, float], None],
         forget: Callable[[str, str], None],
+        patch_fields: PatchFields | None = None,
     ) -> None:
         self._clientset = clientset
         self._job_flow_lister, self._job_template_lister, self._job_lister = listers
@@ -73,6 +75,7 @@ class JobFlowSyncer:
         self._writer = status_writer
         self._requeue_after = requeue_after
         self._forget = forget
+        self._patch_fields = patch_fields
         #: (namespace, name) -> (uid, generation) of the invalid JobFlows already given their Warning.
         self.invalid_warned: dict[tuple[str, str], tuple[str, int]] = {}
         #: (namespace, name) -> the missing targets last logged for that JobFlow.
@@ -166,7 +169,7 @@ class JobFlowSyncer:
     def observe(self, job_flow: Obj) -> World:
         """What the sync of `job_flow` sees: its Jobs, the Jobs and templates its flows name, the time."""
         ns, name = meta.namespace(job_flow), meta.name(job_flow)
-        spec = JobFlowSpec.of(job_flow)
+        spec = JobFlowSpec.of(job_flow, self._patch_fields)
         flow_names = {f.name for f in spec.flows} | {t for f in spec.flows for t in f.targets or ()}
         jobs, templates = self._job_lister.jobs(ns), self._job_template_lister.job_templates(ns)
         named_jobs = _present(jobs.get, {jf.job_name(name, f) for f in flow_names})

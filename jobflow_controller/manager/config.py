@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from jobflow_controller.apis.patch_fields import PatchFields, parse_patch_fields
 from jobflow_controller.framework import DEFAULT_MAX_REQUEUE_NUM
 from jobflow_controller.jobflow.status_writer import STATUS_WRITE_BURST, STATUS_WRITE_INTERVAL, STATUS_WRITE_QPS
 from jobflow_controller.leaderelection import DEFAULT_LEASE_DURATION, DEFAULT_RENEW_DEADLINE, DEFAULT_RETRY_PERIOD
@@ -87,6 +88,9 @@ class Options:
     webhook_address: str = ":8443"
     webhook_tls_cert_file: str | None = None
     webhook_tls_private_key_file: str | None = None
+    #: Ours (docs/patch.md): the Job spec fields a flow's `patch.jobSpec` may set, as paths below
+    #: `jobSpec` (`tasks.replicas`); empty allows every field (as before the flag), `none` none.
+    jobflow_patch_allowed_fields: list[str] = field(default_factory=list)
     #: Upstream's meaning: the healthz endpoint's TLS certificate, key and CA (HTTPS when set).
     tls_cert_file: str | None = None
     tls_private_key_file: str | None = None
@@ -125,6 +129,10 @@ class Options:
     alsologtostderrthreshold: int = 0
     vmodule: str = ""
     log_backtrace_at: str = ""
+
+    def patch_fields(self) -> PatchFields | None:
+        """--jobflow-patch-allowed-fields parsed (None: every field); ValueError if it does not parse."""
+        return parse_patch_fields(self.jobflow_patch_allowed_fields)
 
 
 def unknown_controllers(controllers: list[str]) -> list[str]:

@@ -43,6 +43,7 @@ def build_controllers(
                 status_write_burst=options.status_write_burst,
                 queue_metrics_provider=queue_metrics,
                 probe_allow_loopback=options.probe_allow_loopback,
+                patch_fields=options.patch_fields(),
             )
         )
     if is_controller_enabled(JOBTEMPLATE_CONTROLLER, options.controllers):

@@ -9,27 +9,52 @@ on leading, so a standby replica is Ready and takes over with warm caches.
 
 With upstream's `--tls-cert-file`/`--tls-private-key-file` (and `--ca-cert-file`) the health
 endpoint is served over HTTPS, as Volcano's `helpers.StartHealthz` does; each TLS handshake runs
-in the connection's own thread under a timeout, so a silent client cannot stall the probes.
+in the connection's own thread, so a silent client cannot stall the accept loop.
+
+Each server is bounded as the webhook is, with the webhook's pieces (`webhook.connection`): one
+deadline from accept to the request's last header byte (`REQUEST_DEADLINE`, the TLS handshake
+included, however slowly the client drips), a bound on writing the answer (`ANSWER_TIMEOUT`), and
+at most `MAX_CONNECTIONS` open at once, one more closed in the accept loop. The health and metrics
+servers are separate listeners with a cap each (unless both flags name one address), so a flood
+of scrapers on the metrics port cannot close the kubelet's liveness probes. docs/operations.md
+("Limits") gives the numbers.
 """
 
 from __future__ import annotations
 
+import io
 import socket
 import ssl
 import threading
+import time
 from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any
+from typing import Any, Final
 
+import structlog
 from prometheus_client import CollectorRegistry
 
 from jobflow_controller.manager.metrics import exposition
+from jobflow_controller.webhook.connection import ConnectionCap, DeadlineReader, RequestTooLarge
+
+log = structlog.get_logger("jobflow_controller.manager")
 
 Check = Callable[[], str | None]  # None when healthy, else the reason
 
 
-#: How long a connection may take for its TLS handshake and for each read or write.
-TLS_IO_TIMEOUT = 10.0
+#: From the accepted connection to the last byte of the request's headers, TLS handshake included.
+#: A probe or a scrape sends its request at once; the kubelet's probes here time out after 5 s.
+REQUEST_DEADLINE: Final = 5.0
+#: Writing the answer (each write, for TLS): a client that stops reading loses the connection.
+ANSWER_TIMEOUT: Final = 10.0
+#: Connections open at once on one server, each one thread; one more is closed when accepted.
+#: Two probes every 5 to 10 s and a scraper or two need a handful.
+MAX_CONNECTIONS: Final = 64
+#: The request line and headers together (a GET has no body); past it the connection is closed.
+MAX_HEADER_BYTES: Final = 16 * 1024
+#: Connections the kernel queues before the accept loop takes them (the standard library's 5 drops
+#: a burst's SYNs, which clients resend only after a second).
+LISTEN_BACKLOG: Final = 128
 
 
 def split_address(address: str) -> tuple[str, int]:
@@ -55,33 +80,106 @@ def health_tls_context(cert_file: str | None, key_file: str | None, ca_file: str
     return context
 
 
+class _Handler(BaseHTTPRequestHandler):
+    server: _HTTPServer
+    reader: DeadlineReader
+
+    def setup(self) -> None:
+        super().setup()
+        self.rfile.close()
+        # Every read gets what is left of the connection's deadline, up to the headers' allowance.
+        self.reader = DeadlineReader(self.connection, self.server.connection_deadline(), MAX_HEADER_BYTES)
+        self.rfile = io.BufferedReader(self.reader)
+
+    def handle(self) -> None:
+        try:
+            super().handle()  # a TimeoutError (the deadline) closes the connection there
+        except RequestTooLarge:
+            self.close_connection = True
+
+    def do_GET(self) -> None:
+        self.connection.settimeout(ANSWER_TIMEOUT)
+        self.server.endpoint._handle(self)
+
+    def log_message(self, format: str, *args: object) -> None:
+        return
+
+
 class _HTTPServer(ThreadingHTTPServer):
-    """Plain or TLS; with TLS the handshake happens in the connection's thread, not in accept."""
+    """Plain or TLS; with TLS the handshake happens in the connection's thread, not in accept.
+
+    At most `max_connections` are open at once, counted from accept to close (`ConnectionCap`).
+    """
 
     daemon_threads = True
+    request_queue_size = LISTEN_BACKLOG
 
-    def __init__(self, address: tuple[str, int], handler: type[BaseHTTPRequestHandler], tls: ssl.SSLContext | None):
+    def __init__(
+        self,
+        address: tuple[str, int],
+        endpoint: EndpointServer,
+        tls: ssl.SSLContext | None,
+        *,
+        max_connections: int,
+        request_deadline: float,
+    ):
+        self.endpoint = endpoint
         self.tls = tls
-        super().__init__(address, handler)
+        self.connections = ConnectionCap(max_connections)
+        self.request_deadline = request_deadline
+        self._deadlines = threading.local()
+        super().__init__(address, _Handler)
+
+    def process_request(self, request: Any, client_address: Any) -> None:
+        admitted, newly_full = self.connections.enter()
+        if not admitted:
+            if newly_full:  # once per spell, not once per connection refused
+                log.warning(
+                    "closing new connections: too many are open",
+                    port=self.server_address[1],
+                    limit=self.connections.limit,
+                )
+            self.shutdown_request(request)
+            return
+        try:
+            super().process_request(request, client_address)
+        except BaseException:
+            self.connections.leave()
+            raise
+
+    def process_request_thread(self, request: Any, client_address: Any) -> None:
+        try:
+            super().process_request_thread(request, client_address)
+        finally:
+            self.connections.leave()
+
+    def connection_deadline(self) -> float:
+        """The deadline of the connection this thread serves (`time.monotonic`)."""
+        deadline: float = self._deadlines.value
+        return deadline
 
     def finish_request(self, request: Any, client_address: Any) -> None:
+        self._deadlines.value = time.monotonic() + self.request_deadline
         if self.tls is None:
             super().finish_request(request, client_address)
             return
         sock: socket.socket = request
-        sock.settimeout(TLS_IO_TIMEOUT)
+        sock.settimeout(self.request_deadline)  # the handshake is one call: this bounds all of it
         try:
             connection = self.tls.wrap_socket(sock, server_side=True)
-        except OSError:  # a plain-HTTP client, a port scan, a client that does not trust us
+        except OSError:  # a plain-HTTP client, a port scan, a client that does not trust us, a silent one
             return
         try:
             super().finish_request(connection, client_address)
         finally:
             connection.close()
 
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        log.debug("health or metrics connection failed", client=client_address[0], exc_info=True)
+
 
 class EndpointServer:
-    """One HTTP server for some of the endpoints, in a daemon thread."""
+    """One HTTP server for some of the endpoints, in a daemon thread, with its own connection cap."""
 
     def __init__(
         self,
@@ -90,21 +188,16 @@ class EndpointServer:
         checks: dict[str, list[tuple[str, Check]]] | None = None,
         registry: CollectorRegistry | None = None,
         tls: ssl.SSLContext | None = None,
+        max_connections: int = MAX_CONNECTIONS,
+        request_deadline: float = REQUEST_DEADLINE,
     ) -> None:
         self.checks = checks or {}
         self.tls = tls
         self.registry = registry
-        outer = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def do_GET(self) -> None:
-                outer._handle(self)
-
-            def log_message(self, format: str, *args: object) -> None:
-                return
-
         host, port = split_address(address)
-        self.server = _HTTPServer((host, port), Handler, tls)
+        self.server = _HTTPServer(
+            (host, port), self, tls, max_connections=max_connections, request_deadline=request_deadline
+        )
         self._thread = threading.Thread(target=self.server.serve_forever, name=f"http-{port}", daemon=True)
 
     @property

@@ -214,6 +214,14 @@ OURS = FlagGroup(
         Flag("--webhook-address", STRING, "address of the webhook (TLS)"),
         Flag("--webhook-tls-cert-file", STRING, "webhook serving certificate (PEM)"),
         Flag("--webhook-tls-private-key-file", STRING, "webhook serving key (PEM)"),
+        Flag(
+            "--jobflow-patch-allowed-fields",
+            STRING_SLICE,
+            "the Job spec fields a flow's patch.jobSpec may set, as dotted paths below jobSpec (each with "
+            "everything under it), e.g. tasks.replicas,tasks.template.spec.containers.resources; a patch "
+            "setting another gets InvalidPatch and no Job, and the webhook refuses it; empty: every "
+            "field; none: no field (docs/patch.md)",
+        ),
         Flag("--log-format", STRING, "key=value text or one JSON object per line", choices=LOG_FORMATS),
     ),
 )

@@ -85,5 +85,9 @@ def validate(o: Options) -> None:
     _check_leader_election(o)
     if o.enable_webhook and not (o.webhook_tls_cert_file and o.webhook_tls_private_key_file):
         raise FlagError("--enable-webhook needs --webhook-tls-cert-file and --webhook-tls-private-key-file")
+    try:
+        o.patch_fields()
+    except ValueError as err:
+        raise FlagError(f"invalid value for flag --jobflow-patch-allowed-fields: {err}") from None
     if bool(o.tls_cert_file) != bool(o.tls_private_key_file):
         raise FlagError("--tls-cert-file and --tls-private-key-file must be given together")

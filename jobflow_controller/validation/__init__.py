@@ -5,9 +5,9 @@
 rules only when ``spec.flows`` changed); ``validation_message(job_flow, old_job_flow=None) -> str |
 None`` joins them into one admission message. All read the JobFlow's JSON dict. ``MAX_FLOWS`` and
 ``MAX_TARGETS`` (``limits``) are the size caps, the numbers the CRD's ``maxItems`` are generated from.
-This package imports nothing else of the project but ``apis.patch``, ``apis.probe`` and
-``apis.retry`` (pure functions on JSON dicts, which say what a flow's ``patch``, ``dependsOn.probe``
-and ``retry`` may hold).
+This package imports nothing else of the project but ``apis.patch``, ``apis.patch_fields``,
+``apis.probe`` and ``apis.retry`` (pure functions on JSON dicts, which say what a flow's ``patch``,
+``dependsOn.probe`` and ``retry`` may hold).
 """
 
 from jobflow_controller.validation.dag import (
@@ -29,7 +29,7 @@ from jobflow_controller.validation.jobflow import (
 )
 from jobflow_controller.validation.limits import MAX_FLOWS, MAX_TARGETS, size_problems
 from jobflow_controller.validation.names import MAX_JOB_NAME_LENGTH, MAX_LABEL_VALUE_LENGTH
-from jobflow_controller.validation.patch import flow_patch_problems
+from jobflow_controller.validation.patch import flow_patch_field_problems, flow_patch_problems
 from jobflow_controller.validation.probe import flow_probe_problems
 
 __all__ = [
@@ -44,6 +44,7 @@ __all__ = [
     "duplicate_name_message",
     "find_cycle",
     "flow_graph",
+    "flow_patch_field_problems",
     "flow_patch_problems",
     "flow_probe_problems",
     "flows_changed",

@@ -22,7 +22,8 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from jobflow_controller.apis.jsontype import json_type
-from jobflow_controller.validation import validation_message
+from jobflow_controller.apis.patch_fields import PatchFields
+from jobflow_controller.validation import flow_patch_field_problems, flows_changed, validation_message
 from jobflow_controller.webhook.jsonshape import json_shape_problem
 from jobflow_controller.webhook.limits import MAX_JSON_DEPTH, MAX_JSON_VALUES
 
@@ -138,7 +139,7 @@ def _checked_review(review: object) -> Mapping[str, Any]:
     return review
 
 
-def admit_job_flows(request: Mapping[str, Any]) -> dict[str, Any]:
+def admit_job_flows(request: Mapping[str, Any], patch_fields: PatchFields | None = None) -> dict[str, Any]:
     """The AdmissionResponse (without ``uid``) for one AdmissionRequest about a JobFlow.
 
     Upstream's order: the resource first, then the operation, then the flows. (Upstream decodes the
@@ -151,6 +152,10 @@ def admit_job_flows(request: Mapping[str, Any]) -> dict[str, Any]:
     cycles) apply as upstream applies them (``validate_job_flow_update``). So a JobFlow stored
     while the webhook was off can still be labelled or annotated, and one that upstream would
     refuse is refused as upstream refuses it.
+
+    With ``patch_fields`` (``--jobflow-patch-allowed-fields``), a patch that sets a field outside
+    them is refused too (after the other messages), under the same ratchet: on CREATE, and on an
+    UPDATE that changes ``spec.flows``.
     """
     if _resource(request.get("resource")) != JOB_FLOW_RESOURCE:
         return denied(RESOURCE_NOT_JOB_FLOWS)
@@ -161,12 +166,13 @@ def admit_job_flows(request: Mapping[str, Any]) -> dict[str, Any]:
     if not isinstance(job_flow, Mapping) or not isinstance(job_flow.get("metadata", {}), Mapping | None):
         return denied(OBJECT_NOT_JOB_FLOW)
     old_job_flow = request.get("oldObject") if operation == "UPDATE" else None
-    message = validation_message(
-        _with_request_identity(job_flow, request),
-        old_job_flow if isinstance(old_job_flow, Mapping) else None,
-    )
-    if message is not None:
-        return denied(message.strip())
+    old_job_flow = old_job_flow if isinstance(old_job_flow, Mapping) else None
+    message = validation_message(_with_request_identity(job_flow, request), old_job_flow)
+    problems = [message.strip()] if message is not None else []
+    if old_job_flow is None or flows_changed(job_flow, old_job_flow):
+        problems.extend(flow_patch_field_problems(job_flow, patch_fields))
+    if problems:
+        return denied("; ".join(problems))
     return {"allowed": True}
 
 
@@ -175,10 +181,10 @@ def denied(message: str) -> dict[str, Any]:
     return {"allowed": False, "status": {"status": "Failure", "message": message, "code": DENIED_CODE}}
 
 
-def review_response(review: Mapping[str, Any]) -> dict[str, Any]:
+def review_response(review: Mapping[str, Any], patch_fields: PatchFields | None = None) -> dict[str, Any]:
     """The AdmissionReview sent back for a decoded ``review``: same version, the request's ``uid``."""
     request: Mapping[str, Any] = review["request"]
-    response = {"uid": request["uid"], **admit_job_flows(request)}
+    response = {"uid": request["uid"], **admit_job_flows(request, patch_fields)}
     return {"apiVersion": ADMISSION_API_VERSION, "kind": ADMISSION_REVIEW_KIND, "response": response}
 
 

@@ -5,7 +5,9 @@ client sending one byte every few seconds keeps its thread for as long as it lik
 ``DeadlineReader`` under ``rfile`` gives every read only what is left of one deadline set when the
 connection was accepted, and stops reading past an allowance the handler raises as it goes (the
 headers' limit, then the body's length), so nothing can be read past the limits whatever the
-client sends. ``ByteBudget`` is the body bytes every connection holds at once.
+client sends. ``ByteBudget`` is the body bytes every connection holds at once, and
+``ConnectionCap`` the connections open at once. The manager's health and metrics servers use the
+reader and the cap too.
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ import threading
 import time
 from typing import Final
 
-__all__ = ["ByteBudget", "DeadlineReader", "RequestTooLarge"]
+__all__ = ["ByteBudget", "ConnectionCap", "DeadlineReader", "RequestTooLarge"]
 
 #: A socket timeout of 0 would make the socket non-blocking; the last read gets at least this.
 _MIN_TIMEOUT: Final = 0.001
@@ -82,3 +84,44 @@ class ByteBudget:
     def used(self) -> int:
         with self._lock:
             return self._used
+
+
+class ConnectionCap:
+    """The connections a server holds open at once, each one thread: ``enter`` refuses one past ``limit``.
+
+    A server calls ``enter`` in its accept loop and closes the connection there when it returns
+    False, so a flood costs no thread; it calls ``leave`` once the connection is closed.
+    ``newly_full`` is true for the first refusal of a spell, so the server logs it once, not once
+    per connection refused.
+    """
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self._open = 0
+        self._full = False
+        self._idle = threading.Condition()
+
+    def enter(self) -> tuple[bool, bool]:
+        """(admitted, newly_full): whether the connection may be served, and whether the cap has
+        just been reached (the first refusal since connections were last admitted)."""
+        with self._idle:
+            full = self._open >= self.limit
+            if not full:
+                self._open += 1
+            newly_full, self._full = full and not self._full, full
+        return not full, newly_full
+
+    def leave(self) -> None:
+        with self._idle:
+            self._open -= 1
+            self._idle.notify_all()
+
+    @property
+    def open(self) -> int:
+        with self._idle:
+            return self._open
+
+    def wait_idle(self, timeout: float) -> bool:
+        """Wait until no connection is open; False if some still are after ``timeout`` seconds."""
+        with self._idle:
+            return self._idle.wait_for(lambda: self._open == 0, timeout)

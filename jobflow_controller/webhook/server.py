@@ -33,9 +33,10 @@ from typing import Any, Final
 
 import structlog
 
+from jobflow_controller.apis.patch_fields import PatchFields
 from jobflow_controller.webhook.admission import ReviewError, check_content_type, decode_review, review_response
 from jobflow_controller.webhook.certfiles import CertificateFiles
-from jobflow_controller.webhook.connection import ByteBudget, DeadlineReader, RequestTooLarge
+from jobflow_controller.webhook.connection import ByteBudget, ConnectionCap, DeadlineReader, RequestTooLarge
 from jobflow_controller.webhook.limits import (
     DRAIN_LIMIT,
     MAX_BODY_BYTES,
@@ -126,7 +127,7 @@ class _Handler(BaseHTTPRequestHandler):
             return
         try:
             review = decode_review(body, self.headers.get("Content-Type"))
-            answer = review_response(review)
+            answer = review_response(review, self.server.patch_fields)
         except ReviewError as err:
             self._refuse(err)
             return
@@ -220,13 +221,12 @@ class _TLSServer(ThreadingHTTPServer):
     daemon_threads = True
     request_queue_size = LISTEN_BACKLOG
 
-    def __init__(self, address: Address, certificates: CertificateFiles) -> None:
+    def __init__(self, address: Address, certificates: CertificateFiles, patch_fields: PatchFields | None) -> None:
         self.certificates = certificates
+        self.patch_fields = patch_fields
         self.body_budget = ByteBudget(MAX_BODY_BYTES_IN_FLIGHT)
         self.reviews = threading.BoundedSemaphore(MAX_CONCURRENT_REVIEWS)
-        self._connections = 0
-        self._full = False
-        self._idle = threading.Condition()
+        self.connections = ConnectionCap(MAX_CONNECTIONS)
         self._deadlines = threading.local()
         super().__init__(address, _Handler)
 
@@ -237,12 +237,8 @@ class _TLSServer(ThreadingHTTPServer):
         self.server_name, self.server_port = str(host), int(port)
 
     def process_request(self, request: Any, client_address: Any) -> None:
-        with self._idle:
-            full = self._connections >= MAX_CONNECTIONS
-            if not full:
-                self._connections += 1
-            newly_full, self._full = full and not self._full, full
-        if full:
+        admitted, newly_full = self.connections.enter()
+        if not admitted:
             if newly_full:  # once per spell, not once per connection refused
                 log.warning("closing new webhook connections: too many are open", limit=MAX_CONNECTIONS)
             self.shutdown_request(request)
@@ -250,19 +246,14 @@ class _TLSServer(ThreadingHTTPServer):
         try:
             super().process_request(request, client_address)
         except BaseException:
-            self._connection_done()
+            self.connections.leave()
             raise
 
     def process_request_thread(self, request: Any, client_address: Any) -> None:
         try:
             super().process_request_thread(request, client_address)
         finally:
-            self._connection_done()
-
-    def _connection_done(self) -> None:
-        with self._idle:
-            self._connections -= 1
-            self._idle.notify_all()
+            self.connections.leave()
 
     def connection_deadline(self) -> float:
         """The deadline of the connection this thread serves (``time.monotonic``)."""
@@ -289,8 +280,7 @@ class _TLSServer(ThreadingHTTPServer):
         log.warning("webhook connection failed", client=client_address[0], exc_info=True)
 
     def wait_idle(self, timeout: float) -> bool:
-        with self._idle:
-            return self._idle.wait_for(lambda: self._connections == 0, timeout)
+        return self.connections.wait_idle(timeout)
 
 
 class WebhookServer:
@@ -299,10 +289,14 @@ class WebhookServer:
     ``start()`` serves in a daemon thread; ``stop()`` stops accepting, waits up to ``STOP_GRACE``
     seconds for the calls in flight, and closes the socket. The certificate and key are loaded at
     construction, so a missing or broken pair fails there rather than on the first call.
+    ``patch_fields`` (``--jobflow-patch-allowed-fields``) are the Job spec fields a flow's patch may
+    set; None allows every field.
     """
 
-    def __init__(self, address: Address, cert_file: str, key_file: str) -> None:
-        self._server = _TLSServer(address, CertificateFiles(cert_file, key_file))
+    def __init__(
+        self, address: Address, cert_file: str, key_file: str, *, patch_fields: PatchFields | None = None
+    ) -> None:
+        self._server = _TLSServer(address, CertificateFiles(cert_file, key_file), patch_fields)
         self._thread = threading.Thread(
             target=self._server.serve_forever, name=f"webhook-{self.port}", kwargs={"poll_interval": 0.1}, daemon=True
         )
