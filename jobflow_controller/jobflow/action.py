@@ -54,7 +54,7 @@ _BUCKETS = (
 FINISHED = frozenset({Phase.SUCCEED, Phase.FAILED})
 
 #: How many recent `runningHistories` entries a Job keeps besides its first and its `Retrying` ones.
-MAX_RUNNING_HISTORIES = 16
+MAX_RUNNING_HISTORIES = 8
 
 
 def sync_job_flow(world: World, update_state_fn: UpdateJobFlowStatusFn) -> SyncPlan:

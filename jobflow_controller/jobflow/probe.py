@@ -76,6 +76,9 @@ __all__ = [
 
 log = structlog.get_logger(__name__)
 
+#: At most this many failing checks remembered as logged (then the memory starts again).
+MAX_FAILURES_LOGGED = 10_000
+
 Obj = Mapping[str, Any]
 
 
@@ -152,6 +155,8 @@ class ProbeGate:
         self.allow_loopback = allow_loopback
         self.timeout = timeout
         self.poll_period = poll_period
+        #: The failure last logged for each pod's check, so each is logged once, not at every sync.
+        self._failures_logged: dict[ProbeKey, str] = {}
 
     def target_met(self, job_flow: Obj, flow: str, probe: Probe, job: Obj) -> bool:
         """Whether the entries of `probe` that name a task of `job` all pass (False when none does).
@@ -197,7 +202,12 @@ class ProbeGate:
             outcome = self.cache.result(key, self._runner_for(check, ip), self._done(job_flow))
             if outcome is not None and outcome.ok:
                 passing += 1
-            elif outcome is not None:
+                self._failures_logged.pop(key, None)
+            elif outcome is not None and self._failures_logged.get(key) != outcome.message:
+                # Once per pod and message, not at every sync that reads the same cached failure.
+                if len(self._failures_logged) >= MAX_FAILURES_LOGGED:
+                    self._failures_logged.clear()
+                self._failures_logged[key] = outcome.message
                 log.info(
                     f"probe {check.describe()} of flow {flow} failed on {ip}: {outcome.message}",
                     jobflow=f"{ns}/{meta.name(job_flow)}",

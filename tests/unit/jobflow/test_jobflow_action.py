@@ -395,12 +395,13 @@ def test_jobs_are_selected_by_label_within_the_job_flows_namespace_only() -> Non
     assert [(j["metadata"]["namespace"], j["metadata"]["name"]) for j in found] == [("default", "f-a")]
 
 
-def test_running_histories_keep_the_first_every_retrying_and_the_last_sixteen_entries() -> None:
+def test_running_histories_keep_the_first_every_retrying_and_the_last_eight_entries() -> None:
     from jobflow_controller.jobflow.action import MAX_RUNNING_HISTORIES, bounded_histories
 
     flapping = [JobRunningHistory("Pending" if i % 2 else "Running", f"t{i}") for i in range(40)]
     flapping[5] = JobRunningHistory("Retrying", "t5")
     kept = bounded_histories(flapping)
     assert kept[0] == flapping[0] and kept[1] == flapping[5]
+    assert MAX_RUNNING_HISTORIES == 8
     assert kept[2:] == flapping[-MAX_RUNNING_HISTORIES:]
-    assert bounded_histories(flapping[:17]) == flapping[:17]
+    assert bounded_histories(flapping[:9]) == flapping[:9]

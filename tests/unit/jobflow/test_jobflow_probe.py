@@ -15,6 +15,7 @@ from concurrent.futures import Executor, Future
 from typing import Any
 
 import pytest
+import structlog.testing
 from jobflow_fakes import FakeClientset, job, job_flow, job_template
 
 from jobflow_controller.apis.probe import HttpGet, TcpSocket
@@ -504,3 +505,15 @@ def test_a_host_network_pod_is_never_checked() -> None:
     _sync(controller)
     assert (_created(clientset), runner.calls) == ([], [])
     assert "(spec.hostNetwork)" in _warnings(recorder)[0]
+
+
+def test_a_failing_check_is_logged_once_not_at_every_sync_that_reads_it() -> None:
+    controller, _, _, runner, pods = _setup(HTTP)
+    pods.pods.append(_pod("jf-a", "ps", 0))
+    with structlog.testing.capture_logs() as logs:
+        for _ in range(3):
+            _sync(controller)
+            controller.clock.step(PROBE_POLL_PERIOD)  # type: ignore[attr-defined]
+    failures = [e["event"] for e in logs if e["event"].startswith("probe ")]
+    assert len(runner.calls) == 3  # checked three times ...
+    assert failures == ["probe httpGet ps:8080/ready of flow b failed on 10.0.0.1: HTTP 503"]  # ... logged once
