@@ -95,6 +95,58 @@ def _field(*path: str | int, scale: float = 1.0) -> Callable[[Doc], float | None
 
 _LATENCY = ("latency", "dependency_completed_to_dependent_added", "p99_ms")
 
+#: bench/hostile.py's scenarios, in the order it runs them.
+_HOSTILE = ("baseline", "webhook_attack", "flow_cap", "slow_drip_probe", "retry_storm")
+
+
+def _hostile_figures() -> list[Figure]:
+    """Per scenario of bench/hostile.py: the controller's peak RSS and the bystanders' reaction p99."""
+    figures = []
+    for name in _HOSTILE:
+        scenario = ("scenarios", name)
+        label = name.replace("_", " ")
+        figures += [
+            Figure(
+                "hostile",
+                f"{label}: controller peak RSS",
+                _field(*scenario, "controller", "peak_rss_mib"),
+                " MiB",
+                at_most=150.0,
+            ),
+            Figure(
+                "hostile",
+                f"{label}: bystanders Succeed",
+                _field(*scenario, "bystanders", "succeeded"),
+                at_least=10,
+            ),
+            Figure(
+                "hostile",
+                f"{label}: bystander reaction p99",
+                _field(*scenario, "bystanders", "reaction_delay", "p99_ms"),
+                " ms",
+                at_most=2000.0,
+            ),
+        ]
+    return [
+        *figures,
+        Figure("hostile", "longest sync (sampled), all scenarios", _field("summary", "longest_sync_sampled_s"), " s"),
+        Figure(
+            "hostile",
+            "slow-drip probe: longest check",
+            _field("scenarios", "slow_drip_probe", "check_held_connection_s", "max"),
+            " s",
+            at_most=1.5,
+        ),
+        Figure(
+            "hostile",
+            "retry storm: API writes/s, all clients",
+            _field("scenarios", "retry_storm", "apiserver_writes_per_s_all_clients"),
+            "/s",
+        ),
+        Figure("hostile", "retry storm: retries in the window", _field("scenarios", "retry_storm", "retries_done")),
+    ]
+
+
 FIGURES: tuple[Figure, ...] = (
     Figure("workqueue", "queue add+get+done, one thread", _field("single_thread", "ops_per_s"), " ops/s"),
     # The product's informer (`sync_product`: watch-list, transform on arrival, interning); the
@@ -153,6 +205,7 @@ FIGURES: tuple[Figure, ...] = (
     Figure("chaos", "duplicate Job creations, all faults", _field("duplicate_job_creations_total"), at_most=0),
     Figure("webhook_hostile", "webhook peak RSS, hostile input", _field("webhook_peak_rss_mib"), " MiB", at_most=150.0),
     Figure("webhook_hostile", "normal review p99, hostile input", _field("normal_reviews", "p99_ms"), " ms"),
+    *_hostile_figures(),
 )
 
 

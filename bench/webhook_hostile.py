@@ -194,44 +194,60 @@ def start_webhook(directory: Path, environment: dict[str, str]) -> tuple[subproc
     return child, Target(port, ca.cert_pem)
 
 
+class Attackers:
+    """The hostile clients of ``attack``, started together, each repeating until ``until``.
+
+    ``bench/hostile.py`` turns them on the controller process's webhook while the API server admits
+    other JobFlows through it; ``attack`` below adds its own normal reviews.
+    """
+
+    def __init__(self, target: Target, until: float) -> None:
+        self.outcomes: dict[str, Counter[str]] = {name: Counter() for name in ("huge", "slow", "nested", "values")}
+        self.cut_after: list[float] = []
+        nested = b"[" * (HOSTILE_BODY // 2) + b"]" * (HOSTILE_BODY // 2)
+        many = b"[" + b",".join([b"{}"] * (HOSTILE_BODY // 3 - 1)) + b"]"
+        outcomes = self.outcomes
+        self.threads = [
+            threading.Thread(target=repeat, args=(until, lambda: huge_body(target), outcomes["huge"])),
+            threading.Thread(target=repeat, args=(until, lambda: str(target.post(nested)), outcomes["nested"])),
+            threading.Thread(target=repeat, args=(until, lambda: str(target.post(many)), outcomes["values"])),
+        ]
+        self.threads += [
+            threading.Thread(
+                target=repeat, args=(until, lambda: slow_connection(target, until, self.cut_after), outcomes["slow"])
+            )
+            for _ in range(SLOW_CONNECTIONS)
+        ]
+        for thread in self.threads:
+            thread.daemon = True
+            thread.start()
+
+    def join(self) -> dict[str, Any]:
+        """Wait for every attacker; what each attack got back."""
+        for thread in self.threads:
+            thread.join(timeout=30)
+        return {
+            "body_16_mib": dict(self.outcomes["huge"]),
+            "slow_connections": {
+                "connections": SLOW_CONNECTIONS,
+                "outcomes": dict(self.outcomes["slow"]),
+                "cut_after_s_max": round(max(self.cut_after), 2) if self.cut_after else None,
+            },
+            "nested_3_mib": dict(self.outcomes["nested"]),
+            "empty_objects_3_mib": dict(self.outcomes["values"]),
+        }
+
+
 def attack(target: Target) -> dict[str, Any]:
     until = time.monotonic() + ATTACK_SECONDS
     latencies: list[float] = []
     errors: Counter[str] = Counter()
-    outcomes: dict[str, Counter[str]] = {name: Counter() for name in ("huge", "slow", "nested", "values")}
-    cut_after: list[float] = []
-    nested = b"[" * (HOSTILE_BODY // 2) + b"]" * (HOSTILE_BODY // 2)
-    many = b"[" + b",".join([b"{}"] * (HOSTILE_BODY // 3 - 1)) + b"]"
-    threads = [
-        threading.Thread(target=repeat, args=(until, lambda: huge_body(target), outcomes["huge"])),
-        threading.Thread(target=repeat, args=(until, lambda: str(target.post(nested)), outcomes["nested"])),
-        threading.Thread(target=repeat, args=(until, lambda: str(target.post(many)), outcomes["values"])),
-    ]
-    threads += [
-        threading.Thread(
-            target=repeat, args=(until, lambda: slow_connection(target, until, cut_after), outcomes["slow"])
-        )
-        for _ in range(SLOW_CONNECTIONS)
-    ]
-    for thread in threads:
-        thread.daemon = True
-        thread.start()
+    attackers = Attackers(target, until)
     sent = normal_reviews(target, until, latencies, errors)
-    for thread in threads:
-        thread.join(timeout=30)
     return {
         "normal_reviews": {"sent": sent, "answered_200": len(latencies), "errors": dict(errors)}
         | latency_summary_ms(latencies),
-        "attacks": {
-            "body_16_mib": dict(outcomes["huge"]),
-            "slow_connections": {
-                "connections": SLOW_CONNECTIONS,
-                "outcomes": dict(outcomes["slow"]),
-                "cut_after_s_max": round(max(cut_after), 2) if cut_after else None,
-            },
-            "nested_3_mib": dict(outcomes["nested"]),
-            "empty_objects_3_mib": dict(outcomes["values"]),
-        },
+        "attacks": attackers.join(),
     }
 
 
