@@ -126,6 +126,8 @@ class Deploy:
     requeue_after: float | None = None
     #: Target Job names that are missing (upstream logs each, every sync).
     missing_targets: list[str] = field(default_factory=list)
+    #: More Jobs are due than one sync creates (`MAX_CREATES_PER_SYNC`): sync again at once.
+    more: bool = False
 
     def requeue_in(self, seconds: float) -> None:
         self.requeue_after = seconds if self.requeue_after is None else min(self.requeue_after, seconds)

@@ -260,14 +260,16 @@ class JobFlowSyncer:
     def deploy(self, job_flow: Obj, deploy: Deploy) -> Exception | None:
         """`deploy_job`'s creates and Warnings in spec order; the first error, once every flow was tried."""
         ns, name = meta.namespace(job_flow), meta.name(job_flow)
-        # Upstream logs each missing target on every sync; ours when the set of them changes.
+        # Upstream logs each missing target on every sync; ours once, when it starts to be missing.
         missing = frozenset(deploy.missing_targets)
-        if self._missing_logged.get((ns, name), frozenset()) != missing:
-            for target in deploy.missing_targets:
-                log.info(f"No {target} Job found！", jobflow=f"{ns}/{name}")  # noqa: RUF001 - upstream's
-            self._missing_logged[(ns, name)] = missing
+        logged = self._missing_logged.get((ns, name), frozenset())
+        for target in sorted(missing - logged):
+            log.info(f"No {target} Job found！", jobflow=f"{ns}/{name}")  # noqa: RUF001 - upstream's
+        self._missing_logged[(ns, name)] = missing
         if deploy.requeue_after is not None:
             self._requeue_after(ns, name, deploy.requeue_after)
+        if deploy.more:
+            self._requeue_after(ns, name, 0.0)
         first_err: Exception | None = None
         for step in deploy.steps:
             if isinstance(step, Warning):

@@ -405,3 +405,22 @@ def test_running_histories_keep_the_first_every_retrying_and_the_last_eight_entr
     assert MAX_RUNNING_HISTORIES == 8
     assert kept[2:] == flapping[-MAX_RUNNING_HISTORIES:]
     assert bounded_histories(flapping[:9]) == flapping[:9]
+
+
+def test_one_sync_creates_at_most_25_jobs_and_queues_the_job_flow_again_for_the_rest() -> None:
+    from jobflow_controller.jobflow.action import MAX_CREATES_PER_SYNC
+
+    controller, clientset, _ = new_fake_controller()
+    flow = job_flow("wide", flows=[{"name": f"f{i}"} for i in range(30)])
+    controller.job_flow_informer.get_indexer().add(flow)
+    for i in range(30):
+        controller.job_template_informer.get_indexer().add(job_template(f"f{i}"))
+    req = controller.request_for("default", "wide")
+    controller.sync.handle_job_flow(req)
+    assert MAX_CREATES_PER_SYNC == 25
+    assert [n for v, n in clientset.api.verbs("jobs") if v == "create"] == [f"wide-f{i}" for i in range(25)]
+    assert len(controller.queue) == 1  # back at once for the other five
+    for i in range(25):  # the informer shows the first 25 (expectations say so already)
+        controller.job_informer.get_indexer().add(job(f"wide-f{i}", flow="wide"))
+    controller.sync.handle_job_flow(req)
+    assert [n for v, n in clientset.api.verbs("jobs") if v == "create"][25:] == [f"wide-f{i}" for i in range(25, 30)]

@@ -232,7 +232,7 @@ def test_worker_threads_are_honoured() -> None:
 
 
 def test_a_missing_target_is_logged_once_while_it_stays_missing() -> None:
-    """Upstream's `No <job> Job found` line, when the set of missing targets changes, not every sync."""
+    """Upstream's `No <job> Job found` line, once when the target starts to be missing, not every sync."""
     controller, _, _ = new_fake_controller()
     flows = [{"name": "a"}, {"name": "b", "dependsOn": {"targets": ["a"]}}]
     controller.job_flow_informer.get_indexer().add(job_flow("f", flows=flows))
