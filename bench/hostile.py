@@ -2,7 +2,7 @@
 
 One control plane (etcd + kube-apiserver, no kube-controller-manager), one ``jobflow-controller``
 process run as ``manifests/deployment.yaml`` runs it (its flags' defaults: ``--kube-api-qps=50``,
-``--kube-api-burst=100``, one worker; ``MALLOC_ARENA_MAX=2``), plus its webhook (``--enable-webhook``
+``--kube-api-burst=100``, 3 workers; ``MALLOC_ARENA_MAX=2``), plus its webhook (``--enable-webhook``
 on 127.0.0.1 with a certificate from a CA made here, registered with the API server by a
 ``ValidatingWebhookConfiguration`` for JobFlows in every namespace, ``failurePolicy: Fail``) and
 ``--probe-allow-loopback`` (the simulated pods run on 127.0.0.1). The Volcano Job simulator runs as
@@ -658,7 +658,7 @@ def main() -> int:
 
     base = scenarios["baseline"]["bystanders"]["reaction_delay"]
     result["controller"] = {
-        "flags": "defaults (--kube-api-qps=50 --kube-api-burst=100, one worker) + webhook + --probe-allow-loopback",
+        "flags": "defaults (--kube-api-qps=50 --kube-api-burst=100, 3 workers) + webhook + --probe-allow-loopback",
         "environment": {"MALLOC_ARENA_MAX": "2"},
     }
     result["bystanders"] = {
