@@ -166,6 +166,9 @@ class Manager:
     # -- health -----------------------------------------------------------------------------------
     def _caches_synced(self) -> str | None:
         if self.shard_units is not None:
+            if not self.options.leader_elect and not self.shard_units.held():
+                # A fixed shard (no Leases) is this replica's whole job: not ready before it runs.
+                return f"shard {self.preferred_shard} has not started yet"
             waiting = self.shard_units.not_synced()
             return f"informer caches of shards {waiting} have not synced yet" if waiting else None
         return None if self.factory.has_synced() else "informer caches have not synced yet"

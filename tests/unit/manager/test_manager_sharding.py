@@ -152,3 +152,9 @@ def test_a_drained_unit_also_ends_with_its_client_cancelled(kubeconfig: str, man
     runner.join(15.0)
     assert not runner.is_alive()
     assert unit.hard_stop.is_set()
+
+
+def test_a_fixed_shard_is_not_ready_before_its_unit_runs(kubeconfig: str, managers: list[Manager]) -> None:
+    """--leader-elect=false --shards=3 --shard-index=1: that shard is the replica's whole job."""
+    manager = build(managers, kubeconfig=kubeconfig, shards=3, shard_index=1, leader_elect=False)
+    assert manager._caches_synced() == "shard 1 has not started yet"
