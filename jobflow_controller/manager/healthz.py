@@ -26,16 +26,15 @@ import io
 import socket
 import ssl
 import threading
-import time
 from collections.abc import Callable
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any, Final
 
 import structlog
 from prometheus_client import CollectorRegistry
 
 from jobflow_controller.manager.metrics import exposition
-from jobflow_controller.webhook.connection import ConnectionCap, DeadlineReader, RequestTooLarge
+from jobflow_controller.webhook.connection import BoundedHTTPServer, DeadlineReader, RequestTooLarge
 
 log = structlog.get_logger("jobflow_controller.manager")
 
@@ -105,13 +104,12 @@ class _Handler(BaseHTTPRequestHandler):
         return
 
 
-class _HTTPServer(ThreadingHTTPServer):
+class _HTTPServer(BoundedHTTPServer):
     """Plain or TLS; with TLS the handshake happens in the connection's thread, not in accept.
 
-    At most `max_connections` are open at once, counted from accept to close (`ConnectionCap`).
+    At most `max_connections` are open at once, each under one `request_deadline` (BoundedHTTPServer).
     """
 
-    daemon_threads = True
     request_queue_size = LISTEN_BACKLOG
 
     def __init__(
@@ -125,43 +123,13 @@ class _HTTPServer(ThreadingHTTPServer):
     ):
         self.endpoint = endpoint
         self.tls = tls
-        self.connections = ConnectionCap(max_connections)
-        self.request_deadline = request_deadline
-        self._deadlines = threading.local()
-        super().__init__(address, _Handler)
+        super().__init__(
+            address, _Handler, max_connections=max_connections, request_deadline=request_deadline, what="HTTP"
+        )
 
-    def process_request(self, request: Any, client_address: Any) -> None:
-        admitted, newly_full = self.connections.enter()
-        if not admitted:
-            if newly_full:  # once per spell, not once per connection refused
-                log.warning(
-                    "closing new connections: too many are open",
-                    port=self.server_address[1],
-                    limit=self.connections.limit,
-                )
-            self.shutdown_request(request)
-            return
-        try:
-            super().process_request(request, client_address)
-        except BaseException:
-            self.connections.leave()
-            raise
-
-    def process_request_thread(self, request: Any, client_address: Any) -> None:
-        try:
-            super().process_request_thread(request, client_address)
-        finally:
-            self.connections.leave()
-
-    def connection_deadline(self) -> float:
-        """The deadline of the connection this thread serves (`time.monotonic`)."""
-        deadline: float = self._deadlines.value
-        return deadline
-
-    def finish_request(self, request: Any, client_address: Any) -> None:
-        self._deadlines.value = time.monotonic() + self.request_deadline
+    def serve_connection(self, request: Any, client_address: Any) -> None:
         if self.tls is None:
-            super().finish_request(request, client_address)
+            self.handle_connection(request, client_address)
             return
         sock: socket.socket = request
         sock.settimeout(self.request_deadline)  # the handshake is one call: this bounds all of it
@@ -170,12 +138,9 @@ class _HTTPServer(ThreadingHTTPServer):
         except OSError:  # a plain-HTTP client, a port scan, a client that does not trust us, a silent one
             return
         try:
-            super().finish_request(connection, client_address)
+            self.handle_connection(connection, client_address)
         finally:
             connection.close()
-
-    def handle_error(self, request: Any, client_address: Any) -> None:
-        log.debug("health or metrics connection failed", client=client_address[0], exc_info=True)
 
 
 class EndpointServer:

@@ -6,8 +6,8 @@ client sending one byte every few seconds keeps its thread for as long as it lik
 connection was accepted, and stops reading past an allowance the handler raises as it goes (the
 headers' limit, then the body's length), so nothing can be read past the limits whatever the
 client sends. ``ByteBudget`` is the body bytes every connection holds at once, and
-``ConnectionCap`` the connections open at once. The manager's health and metrics servers use the
-reader and the cap too.
+``ConnectionCap`` the connections open at once, which ``BoundedHTTPServer`` counts at accept. The
+manager's health and metrics servers use the reader and the server too.
 """
 
 from __future__ import annotations
@@ -16,9 +16,14 @@ import io
 import socket
 import threading
 import time
-from typing import Final
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any, Final
 
-__all__ = ["ByteBudget", "ConnectionCap", "DeadlineReader", "RequestTooLarge"]
+import structlog
+
+__all__ = ["BoundedHTTPServer", "ByteBudget", "ConnectionCap", "DeadlineReader", "RequestTooLarge"]
+
+log = structlog.get_logger("jobflow_controller.webhook")
 
 #: A socket timeout of 0 would make the socket non-blocking; the last read gets at least this.
 _MIN_TIMEOUT: Final = 0.001
@@ -125,3 +130,70 @@ class ConnectionCap:
         """Wait until no connection is open; False if some still are after ``timeout`` seconds."""
         with self._idle:
             return self._idle.wait_for(lambda: self._open == 0, timeout)
+
+
+class BoundedHTTPServer(ThreadingHTTPServer):
+    """A threading HTTP server whose connections are capped at accept and each given one deadline.
+
+    At most ``max_connections`` are open at once, counted from accept to close (``ConnectionCap``);
+    one more is closed in the accept loop, so it costs no thread. Each connection's thread knows its
+    deadline (``connection_deadline``), set when it starts, for a ``DeadlineReader`` and for a TLS
+    handshake. Subclasses serve a connection in ``serve_connection`` (plain: ``handle_connection``).
+    The webhook and the manager's health and metrics servers are ones.
+    """
+
+    daemon_threads = True
+
+    def __init__(
+        self,
+        address: tuple[str, int],
+        handler: type[BaseHTTPRequestHandler],
+        *,
+        max_connections: int,
+        request_deadline: float,
+        what: str,
+    ) -> None:
+        self.connections = ConnectionCap(max_connections)
+        self.request_deadline = request_deadline
+        self._what = what
+        self._deadlines = threading.local()
+        super().__init__(address, handler)
+
+    def process_request(self, request: Any, client_address: Any) -> None:
+        admitted, newly_full = self.connections.enter()
+        if not admitted:
+            if newly_full:  # once per spell, not once per connection refused
+                log.warning(
+                    f"closing new {self._what} connections: too many are open",
+                    port=self.server_address[1],
+                    limit=self.connections.limit,
+                )
+            self.shutdown_request(request)
+            return
+        try:
+            super().process_request(request, client_address)
+        except BaseException:
+            self.connections.leave()
+            raise
+
+    def process_request_thread(self, request: Any, client_address: Any) -> None:
+        try:
+            super().process_request_thread(request, client_address)
+        finally:
+            self.connections.leave()
+
+    def connection_deadline(self) -> float:
+        """The deadline of the connection this thread serves (``time.monotonic``)."""
+        deadline: float = self._deadlines.value
+        return deadline
+
+    def finish_request(self, request: Any, client_address: Any) -> None:
+        self._deadlines.value = time.monotonic() + self.request_deadline
+        self.serve_connection(request, client_address)
+
+    def serve_connection(self, request: Any, client_address: Any) -> None:
+        self.handle_connection(request, client_address)
+
+    def handle_connection(self, connection: Any, client_address: Any) -> None:
+        """Run the handler on ``connection`` (the accepted socket, or the TLS one around it)."""
+        super().finish_request(connection, client_address)

@@ -28,7 +28,7 @@ import socketserver
 import threading
 import time
 from collections.abc import Mapping
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any, Final
 
 import structlog
@@ -36,7 +36,7 @@ import structlog
 from jobflow_controller.apis.patch_fields import PatchFields
 from jobflow_controller.webhook.admission import ReviewError, check_content_type, decode_review, review_response
 from jobflow_controller.webhook.certfiles import CertificateFiles
-from jobflow_controller.webhook.connection import ByteBudget, ConnectionCap, DeadlineReader, RequestTooLarge
+from jobflow_controller.webhook.connection import BoundedHTTPServer, ByteBudget, DeadlineReader, RequestTooLarge
 from jobflow_controller.webhook.limits import (
     DRAIN_LIMIT,
     MAX_BODY_BYTES,
@@ -211,14 +211,10 @@ class _Handler(BaseHTTPRequestHandler):
         log.debug("webhook request", line=format % args, client=self.client_address[0])
 
 
-class _TLSServer(ThreadingHTTPServer):
-    """Accepts plain TCP connections and does each TLS handshake in the connection's own thread.
+class _TLSServer(BoundedHTTPServer):
+    """Accepts plain TCP connections and does each TLS handshake in the connection's own thread,
+    at most ``MAX_CONNECTIONS`` at once, each under one ``REQUEST_DEADLINE``."""
 
-    At most ``MAX_CONNECTIONS`` are open at once, counted from accept to close; one more is closed
-    in the accept loop, so it costs no thread.
-    """
-
-    daemon_threads = True
     request_queue_size = LISTEN_BACKLOG
 
     def __init__(self, address: Address, certificates: CertificateFiles, patch_fields: PatchFields | None) -> None:
@@ -226,9 +222,9 @@ class _TLSServer(ThreadingHTTPServer):
         self.patch_fields = patch_fields
         self.body_budget = ByteBudget(MAX_BODY_BYTES_IN_FLIGHT)
         self.reviews = threading.BoundedSemaphore(MAX_CONCURRENT_REVIEWS)
-        self.connections = ConnectionCap(MAX_CONNECTIONS)
-        self._deadlines = threading.local()
-        super().__init__(address, _Handler)
+        super().__init__(
+            address, _Handler, max_connections=MAX_CONNECTIONS, request_deadline=REQUEST_DEADLINE, what="webhook"
+        )
 
     def server_bind(self) -> None:
         # HTTPServer.server_bind resolves the host's FQDN, a DNS lookup that may hang; we never use it.
@@ -236,32 +232,7 @@ class _TLSServer(ThreadingHTTPServer):
         host, port = self.server_address[:2]
         self.server_name, self.server_port = str(host), int(port)
 
-    def process_request(self, request: Any, client_address: Any) -> None:
-        admitted, newly_full = self.connections.enter()
-        if not admitted:
-            if newly_full:  # once per spell, not once per connection refused
-                log.warning("closing new webhook connections: too many are open", limit=MAX_CONNECTIONS)
-            self.shutdown_request(request)
-            return
-        try:
-            super().process_request(request, client_address)
-        except BaseException:
-            self.connections.leave()
-            raise
-
-    def process_request_thread(self, request: Any, client_address: Any) -> None:
-        try:
-            super().process_request_thread(request, client_address)
-        finally:
-            self.connections.leave()
-
-    def connection_deadline(self) -> float:
-        """The deadline of the connection this thread serves (``time.monotonic``)."""
-        deadline: float = self._deadlines.value
-        return deadline
-
-    def finish_request(self, request: Any, client_address: Any) -> None:
-        self._deadlines.value = time.monotonic() + REQUEST_DEADLINE
+    def serve_connection(self, request: Any, client_address: Any) -> None:
         # The handshake is one call: its timeout bounds all of it.
         request.settimeout(REQUEST_DEADLINE)
         try:
@@ -271,7 +242,7 @@ class _TLSServer(ThreadingHTTPServer):
             log.debug("webhook TLS handshake failed", client=client_address[0], error=str(err))
             return
         try:
-            super().finish_request(connection, client_address)
+            self.handle_connection(connection, client_address)
             _linger(connection)
         finally:
             connection.close()
