@@ -4,6 +4,9 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
+# Two pytest processes, each taking whole files (a module's fixtures stay in one process); every
+# process starts its own control plane. PYTEST_PARALLEL= runs everything in one process.
+PYTEST_PARALLEL ?= -n 2 --dist loadfile
 
 .PHONY: install test test-unit test-e2e lint control-plane bench demo clean
 
@@ -28,10 +31,10 @@ test-unit: install
 	$(BIN)/pytest tests/unit
 
 test-e2e: install control-plane
-	$(BIN)/pytest tests/e2e
+	$(BIN)/pytest $(PYTEST_PARALLEL) tests/e2e
 
 test: install control-plane lint
-	$(BIN)/pytest tests
+	$(BIN)/pytest $(PYTEST_PARALLEL) tests
 
 demo: install control-plane
 	$(BIN)/python -m jobflow_controller.local.demo
