@@ -16,6 +16,7 @@ Each row of docs/deviations.md names the function that implements it.
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
+from collections.abc import Set as AbstractSet
 from typing import Any
 
 from informers.errors import NotFoundError
@@ -30,7 +31,6 @@ from jobflow_controller.apis.status import Condition, JobFlowStatus, JobRunningH
 from jobflow_controller.apis.timeutil import add_duration, format_time, parse_time
 from jobflow_controller.jobflow import constants as c
 from jobflow_controller.jobflow import retry, status_size
-from jobflow_controller.jobflow.finished import recorded_completed
 from jobflow_controller.jobflow.patch import check_patch, invalid_patch
 from jobflow_controller.jobflow.plan import Deploy, JobCreate, SyncPlan, Warning, World
 from jobflow_controller.jobflow.state.base import UpdateJobFlowStatusFn
@@ -108,7 +108,7 @@ def deploy_job(world: World) -> Deploy:
     out = Deploy()
     if _creates_nothing(world):
         return out
-    done = completed_job_names(world)
+    done = world.completed
     creates = 0
     for flow, attempt, retried in _unmade_flows(world, done, out):
         if creates == MAX_CREATES_PER_SYNC:
@@ -131,7 +131,7 @@ def flows_to_judge(world: World) -> list[jf.Flow]:
     """The flows whose targets `deploy_job` judges in this world (their probes are checked first)."""
     if _creates_nothing(world):
         return []
-    done = completed_job_names(world)
+    done = world.completed
     return [flow for flow, _, _ in _unmade_flows(world, done, Deploy()) if flow.targets is not None]
 
 
@@ -140,7 +140,7 @@ def _creates_nothing(world: World) -> bool:
     return jf.phase(world.job_flow) in FINISHED or bool(meta.metadata(world.job_flow).get("deletionTimestamp"))
 
 
-def _unmade_flows(world: World, done: set[str], out: Deploy) -> Iterator[tuple[jf.Flow, int, bool]]:
+def _unmade_flows(world: World, done: AbstractSet[str], out: Deploy) -> Iterator[tuple[jf.Flow, int, bool]]:
     """The flows whose Job may be created now: (flow, its attempt, whether it has a retry policy).
 
     Not those whose Job ran to completion, exists (someone else's is an `ErrResourceExists`
@@ -159,7 +159,8 @@ def _unmade_flows(world: World, done: set[str], out: Deploy) -> Iterator[tuple[j
             continue
         if job_name in world.expected:
             continue
-        entry = recorded.get(job_name)
+        raw = recorded.get(job_name)
+        entry = None if raw is None else JobStatus.from_dict(raw)
         policy = world.spec.retry.policies.get(flow.name)
         if retry.awaiting_recreate(entry):
             wait = retry.backoff_left(entry, policy, world.now)
@@ -169,7 +170,7 @@ def _unmade_flows(world: World, done: set[str], out: Deploy) -> Iterator[tuple[j
         yield flow, retry.retries_done(entry), policy is not None
 
 
-def judge(world: World, flow: jf.Flow, done: set[str], missing: list[str] | None = None) -> bool:
+def judge(world: World, flow: jf.Flow, done: AbstractSet[str], missing: list[str] | None = None) -> bool:
     """True only if every target's Job is ours and Completed (Completing is not enough).
 
     A Job of the target's name that this JobFlow does not control never satisfies a dependency. A
@@ -206,11 +207,6 @@ def judge(world: World, flow: jf.Flow, done: set[str], missing: list[str] | None
                 return False
             met = False
     return met
-
-
-def completed_job_names(world: World) -> set[str]:
-    """The Jobs of this JobFlow object that ran to completion: recorded so, or seen deleted so."""
-    return recorded_completed(world.job_flow) | set(world.deleted_completed)
 
 
 def load_job_template_and_set_job(world: World, flow: jf.Flow, attempt: int = 0) -> JobCreate | Warning:
@@ -266,11 +262,10 @@ def get_all_job_status(world: World) -> JobFlowStatus:
             continue
         entries.merge(_job_status_entry(job, entries.named(name), now))
     existing = {meta.name(j) for j in world.jobs}
-    recorded = recorded_completed(world.job_flow)
     for name, last in world.deleted_completed.items():
-        if name not in existing and name not in recorded:
+        if name not in existing and name not in world.recorded_completed:
             entries.merge(_job_status_entry(last, entries.named(name), now))
-    done = recorded | set(world.deleted_completed)
+    done = world.completed
     listed: set[str] = set()
     for flow in world.spec.flows:
         name = world.job_name(flow.name)
@@ -350,11 +345,12 @@ def _job_status_entry(job: Obj, job_status_list: list[JobStatus], now: str) -> J
     )
 
 
-def _recorded_entries(job_flow: Obj) -> dict[str, JobStatus]:
-    """The status's `jobStatusList` by Job name (the first entry of a name, as upstream's lookup)."""
-    out: dict[str, JobStatus] = {}
+def _recorded_entries(job_flow: Obj) -> dict[str, Obj]:
+    """The status's `jobStatusList` by Job name (the first entry of a name, as upstream's lookup),
+    unparsed: only the flows still waiting read theirs."""
+    out: dict[str, Obj] = {}
     for raw in jf.job_status_list(job_flow):
-        out.setdefault(str(raw.get("name") or ""), JobStatus.from_dict(raw))
+        out.setdefault(str(raw.get("name") or ""), raw)
     return out
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
+from functools import cached_property
 from typing import Any
 
 from jobflow_controller.apis import jobflow as jf
@@ -18,6 +19,7 @@ from jobflow_controller.apis.patch_fields import PatchFields
 from jobflow_controller.apis.probe import Probe
 from jobflow_controller.apis.retry import RetryPolicies, retry_policies
 from jobflow_controller.apis.status import JobFlowStatus
+from jobflow_controller.jobflow.finished import recorded_completed
 
 Obj = Mapping[str, Any]
 
@@ -81,6 +83,16 @@ class World:
 
     def job_name(self, flow_name: str) -> str:
         return jf.job_name(self.name, flow_name)
+
+    @cached_property
+    def recorded_completed(self) -> frozenset[str]:
+        """The Jobs this JobFlow's status records as Completed (finished.py)."""
+        return frozenset(recorded_completed(self.job_flow))
+
+    @cached_property
+    def completed(self) -> frozenset[str]:
+        """The Jobs of this JobFlow object that ran to completion: recorded so, or seen deleted so."""
+        return self.recorded_completed | frozenset(self.deleted_completed)
 
 
 @dataclass(frozen=True)
@@ -148,7 +160,11 @@ class SyncPlan:
     retry_deletes: list[Obj] = field(default_factory=list)
     #: The status was too large to store: the JobFlow is failed with a reduced one (status_size.py).
     size_warning: Warning | None = None
+    #: `status` as the JSON written, once status_size.py has measured it (so it is built once).
+    body: dict[str, Any] | None = None
 
     def status_body(self) -> dict[str, Any]:
-        assert self.status is not None
-        return self.status.to_dict()
+        if self.body is None:
+            assert self.status is not None
+            self.body = self.status.to_dict()
+        return self.body

@@ -35,7 +35,8 @@ def fit(plan: SyncPlan) -> SyncPlan:
     """`plan` unchanged when its status fits; else Failed, reduced until it fits, with the Warning."""
     if plan.status is None:
         return plan
-    size = status_size(plan.status.to_dict())
+    plan.body = None
+    size = status_size(plan.status_body())
     if size <= STATUS_SIZE_LIMIT:
         return plan
     status = plan.status
@@ -46,6 +47,7 @@ def fit(plan: SyncPlan) -> SyncPlan:
             break
         reduce(status)
         dropped.append(name)
+    plan.body = status.to_dict()
     plan.retries, plan.retry_deletes = [], []
     plan.size_warning = Warning(
         c.REASON_STATUS_TOO_LARGE, c.MESSAGE_STATUS_TOO_LARGE, (size, STATUS_SIZE_LIMIT, ", ".join(dropped))

@@ -265,7 +265,10 @@ class JobFlowSyncer:
         logged = self._missing_logged.get((ns, name), frozenset())
         for target in sorted(missing - logged):
             log.info(f"No {target} Job found！", jobflow=f"{ns}/{name}")  # noqa: RUF001 - upstream's
-        self._missing_logged[(ns, name)] = missing
+        if missing:
+            self._missing_logged[(ns, name)] = missing
+        else:
+            self._missing_logged.pop((ns, name), None)
         if deploy.requeue_after is not None:
             self._requeue_after(ns, name, deploy.requeue_after)
         if deploy.more:
