@@ -381,6 +381,18 @@ def test_an_unchanged_status_is_not_written_again() -> None:
 def test_phase_enum_values_are_upstreams() -> None:
     assert [p.value for p in Phase] == ["Succeed", "Terminating", "Failed", "Running", "Pending"]
     assert JobPhase.COMPLETED == "Completed"
+    assert [p.value for p in JobPhase] == [
+        "Pending",
+        "Aborting",
+        "Aborted",
+        "Running",
+        "Restarting",
+        "Completing",
+        "Completed",
+        "Terminating",
+        "Terminated",
+        "Failed",
+    ]
 
 
 def test_jobs_are_selected_by_label_within_the_job_flows_namespace_only() -> None:
