@@ -111,6 +111,12 @@ class JobFlowStatus:
     #: Not serialised. Failed or Terminated Jobs that a retry policy re-creates (docs/retry.md): the
     #: lists above still name them, while the phase rules do not count them as failures.
     retrying_jobs: list[str] = field(default_factory=list)
+    #: Ours (docs/rules.md): the Jobs of the flows Skipped because their rule can no longer be met
+    #: (never created); written as `skippedJobs`, absent when empty.
+    skipped_jobs: list[str] = field(default_factory=list)
+    #: Not serialised. The phase a failure-aware JobFlow's outcomes give (outcomes.py); the
+    #: Pending and Running rules take it instead of upstream's. None for upstream's JobFlows.
+    rules_phase: str | None = None
 
     def failures(self) -> list[str]:
         """What the phase rules count as failed: Failed and Terminated Jobs not being retried."""
@@ -134,6 +140,8 @@ class JobFlowStatus:
         ):
             if value:
                 out[key] = list(value)
+        if self.skipped_jobs:
+            out["skippedJobs"] = list(self.skipped_jobs)
         if self.job_status_list:
             out["jobStatusList"] = [s.to_dict() for s in self.job_status_list]
         if self.conditions:

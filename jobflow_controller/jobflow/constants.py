@@ -64,3 +64,9 @@ REASON_STATUS_TOO_LARGE = "StatusTooLarge"
 MESSAGE_STATUS_TOO_LARGE = (
     "The status of %d bytes is over the limit of %d bytes: the JobFlow is failed, and its status is written without: %s"
 )
+
+#: Ours (docs/rules.md): a flow of a failure-aware JobFlow whose `dependsOn.rule` can no longer be
+#: met, so its Job is never created. Normal, once per flow. Arguments: flow, rule, the targets'
+#: outcomes ("prep: Failed, lint: none yet").
+REASON_SKIPPED = "Skipped"
+MESSAGE_SKIPPED = "Flow %s is skipped: its rule %s can no longer be met (%s)"

@@ -14,10 +14,11 @@ from functools import cached_property
 from typing import Any
 
 from jobflow_controller.apis import jobflow as jf
-from jobflow_controller.apis import meta
+from jobflow_controller.apis import meta, rules
 from jobflow_controller.apis.patch_fields import PatchFields
 from jobflow_controller.apis.probe import Probe
 from jobflow_controller.apis.retry import RetryPolicies, retry_policies
+from jobflow_controller.apis.rules import FailurePolicy
 from jobflow_controller.apis.status import JobFlowStatus
 from jobflow_controller.jobflow.finished import recorded_completed
 
@@ -33,11 +34,28 @@ class JobFlowSpec:
     retry: RetryPolicies
     #: The Job spec fields a patch may set (--jobflow-patch-allowed-fields); None: every field.
     patch_fields: PatchFields | None = None
+    #: Ours (docs/rules.md): whether any failure-aware field is set; without one, upstream's rule.
+    failure_aware: bool = False
+    failure_policy: str = FailurePolicy.FAIL_FAST
+    #: `spec.finally`: run once nothing else can.
+    finally_flows: tuple[jf.Flow, ...] = ()
 
     @classmethod
     def of(cls, job_flow: Obj, patch_fields: PatchFields | None = None) -> JobFlowSpec:
         flows = tuple(jf.flows(job_flow))
-        return cls(flows, jf.job_retain_policy(job_flow), retry_policies(job_flow), patch_fields)
+        return cls(
+            flows,
+            jf.job_retain_policy(job_flow),
+            retry_policies(job_flow),
+            patch_fields,
+            failure_aware=rules.failure_aware(job_flow),
+            failure_policy=rules.failure_policy(job_flow),
+            finally_flows=tuple(rules.finally_flows(job_flow)),
+        )
+
+    def template_names(self) -> set[str]:
+        """The JobTemplates the JobFlow names: its flows' and its finally flows'."""
+        return {f.name for f in self.flows} | {f.name for f in self.finally_flows}
 
 
 @dataclass(frozen=True)
@@ -105,6 +123,15 @@ class Warning:
 
 
 @dataclass(frozen=True)
+class Notice:
+    """A Normal event the sync records on the JobFlow once its status is written."""
+
+    reason: str
+    message_fmt: str
+    args: tuple[Any, ...] = ()
+
+
+@dataclass(frozen=True)
 class JobCreate:
     """A Job to create, in spec order; `body` is None when its JobTemplate is missing (`error`)."""
 
@@ -160,6 +187,8 @@ class SyncPlan:
     retry_deletes: list[Obj] = field(default_factory=list)
     #: The status was too large to store: the JobFlow is failed with a reduced one (status_size.py).
     size_warning: Warning | None = None
+    #: Normal events to record after the status write (a flow newly Skipped, docs/rules.md).
+    notices: list[Notice] = field(default_factory=list)
     #: `status` as the JSON written, once status_size.py has measured it (so it is built once).
     body: dict[str, Any] | None = None
 

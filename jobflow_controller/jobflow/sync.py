@@ -170,7 +170,7 @@ class JobFlowSyncer:
         """What the sync of `job_flow` sees: its Jobs, the Jobs and templates its flows name, the time."""
         ns, name = meta.namespace(job_flow), meta.name(job_flow)
         spec = JobFlowSpec.of(job_flow, self._patch_fields)
-        flow_names = {f.name for f in spec.flows} | {t for f in spec.flows for t in f.targets or ()}
+        flow_names = spec.template_names() | {t for f in spec.flows for t in f.targets or ()}
         jobs, templates = self._job_lister.jobs(ns), self._job_template_lister.job_templates(ns)
         named_jobs = _present(jobs.get, {jf.job_name(name, f) for f in flow_names})
         if self._deleted_jobs:
@@ -180,7 +180,7 @@ class JobFlowSyncer:
         done = recorded_completed(job_flow) | set(deleted)
         expected = frozenset(
             n
-            for n in (jf.job_name(name, f.name) for f in spec.flows)
+            for n in (jf.job_name(name, f) for f in spec.template_names())
             if n not in named_jobs and n not in done and self._expectations.pending(ns, n)
         )
         world = World(
@@ -188,7 +188,7 @@ class JobFlowSyncer:
             spec=spec,
             jobs=tuple(self.get_all_jobs_created_by_job_flow(job_flow)),
             named_jobs=named_jobs,
-            templates=_present(templates.get, {f.name for f in spec.flows}),
+            templates=_present(templates.get, spec.template_names()),
             deleted_completed=deleted,
             expected=expected,
             probes={},
@@ -238,6 +238,8 @@ class JobFlowSyncer:
             self._count_transition(ns, replaced, plan.status.phase)
         if plan.size_warning is not None:
             self._warn(job_flow, plan.size_warning)
+        for notice in plan.notices:
+            self._recorder.eventf(job_flow, c.EVENT_NORMAL, notice.reason, notice.message_fmt, *notice.args)
         # Only now that the status records each retry: a restart cannot lose or repeat one.
         for retry in plan.retries:
             self._metrics.update_job_flow_job_retry(ns)
