@@ -9,7 +9,7 @@ valid values here.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from enum import StrEnum
 
 from jobflow_controller.apis import jobflow as jf
@@ -63,12 +63,15 @@ def finally_flows(job_flow: Obj) -> list[jf.Flow]:
     ]
 
 
-def failure_aware(job_flow: Obj) -> bool:
-    """Whether the JobFlow sets any of the fields; without them it is planned as upstream's."""
+def failure_aware(job_flow: Obj, flows: Sequence[jf.Flow] | None = None) -> bool:
+    """Whether the JobFlow sets any of the fields; without them it is planned as upstream's.
+
+    `flows`: its `jf.flows`, when the caller has them parsed already.
+    """
     spec = jf.spec(job_flow)
     if spec.get("failurePolicy") or spec.get("finally"):
         return True
-    return any(f.rule is not None or f.continue_on_failure for f in jf.flows(job_flow))
+    return any(f.rule is not None or f.continue_on_failure for f in (jf.flows(job_flow) if flows is None else flows))
 
 
 def rule_of(flow: jf.Flow) -> str:

@@ -48,7 +48,7 @@ class JobFlowSpec:
             jf.job_retain_policy(job_flow),
             retry_policies(job_flow),
             patch_fields,
-            failure_aware=rules.failure_aware(job_flow),
+            failure_aware=rules.failure_aware(job_flow, flows),
             failure_policy=rules.failure_policy(job_flow),
             finally_flows=tuple(rules.finally_flows(job_flow)),
         )
