@@ -26,7 +26,7 @@ from jobflow_controller.apis import jobflow as jf
 from jobflow_controller.apis.builders import new_job
 from jobflow_controller.apis.patch import PatchError
 from jobflow_controller.apis.probe import Probe
-from jobflow_controller.apis.retry import ATTEMPT_ANNOTATION, RETRYING, job_attempt
+from jobflow_controller.apis.retry import ATTEMPT_ANNOTATION, RECREATING, job_attempt
 from jobflow_controller.apis.rules import Rule, rule_of
 from jobflow_controller.apis.status import Condition, JobFlowStatus, JobRunningHistory, JobStatus
 from jobflow_controller.apis.timeutil import add_duration, format_time, parse_time
@@ -194,7 +194,7 @@ def _unmade_flows(
             if wait > 0:
                 out.requeue_in(wait)
                 continue
-        yield flow, retry.retries_done(entry), policy is not None
+        yield flow, retry.recreations(entry), policy is not None
 
 
 def judge(world: World, flow: jf.Flow, done: AbstractSet[str], missing: list[str] | None = None) -> bool:
@@ -283,14 +283,14 @@ def get_all_job_status(world: World) -> JobFlowStatus:
             task_status_count=dict(vcjob.task_status_count(job) or {}) or None,
         )
         previous = entries.first(name)
-        if previous is not None and job_attempt(job) < retry.retries_done(previous):
+        if previous is not None and job_attempt(job) < retry.recreations(previous):
             # The Job deleted for a retry, not gone yet: its entry is the retry's record.
             status.retrying_jobs.append(name)
             continue
         entries.merge(_job_status_entry(job, entries.named(name), now))
     existing = {meta.name(j) for j in world.jobs}
     for name, last in world.deleted_completed.items():
-        if name not in existing and name not in world.recorded_completed:
+        if name not in existing and name not in world.recorded_completed and name in world.completed:
             entries.merge(_job_status_entry(last, entries.named(name), now))
     done = world.completed
     listed: set[str] = set()
@@ -340,7 +340,7 @@ def bounded_histories(histories: list[JobRunningHistory]) -> list[JobRunningHist
     """
     if len(histories) <= MAX_RUNNING_HISTORIES + 1:
         return histories
-    keep = {0} | {i for i, h in enumerate(histories) if h.state == RETRYING}
+    keep = {0} | {i for i, h in enumerate(histories) if h.state in RECREATING}
     others = [i for i in range(1, len(histories)) if i not in keep]
     keep |= set(others[-MAX_RUNNING_HISTORIES:])
     return [h for i, h in enumerate(histories) if i in keep]
@@ -367,6 +367,6 @@ def _job_status_entry(job: Obj, job_status_list: list[JobStatus], now: str) -> J
         start_timestamp=created,
         end_timestamp=end,
         # Upstream's retryCount, plus the flow's retries (0 without a retry policy): docs/retry.md.
-        restart_count=vcjob.retry_count(job) + sum(1 for h in histories if h.state == RETRYING),
+        restart_count=vcjob.retry_count(job) + sum(1 for h in histories if h.state in RECREATING),
         running_histories=histories,
     )

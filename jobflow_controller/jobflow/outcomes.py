@@ -152,9 +152,9 @@ def _flow_outcome(world: World, flow: jf.Flow, entries: _Entries, halted: bool) 
 
 def _retried(world: World, flow: jf.Flow, job: Mapping[str, object], entry: JobStatus | None) -> bool:
     """Whether the flow's retry policy re-creates this failed Job (retry.py decides the same)."""
+    if job_attempt(job) < retry.recreations(entry):
+        return True  # already recorded as retried (or re-run); the Job is on its way out
     done = retry.retries_done(entry)
-    if job_attempt(job) < done:
-        return True  # already recorded as retried; the Job is on its way out
     policy = world.spec.retry.policies.get(flow.name)
     return policy is not None and jf.phase(world.job_flow) in retry.RETRYABLE_FLOW and done < policy.max_retries
 

@@ -20,7 +20,7 @@ from jobflow_controller.apis.probe import Probe
 from jobflow_controller.apis.retry import RetryPolicies, retry_policies
 from jobflow_controller.apis.rules import FailurePolicy
 from jobflow_controller.apis.status import JobFlowStatus
-from jobflow_controller.jobflow.finished import recorded_completed
+from jobflow_controller.jobflow.finished import recorded_completed, superseded
 
 Obj = Mapping[str, Any]
 
@@ -110,7 +110,8 @@ class World:
     @cached_property
     def completed(self) -> frozenset[str]:
         """The Jobs of this JobFlow object that ran to completion: recorded so, or seen deleted so."""
-        return self.recorded_completed | frozenset(self.deleted_completed)
+        gone = set(self.deleted_completed) - superseded(self.job_flow, self.deleted_completed)
+        return self.recorded_completed | frozenset(gone)
 
 
 @dataclass(frozen=True)
