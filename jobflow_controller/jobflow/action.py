@@ -31,7 +31,7 @@ from jobflow_controller.apis.rules import Rule, rule_of
 from jobflow_controller.apis.status import Condition, JobFlowStatus, JobRunningHistory, JobStatus
 from jobflow_controller.apis.timeutil import add_duration, format_time, parse_time
 from jobflow_controller.jobflow import constants as c
-from jobflow_controller.jobflow import outcomes, retry, status_size
+from jobflow_controller.jobflow import lifecycle, outcomes, retry, status_size
 from jobflow_controller.jobflow.finally_flows import finally_creates
 from jobflow_controller.jobflow.job_status_index import JobStatusIndex, recorded_entries
 from jobflow_controller.jobflow.outcomes import Outcomes
@@ -71,7 +71,8 @@ def sync_job_flow(world: World, update_state_fn: UpdateJobFlowStatusFn) -> SyncP
     phase = jf.phase(world.job_flow)
     if world.spec.retain_policy == RetainPolicy.DELETE and phase == Phase.SUCCEED:
         return SyncPlan(retain_deletes=delete_all_jobs_created_by_job_flow(world))
-    found = outcomes.evaluate(world) if world.spec.failure_aware else None
+    halt = lifecycle.halt_reason(world) if world.spec.failure_aware else None
+    found = outcomes.evaluate(world, halt) if world.spec.failure_aware else None
     plan = SyncPlan(deploy=deploy_job(world, found), retry_warning=retry.invalid_policy_warning(world, phase))
     status = get_all_job_status(world)
     if found is not None:  # ours, opt-in: the phase from the flows' outcomes (docs/rules.md)
@@ -85,6 +86,7 @@ def sync_job_flow(world: World, update_state_fn: UpdateJobFlowStatusFn) -> SyncP
         dropped = {meta.name(r.job) for r in retries}
         status.retrying_jobs = [n for n in status.retrying_jobs if n not in dropped]
         retries = []
+    lifecycle.apply(world, status, plan, halt)  # ours: suspend, shutdown, deadlines (docs/lifecycle.md)
     now = format_time(world.now)
     for one in retries:
         retry.record_retry(status, one, now)
@@ -119,7 +121,7 @@ def deploy_job(world: World, found: Outcomes | None = None) -> Deploy:
     the finally flows once nothing else can run (outcomes.py).
     """
     out = Deploy()
-    if _creates_nothing(world):
+    if _creates_nothing(world) or lifecycle.suspended(world):
         return out
     done = world.completed
     creates = 0
@@ -137,7 +139,7 @@ def deploy_job(world: World, found: Outcomes | None = None) -> Deploy:
             warning = check_patch(world, flow)
             if warning is not None:
                 out.steps.append(warning)
-    if found is not None and found.settled and not out.more:
+    if found is not None and found.settled and found.finally_allowed and not out.more:
         out.steps.extend(
             finally_creates(world, found, MAX_CREATES_PER_SYNC - creates, out, load_job_template_and_set_job)
         )
@@ -154,7 +156,7 @@ def _due(world: World, flow: jf.Flow, done: AbstractSet[str], out: Deploy, found
 
 def flows_to_judge(world: World) -> list[jf.Flow]:
     """The flows whose targets `deploy_job` judges in this world (their probes are checked first)."""
-    if _creates_nothing(world):
+    if _creates_nothing(world) or lifecycle.suspended(world):
         return []
     done = world.completed
     return [flow for flow, _, _ in _unmade_flows(world, done, Deploy()) if flow.targets is not None]
@@ -268,6 +270,7 @@ def get_all_job_status(world: World) -> JobFlowStatus:
     """
     buckets: dict[str, list[str]] = {phase: [] for phase in _BUCKETS}
     status = JobFlowStatus(phase=jf.phase(world.job_flow))
+    lifecycle.carry_stamps(world.job_flow, status)
     entries = JobStatusIndex([JobStatus.from_dict(e) for e in jf.job_status_list(world.job_flow)])
     now = format_time(world.now)
     for job in world.jobs:

@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from jobflow_controller.apis import JobPhase, Phase, meta
 from jobflow_controller.apis import job as vcjob
 from jobflow_controller.apis import jobflow as jf
+from jobflow_controller.apis.lifecycle import Shutdown
 from jobflow_controller.apis.retry import job_attempt
 from jobflow_controller.apis.rules import HANDLING_RULES, FailurePolicy, Outcome, Rule, rule_of
 from jobflow_controller.apis.status import JobStatus
@@ -77,25 +78,39 @@ class Outcomes:
     settled: bool
     #: The finally flows' outcomes (Completed or Failed), by name.
     finally_of: Mapping[str, str]
+    #: A finally flow's Job exists and has not ended.
+    finally_going: bool = False
+    #: What stopped the flows early (docs/lifecycle.md): Stop, Terminate or DeadlineExceeded.
+    stop: str | None = None
 
     @property
     def verdict(self) -> str:
-        """What the flows came to: Failed with an unhandled failure, else Succeed."""
-        return Phase.FAILED if self.unhandled else Phase.SUCCEED
+        """What the flows came to: Failed with an unhandled failure or a stop, else Succeed."""
+        return Phase.FAILED if self.unhandled or self.stop else Phase.SUCCEED
+
+    @property
+    def finally_allowed(self) -> bool:
+        """Terminate and a passed deadline end the JobFlow without its finally flows."""
+        return self.stop in (None, Shutdown.STOP)
 
     def is_due(self, flow_name: str) -> bool:
         return not self.halted and flow_name in self.met
 
 
-def evaluate(world: World) -> Outcomes:
-    """The flows' outcomes; under FailFast an unhandled failure also ends the flows being retried."""
+def evaluate(world: World, stop: str | None = None) -> Outcomes:
+    """The flows' outcomes; under FailFast an unhandled failure also ends the flows being retried.
+
+    `stop` (a shutdown or a passed deadline, lifecycle.py) halts the flows whatever the policy.
+    """
+    if stop is not None:
+        return _evaluate(world, halted=True, stop=stop)
     first = _evaluate(world, halted=False)
     if first.unhandled and world.spec.failure_policy != FailurePolicy.RUN_TO_COMPLETION:
         return _evaluate(world, halted=True)
     return first
 
 
-def _evaluate(world: World, halted: bool) -> Outcomes:
+def _evaluate(world: World, halted: bool, stop: str | None = None) -> Outcomes:
     flows = world.spec.flows
     entries = _Entries(world)
     outcome: dict[str, str] = {}
@@ -118,12 +133,14 @@ def _evaluate(world: World, halted: bool) -> Outcomes:
     unhandled = tuple(f.name for f in flows if outcome.get(f.name) == Outcome.FAILED and not _handled(f, flows))
     settled = not going if halted else all(f.name in outcome for f in flows)
     finally_of = {}
+    finally_going = False
     for flow in world.spec.finally_flows:
-        found, _ = _flow_outcome(world, flow, entries, halted=True)
+        found, exists = _flow_outcome(world, flow, entries, halted=True)
         if found is not None:
             finally_of[flow.name] = found
+        finally_going = finally_going or (found is None and exists)
     skipped = tuple(f.name for f in flows if outcome.get(f.name) == Outcome.SKIPPED)
-    return Outcomes(outcome, frozenset(met), skipped, unhandled, halted, settled, finally_of)
+    return Outcomes(outcome, frozenset(met), skipped, unhandled, halted, settled, finally_of, finally_going, stop)
 
 
 def _flow_outcome(world: World, flow: jf.Flow, entries: _Entries, halted: bool) -> tuple[str | None, bool]:
@@ -201,11 +218,18 @@ def rules_phase(world: World, outcomes: Outcomes, running: bool) -> str:
     JobFlow stays Running until the finally Jobs end. `running`: one of its Jobs is Running.
     """
     finals = world.spec.finally_flows
-    if outcomes.halted and not finals:
+    if not outcomes.finally_allowed:
+        ended = outcomes.settled and not outcomes.finally_going
+        return Phase.FAILED if ended else _started(world, outcomes, running)
+    if outcomes.halted and not finals and outcomes.stop is None:
         return Phase.FAILED
     if outcomes.settled and len(outcomes.finally_of) == len(finals):
         all_completed = all(o == Outcome.COMPLETED for o in outcomes.finally_of.values())
         return Phase.SUCCEED if outcomes.verdict == Phase.SUCCEED and all_completed else Phase.FAILED
+    return _started(world, outcomes, running)
+
+
+def _started(world: World, outcomes: Outcomes, running: bool) -> str:
     if running or outcomes.of or outcomes.finally_of or jf.phase(world.job_flow) == Phase.RUNNING:
         return Phase.RUNNING
     return Phase.PENDING

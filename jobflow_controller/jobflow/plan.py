@@ -15,6 +15,7 @@ from typing import Any
 
 from jobflow_controller.apis import jobflow as jf
 from jobflow_controller.apis import meta, rules
+from jobflow_controller.apis.lifecycle import Lifecycle
 from jobflow_controller.apis.patch_fields import PatchFields
 from jobflow_controller.apis.probe import Probe
 from jobflow_controller.apis.retry import RetryPolicies, retry_policies
@@ -39,18 +40,22 @@ class JobFlowSpec:
     failure_policy: str = FailurePolicy.FAIL_FAST
     #: `spec.finally`: run once nothing else can.
     finally_flows: tuple[jf.Flow, ...] = ()
+    #: Ours (docs/lifecycle.md): suspend, shutdown, deadlines, TTL.
+    lifecycle: Lifecycle = field(default_factory=Lifecycle)
 
     @classmethod
     def of(cls, job_flow: Obj, patch_fields: PatchFields | None = None) -> JobFlowSpec:
         flows = tuple(jf.flows(job_flow))
+        lifecycle = Lifecycle.of(job_flow)
         return cls(
             flows,
             jf.job_retain_policy(job_flow),
             retry_policies(job_flow),
             patch_fields,
-            failure_aware=rules.failure_aware(job_flow, flows),
+            failure_aware=rules.failure_aware(job_flow, flows) or lifecycle.halts,
             failure_policy=rules.failure_policy(job_flow),
             finally_flows=tuple(rules.finally_flows(job_flow)),
+            lifecycle=lifecycle,
         )
 
     def template_names(self) -> set[str]:
@@ -125,11 +130,20 @@ class Warning:
 
 @dataclass(frozen=True)
 class Notice:
-    """A Normal event the sync records on the JobFlow once its status is written."""
+    """An event the sync records on the JobFlow once its status is written (Normal unless `warning`)."""
 
     reason: str
     message_fmt: str
     args: tuple[Any, ...] = ()
+    warning: bool = False
+
+
+@dataclass(frozen=True)
+class Termination:
+    """A Job to terminate with a `TerminateJob` Command (docs/lifecycle.md), and the Warning to say why."""
+
+    job: Obj
+    warning: Warning | None = None
 
 
 @dataclass(frozen=True)
@@ -190,6 +204,10 @@ class SyncPlan:
     size_warning: Warning | None = None
     #: Normal events to record after the status write (a flow newly Skipped, docs/rules.md).
     notices: list[Notice] = field(default_factory=list)
+    #: Jobs to terminate, after the creates (a shutdown or a deadline, docs/lifecycle.md).
+    terminations: list[Termination] = field(default_factory=list)
+    #: Write the status at once (not paced): Jobs are deleted after it (a re-run, docs/lifecycle.md).
+    write_at_once: bool = False
     #: `status` as the JSON written, once status_size.py has measured it (so it is built once).
     body: dict[str, Any] | None = None
 

@@ -23,12 +23,14 @@ from informers.errors import ApiStatusError, NotFoundError
 from jobflow_controller.apis import FlowRequest, Phase, meta
 from jobflow_controller.apis import job as vcjob
 from jobflow_controller.apis import jobflow as jf
+from jobflow_controller.apis.lifecycle import pending_retry_request
 from jobflow_controller.apis.patch_fields import PatchFields
 from jobflow_controller.apis.timeutil import format_duration
-from jobflow_controller.jobflow import action
+from jobflow_controller.jobflow import action, rerun
 from jobflow_controller.jobflow import constants as c
 from jobflow_controller.jobflow.expectations import CreateExpectations
 from jobflow_controller.jobflow.finished import DeletedJobs, recorded_completed
+from jobflow_controller.jobflow.lifecycle_actions import LifecycleActions
 from jobflow_controller.jobflow.plan import Deploy, JobCreate, JobFlowSpec, SyncPlan, Warning, World
 from jobflow_controller.jobflow.probe_judge import ProbeJudge
 from jobflow_controller.jobflow.state import UpdateJobFlowStatusFn, new_state
@@ -80,6 +82,8 @@ class JobFlowSyncer:
         self.invalid_warned: dict[tuple[str, str], tuple[str, int]] = {}
         #: (namespace, name) -> the missing targets last logged for that JobFlow.
         self._missing_logged: dict[tuple[str, str], frozenset[str]] = {}
+        #: Ours (docs/lifecycle.md): Jobs terminated by Command, and the TTL.
+        self.lifecycle = LifecycleActions(clientset, recorder, clock, status_writer, requeue_after)
 
     def forget(self, namespace: str, name: str) -> None:
         """The JobFlow is gone: whether it was warned invalid, and what was logged of it."""
@@ -121,6 +125,8 @@ class JobFlowSyncer:
         # A status computed and not written yet is where this sync starts (own_writes.py).
         job_flow = self._writer.with_pending(job_flow)
         invalid = self._reported_invalid(req, job_flow)
+        if not invalid and self._lifecycle_first(job_flow):
+            return
         state = new_state(job_flow, self.sync_job_flow_status if invalid else self.sync_job_flow)
         if state is None:
             raise RuntimeError(f"jobflow {name} state {{{jf.phase(job_flow)}}} is invalid")
@@ -130,6 +136,19 @@ class JobFlowSyncer:
             raise RuntimeError(
                 f"sync jobflow {name} failed for {err}, event is {req.event}, action is {req.action}"
             ) from err
+
+    def _lifecycle_first(self, job_flow: Obj) -> bool:
+        """Ours (docs/lifecycle.md), in any phase: a re-run asked for, or a finished JobFlow's TTL.
+
+        True when that was the whole sync (the re-run's status is written and the JobFlow queued
+        again at once; or the JobFlow was deleted).
+        """
+        request = pending_retry_request(job_flow)
+        if request is not None:
+            self.execute(job_flow, rerun.plan_rerun(self.observe(job_flow), request))
+            self._requeue_after(meta.namespace(job_flow), meta.name(job_flow), 0.0)
+            return True
+        return self.lifecycle.expire(job_flow)
 
     def _reported_invalid(self, req: FlowRequest, job_flow: Obj) -> bool:
         """A JobFlow that can never finish: say so once per generation; only its status is kept true.
@@ -229,17 +248,20 @@ class JobFlowSyncer:
             self.delete_all_jobs_created_by_job_flow(job_flow, plan.retain_deletes)
             return
         deploy_err = self.deploy(job_flow, plan.deploy)
+        if plan.terminations:
+            deploy_err = self.lifecycle.terminate(job_flow, plan.terminations) or deploy_err
         if plan.retry_warning is not None:
             self._warn(job_flow, plan.retry_warning)
         assert plan.status is not None
         # A status recording a retry is written at once: the Job is deleted only after it.
-        replaced = self._writer.write(job_flow, plan.status_body(), at_once=bool(plan.retries))
+        replaced = self._writer.write(job_flow, plan.status_body(), at_once=bool(plan.retries) or plan.write_at_once)
         if replaced is not None:
             self._count_transition(ns, replaced, plan.status.phase)
         if plan.size_warning is not None:
             self._warn(job_flow, plan.size_warning)
         for notice in plan.notices:
-            self._recorder.eventf(job_flow, c.EVENT_NORMAL, notice.reason, notice.message_fmt, *notice.args)
+            kind = c.EVENT_WARNING if notice.warning else c.EVENT_NORMAL
+            self._recorder.eventf(job_flow, kind, notice.reason, notice.message_fmt, *notice.args)
         # Only now that the status records each retry: a restart cannot lose or repeat one.
         for retry in plan.retries:
             self._metrics.update_job_flow_job_retry(ns)
