@@ -37,7 +37,7 @@ from jobflow_controller.jobflow.state import UpdateJobFlowStatusFn, new_state
 from jobflow_controller.jobflow.state.metrics import JobFlowMetrics
 from jobflow_controller.jobflow.status_writer import StatusWriter
 from jobflow_controller.kube.clientset import Clientset
-from jobflow_controller.kube.errors import AlreadyExistsError, ConflictError, from_status
+from jobflow_controller.kube.errors import AlreadyExistsError, ConflictError, from_status, is_refusal
 from jobflow_controller.kube.informers import BY_CREATED_BY_JOB_FLOW, JobFlowLister, JobLister, JobTemplateLister
 from jobflow_controller.kube.retry import DEFAULT_RETRY, retry_on_conflict
 from jobflow_controller.validation.jobflow import validation_message
@@ -326,7 +326,7 @@ class JobFlowSyncer:
             self._check_existing_job(job_flow, job_name)
             return
         except ApiStatusError as err:
-            if _is_refusal(err):
+            if is_refusal(err):
                 self._recorder.eventf(
                     job_flow, c.EVENT_WARNING, c.REASON_FAILED_CREATE, c.MESSAGE_FAILED_CREATE, job_name, err
                 )
@@ -392,12 +392,3 @@ def _present(get: Callable[[str], Obj], names: set[str]) -> dict[str, Obj]:
         except NotFoundError:
             continue
     return out
-
-
-def _is_refusal(err: ApiStatusError) -> bool:
-    """A 4xx that the user can act on (quota, admission, validation), not a conflict or a throttle.
-
-    Those get a Warning event at once; server errors and throttling are the API server's weather,
-    retried quietly.
-    """
-    return 400 <= err.code < 500 and err.code not in (409, 429)
