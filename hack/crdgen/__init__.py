@@ -27,9 +27,10 @@ The result is upstream's CRDs exactly: parsed, ``upstream_jobflow_crd()``, ``job
 ``config/crd/volcano/bases/batch.volcano.sh_jobs.yaml`` (``UPSTREAM_CRD_SHA256`` pins them).
 
 The JobFlow CRD we ship (``jobflow_crd()``) is upstream's plus one additive, optional field,
-``spec.flows[].retry``, and ``maxItems`` on ``spec.flows`` and each flow's targets, the size caps of
-``jobflow_controller.validation.limits`` (``flow``). Beyond upstream, and only in the optional Component, it gets CEL
-rules on ``spec.flows`` and the bounds their cost needs (``rules``). ``files`` turns it all into the
+``spec.flows[].retry``, ``maxItems`` on ``spec.flows`` and each flow's targets, the size caps of
+``jobflow_controller.validation.limits``, and the failure-aware fields of docs/rules.md (``flow``).
+Beyond upstream, and only in the optional Component, it gets CEL rules on ``spec.flows``, ``spec``
+and ``spec.finally`` and the bounds their cost needs (``rules``). ``files`` turns it all into the
 exact text of each file.
 """
 
@@ -47,11 +48,13 @@ from crdgen.files import (
 )
 from crdgen.flow import (
     DEFAULT_RETRY_BACKOFF,
+    FAILURE_AWARE_ADDITIONS,
     FLOWS_MAX_ITEMS_POINTER,
     OUR_ADDITIONS,
     RETRY_FIELD_POINTER,
     TARGETS_MAX_ITEMS_POINTER,
     cap_patch,
+    failure_aware_patch,
     jobtemplate_crd,
     our_additions_patch,
     retry_field_patch,
@@ -62,12 +65,17 @@ from crdgen.flow import (
 from crdgen.jsonpatch import apply_patch
 from crdgen.kubernetes import KUBERNETES_SCHEMA_VERSION
 from crdgen.rules import (
+    FINALLY_NAMES_UNIQUE_RULE,
+    FINALLY_NOT_A_FLOW_RULE,
     FLOW_NAMES_UNIQUE_RULE,
     FLOW_NO_SELF_DEPENDENCY_RULE,
     FLOW_TARGETS_DEFINED_RULE,
+    MAX_FINALLY,
     MAX_FLOW_NAME_LENGTH,
     MAX_FLOWS,
     MAX_TARGETS,
+    PROBE_NEEDS_ALL_COMPLETED_RULE,
+    RULE_NEEDS_TARGETS_RULE,
     validation_patch,
 )
 from crdgen.schema import CONTROLLER_GEN_VERSION
@@ -77,17 +85,23 @@ __all__ = [
     "CONTROLLER_GEN_VERSION",
     "CRD_FILES",
     "DEFAULT_RETRY_BACKOFF",
+    "FAILURE_AWARE_ADDITIONS",
+    "FINALLY_NAMES_UNIQUE_RULE",
+    "FINALLY_NOT_A_FLOW_RULE",
     "FLOWS_MAX_ITEMS_POINTER",
     "FLOW_NAMES_UNIQUE_RULE",
     "FLOW_NO_SELF_DEPENDENCY_RULE",
     "FLOW_TARGETS_DEFINED_RULE",
     "JOB_CRD_FILE",
     "KUBERNETES_SCHEMA_VERSION",
+    "MAX_FINALLY",
     "MAX_FLOWS",
     "MAX_FLOW_NAME_LENGTH",
     "MAX_TARGETS",
     "OUR_ADDITIONS",
+    "PROBE_NEEDS_ALL_COMPLETED_RULE",
     "RETRY_FIELD_POINTER",
+    "RULE_NEEDS_TARGETS_RULE",
     "TARGETS_MAX_ITEMS_POINTER",
     "UPSTREAM_CRD_SHA256",
     "VALIDATION_PATCH_FILE",
@@ -95,6 +109,7 @@ __all__ = [
     "apply_patch",
     "canonical_sha256",
     "cap_patch",
+    "failure_aware_patch",
     "generated_files",
     "job_crd",
     "job_spec_schema",

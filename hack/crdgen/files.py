@@ -15,7 +15,7 @@ import yaml
 
 from crdgen.flow import OUR_ADDITIONS, jobtemplate_crd, our_additions_patch, upstream_jobflow_crd
 from crdgen.jsonpatch import apply_patch, parent_of
-from crdgen.rules import MAX_FLOW_NAME_LENGTH, MAX_FLOWS, MAX_TARGETS, validation_patch
+from crdgen.rules import MAX_FINALLY, MAX_FLOW_NAME_LENGTH, MAX_FLOWS, MAX_TARGETS, validation_patch
 from crdgen.schema import JSONDict
 from crdgen.volcano import job_crd
 
@@ -45,7 +45,9 @@ _HEADER: Final = (
 _JOBFLOW_CRD_NOTE: Final = (
     "#\n# Upstream's CRD plus one additive, optional field, spec.flows[].retry (docs/retry.md), and the\n"
     f"# size caps (docs/operations.md, Limits): maxItems {MAX_FLOWS} on spec.flows, maxItems {MAX_TARGETS} on\n"
-    "# spec.flows[].dependsOn.targets (jobflow_controller/validation/limits.py).\n"
+    "# spec.flows[].dependsOn.targets (jobflow_controller/validation/limits.py); and the optional\n"
+    "# failure-aware fields (docs/rules.md): spec.failurePolicy, spec.flows[].dependsOn.rule,\n"
+    f"# spec.flows[].continueOnFailure, spec.finally (maxItems {MAX_FINALLY}), status.skippedJobs.\n"
 )
 _JOB_CRD_NOTE: Final = (
     "#\n"
@@ -60,17 +62,20 @@ _PATCH_HEADER: Final = (
     "# spec.flows (unique names, defined targets) and on each flow (no self-dependency), and the bound\n"
     f"# they need beyond the CRD's own maxItems {MAX_FLOWS} (flows) and {MAX_TARGETS} (targets): maxLength"
     f" {MAX_FLOW_NAME_LENGTH} (names, targets).\n"
+    "# The failure-aware fields (docs/rules.md): on each flow's dependsOn (a rule needs targets; a probe only\n"
+    "# with AllCompleted), on spec.finally (unique names) and on spec (no finally name is a flow's), with\n"
+    f"# maxLength {MAX_FLOW_NAME_LENGTH} on finally names.\n"
     "# The bounds keep every rule's estimated CEL cost under the API server's 1,000,000 per-call limit\n"
-    "# (estimates 507,027 and 830,575 once, 111 per flow); the rules need Kubernetes 1.35 or later. The\n"
-    "# reasoning is in hack/crdgen/rules.py.\n"
+    "# (estimates 507,027 and 830,575 once, 111 per flow; finally 21,427 and 28,983 once); the rules need\n"
+    "# Kubernetes 1.35 or later. The reasoning is in hack/crdgen/rules.py.\n"
 )
 
 
 def jobflow_crd(with_rules: bool = False) -> JSONDict:
     """``jobflows.flow.volcano.sh`` as we ship it; ``with_rules=True`` adds the CEL rules and bounds.
 
-    Upstream's CRD plus one additive, optional field, ``spec.flows[].retry``, and the ``maxItems`` caps
-    on flows and targets (``our_additions_patch``).
+    Upstream's CRD plus one additive, optional field, ``spec.flows[].retry``, the ``maxItems`` caps
+    on flows and targets, and the failure-aware fields (``our_additions_patch``).
     With the rules it is what ``kubectl kustomize`` makes of ``manifests/crds`` with the Component
     ``manifests/crd-validation`` (``validation_patch()`` applied).
     """
