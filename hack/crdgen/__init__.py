@@ -1,7 +1,7 @@
-"""The CRD generator: the three CustomResourceDefinitions (JobFlow, JobTemplate, Volcano Job) as dicts.
+"""The CRD generator: the four CustomResourceDefinitions (JobFlow, JobTemplate, Volcano Job and Command) as dicts.
 
 ``hack/gen_crds.py`` writes them out: the JobFlow and JobTemplate CRDs to ``manifests/crds/`` (what
-``kubectl apply -k manifests/`` installs), Volcano's Job CRD to ``hack/local-crds/`` (for the local
+``kubectl apply -k manifests/`` installs), Volcano's Job and Command CRDs to ``hack/local-crds/`` (for the local
 control plane only: a cluster that runs Volcano has its own, which must not be overwritten), and
 the CEL rules as the JSON patch of the optional kustomize Component ``manifests/crd-validation/``.
 It lives under ``hack/`` because nothing at run time needs it: the local control plane applies the
@@ -33,7 +33,9 @@ rules on ``spec.flows`` and the bounds their cost needs (``rules``). ``files`` t
 exact text of each file.
 """
 
+from crdgen.bus import command_crd
 from crdgen.files import (
+    COMMAND_CRD_FILE,
     CRD_FILES,
     JOB_CRD_FILE,
     UPSTREAM_CRD_SHA256,
@@ -74,6 +76,7 @@ from crdgen.schema import CONTROLLER_GEN_VERSION
 from crdgen.volcano import job_crd, job_spec_schema
 
 __all__ = [
+    "COMMAND_CRD_FILE",
     "CONTROLLER_GEN_VERSION",
     "CRD_FILES",
     "DEFAULT_RETRY_BACKOFF",
@@ -95,6 +98,7 @@ __all__ = [
     "apply_patch",
     "canonical_sha256",
     "cap_patch",
+    "command_crd",
     "generated_files",
     "job_crd",
     "job_spec_schema",

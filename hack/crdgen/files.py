@@ -13,6 +13,7 @@ from typing import Any, Final
 
 import yaml
 
+from crdgen.bus import command_crd
 from crdgen.flow import OUR_ADDITIONS, jobtemplate_crd, our_additions_patch, upstream_jobflow_crd
 from crdgen.jsonpatch import apply_patch, parent_of
 from crdgen.rules import MAX_FLOW_NAME_LENGTH, MAX_FLOWS, MAX_TARGETS, validation_patch
@@ -21,11 +22,13 @@ from crdgen.volcano import job_crd
 
 #: sha256 of upstream's committed CRDs, parsed and dumped as canonical JSON (``canonical_sha256``):
 #: volcano-sh/volcano ed72c7c81 (2026-08-20), ``config/crd/jobflow/bases/`` and
-#: ``config/crd/volcano/bases/``. ``all_crds()`` must hash the same.
+#: ``config/crd/volcano/bases/`` (the Command CRD's with its descriptions removed, ``crdgen.bus``).
+#: ``all_crds()`` must hash the same.
 UPSTREAM_CRD_SHA256: Final[Mapping[str, str]] = {
     "jobflows.flow.volcano.sh": "ac6fa01c9d5eabb919f5cf3bde201707c84cdd5b567acb523d1e5061b75a0e85",
     "jobtemplates.flow.volcano.sh": "20b5e3a82bb054ed85ddd5afa2b948b678ac1423ec646a3dedd103cba7208bb7",
     "jobs.batch.volcano.sh": "bdaa9d392f30c6544873ba58d3c834b3784aaa7fe9f816b62ee0c6492cccef15",
+    "commands.bus.volcano.sh": "4c6b2fecb09e397c79b4d1c277a87002b9d85b3dfcbdc9a350d699373134de7c",
 }
 
 #: The CRD files under manifests/crds/ (what `kubectl apply -k manifests/` installs), named as upstream.
@@ -35,6 +38,8 @@ CRD_FILES: Final = (
 )
 #: Volcano's Job CRD, for the local control plane only (repository-relative).
 JOB_CRD_FILE: Final = "hack/local-crds/batch.volcano.sh_jobs.yaml"
+#: Volcano's Command CRD, for the local control plane only (repository-relative).
+COMMAND_CRD_FILE: Final = "hack/local-crds/bus.volcano.sh_commands.yaml"
 #: The Component's JSON patch (repository-relative).
 VALIDATION_PATCH_FILE: Final = "manifests/crd-validation/jobflow-validation.yaml"
 
@@ -85,7 +90,7 @@ def jobflow_crd(with_rules: bool = False) -> JSONDict:
 
 
 def all_crds() -> dict[str, JSONDict]:
-    """Repository-relative path -> CRD, for the three CRD files the generator writes.
+    """Repository-relative path -> CRD, for the four CRD files the generator writes.
 
     Upstream's schemas, but for the JobFlow CRD's additions (``jobflow_crd``).
     """
@@ -93,6 +98,7 @@ def all_crds() -> dict[str, JSONDict]:
         f"manifests/crds/{CRD_FILES[0]}": jobflow_crd(),
         f"manifests/crds/{CRD_FILES[1]}": jobtemplate_crd(),
         JOB_CRD_FILE: job_crd(),
+        COMMAND_CRD_FILE: command_crd(),
     }
 
 
@@ -134,7 +140,7 @@ def _dump(document: object) -> str:
 def render_crd(crd: Mapping[str, Any]) -> str:
     """The YAML text of one CRD file, deterministic for a given CRD."""
     header = _HEADER
-    if crd["metadata"]["name"] == "jobs.batch.volcano.sh":
+    if crd["metadata"]["name"] in ("jobs.batch.volcano.sh", "commands.bus.volcano.sh"):
         header += _JOB_CRD_NOTE
     if crd["metadata"]["name"] == "jobflows.flow.volcano.sh" and crd != upstream_jobflow_crd():
         header += _JOBFLOW_CRD_NOTE

@@ -27,6 +27,7 @@ MANIFESTS = REPO_ROOT / "manifests"
 JOBFLOWS = "jobflows.flow.volcano.sh"
 JOBTEMPLATES = "jobtemplates.flow.volcano.sh"
 VOLCANO_JOBS = "jobs.batch.volcano.sh"
+VOLCANO_COMMANDS = "commands.bus.volcano.sh"
 LOADER: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 Documents = list[dict[str, Any]]
@@ -195,9 +196,10 @@ def test_the_patch_refuses_to_overwrite_what_upstreams_crd_has() -> None:
 # --- what the local control plane installs --------------------------------------------------------
 
 
-def test_the_local_control_plane_installs_the_component_and_volcanos_job_crd() -> None:
+def test_the_local_control_plane_installs_the_component_and_volcanos_job_and_command_crds() -> None:
     assert custom_resource_definitions(kustomize(LOCAL_CRDS_DIR)) == {
         JOBFLOWS: crds.jobflow_crd(with_rules=True),
         JOBTEMPLATES: crds.jobtemplate_crd(),
         VOLCANO_JOBS: crds.job_crd(),
+        VOLCANO_COMMANDS: crds.command_crd(),
     }
