@@ -63,6 +63,13 @@ from crdgen.flow import (
 )
 from crdgen.jsonpatch import apply_patch
 from crdgen.kubernetes import KUBERNETES_SCHEMA_VERSION
+from crdgen.lifecycle import (
+    LIFECYCLE_FIELDS,
+    LIFECYCLE_POINTERS,
+    SHUTDOWN_TRANSITION_MESSAGE,
+    SHUTDOWN_TRANSITION_RULE,
+    lifecycle_patch,
+)
 from crdgen.rules import (
     FLOW_NAMES_UNIQUE_RULE,
     FLOW_NO_SELF_DEPENDENCY_RULE,
@@ -86,11 +93,15 @@ __all__ = [
     "FLOW_TARGETS_DEFINED_RULE",
     "JOB_CRD_FILE",
     "KUBERNETES_SCHEMA_VERSION",
+    "LIFECYCLE_FIELDS",
+    "LIFECYCLE_POINTERS",
     "MAX_FLOWS",
     "MAX_FLOW_NAME_LENGTH",
     "MAX_TARGETS",
     "OUR_ADDITIONS",
     "RETRY_FIELD_POINTER",
+    "SHUTDOWN_TRANSITION_MESSAGE",
+    "SHUTDOWN_TRANSITION_RULE",
     "TARGETS_MAX_ITEMS_POINTER",
     "UPSTREAM_CRD_SHA256",
     "VALIDATION_PATCH_FILE",
@@ -104,6 +115,7 @@ __all__ = [
     "job_spec_schema",
     "jobflow_crd",
     "jobtemplate_crd",
+    "lifecycle_patch",
     "our_additions_patch",
     "render_crd",
     "render_validation_patch",

@@ -48,7 +48,9 @@ _HEADER: Final = (
     "# OpenAPI schemas in kubernetes-validate. DO NOT EDIT; run `.venv/bin/python hack/gen_crds.py`.\n"
 )
 _JOBFLOW_CRD_NOTE: Final = (
-    "#\n# Upstream's CRD plus one additive, optional field, spec.flows[].retry (docs/retry.md), and the\n"
+    "#\n# Upstream's CRD plus additive, optional fields: spec.flows[].retry (docs/retry.md), the lifecycle\n"
+    "# fields spec.suspend, spec.shutdown, spec.activeDeadlineSeconds, spec.ttlSecondsAfterFinished,\n"
+    "# spec.flows[].activeDeadlineSeconds and their status fields (docs/lifecycle.md); and the\n"
     f"# size caps (docs/operations.md, Limits): maxItems {MAX_FLOWS} on spec.flows, maxItems {MAX_TARGETS} on\n"
     "# spec.flows[].dependsOn.targets (jobflow_controller/validation/limits.py).\n"
 )
@@ -62,7 +64,8 @@ _PATCH_HEADER: Final = (
     "# `.venv/bin/python hack/gen_crds.py`.\n"
     "#\n"
     "# Not upstream: a JSON patch (RFC 6902) of jobflows.flow.volcano.sh adding x-kubernetes-validations on\n"
-    "# spec.flows (unique names, defined targets) and on each flow (no self-dependency), and the bound\n"
+    "# spec.flows (unique names, defined targets), on each flow (no self-dependency) and on spec (a\n"
+    "# one-way spec.shutdown, docs/lifecycle.md), and the bound\n"
     f"# they need beyond the CRD's own maxItems {MAX_FLOWS} (flows) and {MAX_TARGETS} (targets): maxLength"
     f" {MAX_FLOW_NAME_LENGTH} (names, targets).\n"
     "# The bounds keep every rule's estimated CEL cost under the API server's 1,000,000 per-call limit\n"

@@ -4,6 +4,8 @@ The JobFlow CRD we ship is upstream's plus (``our_additions_patch``):
 
 * one additive, optional field, ``spec.flows[].retry`` (docs/retry.md): without it the API server
   would prune the retry policy;
+* the lifecycle fields (docs/lifecycle.md, ``crdgen.lifecycle``): ``spec.suspend``, ``spec.shutdown``,
+  the deadlines and the TTL, and their status fields;
 * two bounds, ``maxItems`` of ``spec.flows`` (``MAX_FLOWS``) and of ``spec.flows[].dependsOn.targets``
   (``MAX_TARGETS``), the size caps of ``jobflow_controller.validation.limits``, imported from there so
   that the CRD, the CEL Component and the webhook say the same number (docs/operations.md, "Limits").
@@ -19,6 +21,7 @@ from collections.abc import Mapping
 from typing import Any, Final
 
 from crdgen.jsonpatch import parent_of
+from crdgen.lifecycle import LIFECYCLE_POINTERS, lifecycle_patch
 from crdgen.schema import (
     JSONDict,
     array,
@@ -179,12 +182,12 @@ def cap_patch() -> list[JSONDict]:
 
 
 def our_additions_patch() -> list[JSONDict]:
-    """Every difference between our JobFlow CRD and upstream's, as ``add``s: the retry field, the caps."""
-    return [*retry_field_patch(), *cap_patch()]
+    """Every difference between our JobFlow CRD and upstream's, as ``add``s: the retry field, the caps, lifecycle."""
+    return [*retry_field_patch(), *cap_patch(), *lifecycle_patch()]
 
 
 #: The paths ``our_additions_patch`` adds, in its order.
-OUR_ADDITIONS: Final = (RETRY_FIELD_POINTER, FLOWS_MAX_ITEMS_POINTER, TARGETS_MAX_ITEMS_POINTER)
+OUR_ADDITIONS: Final = (RETRY_FIELD_POINTER, FLOWS_MAX_ITEMS_POINTER, TARGETS_MAX_ITEMS_POINTER, *LIFECYCLE_POINTERS)
 
 
 def without_our_additions(crd: Mapping[str, Any]) -> JSONDict:

@@ -155,8 +155,16 @@ def test_the_component_adds_the_rules_and_bounds_to_the_jobflow_crd(tmp_path: Pa
     assert flow["properties"]["name"]["maxLength"] == crds.MAX_FLOW_NAME_LENGTH
     targets = flow["properties"]["dependsOn"]["properties"]["targets"]
     assert (targets["maxItems"], targets["items"]["maxLength"]) == (crds.MAX_TARGETS, crds.MAX_FLOW_NAME_LENGTH)
-    # Every rule is on spec.flows or its items, and nothing else of the deployment changes.
-    assert validations(documents) == [flows["x-kubernetes-validations"], flow["x-kubernetes-validations"]]
+    spec = jobflows["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["spec"]
+    assert spec["x-kubernetes-validations"] == [
+        {"message": crds.SHUTDOWN_TRANSITION_MESSAGE, "rule": crds.SHUTDOWN_TRANSITION_RULE}
+    ]
+    # Every rule is on spec, spec.flows or its items, and nothing else of the deployment changes.
+    assert validations(documents) == [
+        spec["x-kubernetes-validations"],
+        flows["x-kubernetes-validations"],
+        flow["x-kubernetes-validations"],
+    ]
     others = [d for d in documents if d["metadata"]["name"] != JOBFLOWS]
     assert others == [d for d in default if d["metadata"]["name"] != JOBFLOWS]
 
@@ -171,19 +179,21 @@ def test_without_the_rules_and_name_bounds_the_component_leaves_our_crd(tmp_path
     patched = copy.deepcopy(custom_resource_definitions(overlay(tmp_path, CRDS_DIR, CRD_VALIDATION_DIR))[JOBFLOWS])
     flows = flows_schema(patched)
     del flows["x-kubernetes-validations"], flows["items"]["x-kubernetes-validations"]
+    del patched["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["spec"]["x-kubernetes-validations"]
     flow = flows["items"]["properties"]
     del flow["name"]["maxLength"], flow["dependsOn"]["properties"]["targets"]["items"]["maxLength"]
     assert patched == crds.jobflow_crd()
     assert [op["path"] for op in crds.validation_patch() if op["path"].endswith("/maxItems")] == []
 
 
-def test_the_rules_never_read_old_self_so_updates_ratchet() -> None:
+def test_only_the_shutdown_transition_rule_reads_old_self_so_the_flow_rules_ratchet() -> None:
     # CRD validation ratcheting (GA in 1.33, so on every server that takes the rules) skips a rule
     # that reads no oldSelf when the value it guards is unchanged: a metadata-only edit of a JobFlow
     # stored before the Component was applied is never refused by it (tests/e2e/test_e2e_admission.py).
+    # The transition rule of spec.shutdown (docs/lifecycle.md) passes whenever shutdown is unchanged.
     rules = [rule["rule"] for listed in validations(crds.jobflow_crd(with_rules=True)) for rule in listed]
-    assert len(rules) == 3
-    assert not [rule for rule in rules if "oldSelf" in rule]
+    assert len(rules) == 4
+    assert [rule for rule in rules if "oldSelf" in rule] == [crds.SHUTDOWN_TRANSITION_RULE]
 
 
 def test_the_patch_refuses_to_overwrite_what_upstreams_crd_has() -> None:

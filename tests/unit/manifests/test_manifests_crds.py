@@ -218,13 +218,16 @@ def schema_differences(ours: Any, theirs: Any, path: str = "") -> list[str]:
     return [] if ours == theirs else [f"~{path}"]
 
 
-def test_the_jobflow_crd_adds_only_the_optional_retry_field_and_the_two_caps_to_upstreams() -> None:
+def test_the_jobflow_crd_adds_only_optional_fields_and_the_two_caps_to_upstreams() -> None:
     assert crds.canonical_sha256(crds.upstream_jobflow_crd()) == crds.UPSTREAM_CRD_SHA256["jobflows.flow.volcano.sh"]
-    assert schema_differences(JOBFLOW, crds.upstream_jobflow_crd()) == [
-        f"+{crds.TARGETS_MAX_ITEMS_POINTER}",
-        f"+{crds.RETRY_FIELD_POINTER}",
-        f"+{crds.FLOWS_MAX_ITEMS_POINTER}",
-    ]
+    assert sorted(schema_differences(JOBFLOW, crds.upstream_jobflow_crd())) == sorted(
+        [
+            f"+{crds.TARGETS_MAX_ITEMS_POINTER}",
+            f"+{crds.RETRY_FIELD_POINTER}",
+            f"+{crds.FLOWS_MAX_ITEMS_POINTER}",
+            *(f"+{pointer}" for pointer in crds.LIFECYCLE_POINTERS),
+        ]
+    )
     assert [op["path"] for op in crds.our_additions_patch()] == list(crds.OUR_ADDITIONS)
     flow = at(root_schema(JOBFLOW), "spec.flows.[]")
     assert flow["required"] == ["name"]  # optional: every object valid for upstream's CRD is valid for ours
@@ -249,12 +252,24 @@ def test_schema_differences_names_added_removed_and_changed_paths() -> None:
 
 #: Our two `maxItems` lines, as the JobFlow CRD file has them: the caps of spec.flows and of a flow's targets.
 CAP_LINES = {f"maxItems: {MAX_FLOWS}", f"maxItems: {MAX_TARGETS}"}
+#: Our lifecycle fields' blocks (docs/lifecycle.md), by their indentation in the JobFlow CRD file: 14 for a
+#: property of spec or status, 20 for one of a flow. (A JobSpec's ttlSecondsAfterFinished is deeper.)
+LIFECYCLE_BLOCKS = {
+    (14, "activeDeadlineSeconds:"),
+    (14, "shutdown:"),
+    (14, "suspend:"),
+    (14, "ttlSecondsAfterFinished:"),
+    (14, "finishedAt:"),
+    (14, "retryRequest:"),
+    (14, "suspendedSince:"),
+    (20, "activeDeadlineSeconds:"),
+}
 
 
-def without_our_lines(body: str) -> tuple[str, int, list[str]]:
-    """The CRD file's text without the `retry:` property block and the cap lines (`CAP_LINES`).
+def without_our_lines(body: str, lifecycle: bool = True) -> tuple[str, int, list[str]]:
+    """The CRD file's text without the `retry:` and lifecycle property blocks and the cap lines (`CAP_LINES`).
 
-    Also the number of lines of the retry block removed, and the cap lines removed, in file order.
+    Also the number of lines of those blocks removed, and the cap lines removed, in file order.
     """
     out: list[str] = []
     caps: list[str] = []
@@ -265,7 +280,7 @@ def without_our_lines(body: str) -> tuple[str, int, list[str]]:
             removed += 1
             continue
         block_indent = -1
-        if line.strip() == "retry:":
+        if line.strip() == "retry:" or (lifecycle and (indent, line.strip()) in LIFECYCLE_BLOCKS):
             block_indent, removed = indent, removed + 1
             continue
         if line.strip() in CAP_LINES:
@@ -282,11 +297,13 @@ def test_crd_file_below_its_header_is_upstreams_file_byte_for_byte_but_for_the_r
     text = (ROOT / path).read_text(encoding="utf-8")
     header, separator, body = text.partition("\n---\n")
     assert separator and all(line.startswith("#") for line in header.splitlines())
-    body, removed, caps = without_our_lines(body)
-    # The JobFlow CRD's retry block is 12 lines (retry:, properties:, backoff's 3, maxRetries' 4, required's 2,
-    # type:), and it has one line per cap (targets come first in the file); no other file has either.
     jobflows = path.endswith("flow.volcano.sh_jobflows.yaml")
-    assert removed == (12 if jobflows else 0)
+    body, removed, caps = without_our_lines(body, lifecycle=jobflows)
+    # The JobFlow CRD's retry block is 12 lines (retry:, properties:, backoff's 3, maxRetries' 4, required's 2,
+    # type:), the lifecycle blocks 28 (4 for each of the three int64 fields, 6 for shutdown's enum, 2 for
+    # suspend and retryRequest, 3 for each time), and it has one line per cap (targets come first in the
+    # file); no other file has any.
+    assert removed == (12 + 28 if jobflows else 0)
     assert caps == ([f"maxItems: {MAX_TARGETS}", f"maxItems: {MAX_FLOWS}"] if jobflows else [])
     assert hashlib.sha256(f"---\n{body}".encode()).hexdigest() == UPSTREAM_FILE_SHA256[Path(path).name]
 
@@ -505,6 +522,25 @@ def test_job_status_schema() -> None:
 # --- JobFlow and JobTemplate ----------------------------------------------------------------------------
 
 
+#: The status fields of docs/lifecycle.md, ours.
+LIFECYCLE_STATUS = {"finishedAt", "retryRequest", "suspendedSince"}
+
+
+def test_jobflow_lifecycle_fields_are_optional_bounded_and_typed() -> None:
+    schema = root_schema(JOBFLOW)
+    seconds = {"format": "int64", "minimum": 0, "type": "integer"}
+    assert at(schema, "spec.activeDeadlineSeconds") == at(schema, "spec.ttlSecondsAfterFinished") == seconds
+    assert at(schema, "spec.flows.[].activeDeadlineSeconds") == seconds
+    assert at(schema, "spec.suspend") == {"type": "boolean"}
+    assert at(schema, "spec.shutdown") == {"enum": ["", "Stop", "Terminate"], "type": "string"}
+    assert "required" not in at(schema, "spec")
+    assert {key: at(schema, f"status.{key}") for key in sorted(LIFECYCLE_STATUS)} == {
+        "finishedAt": {"format": "date-time", "type": "string"},
+        "retryRequest": {"type": "string"},
+        "suspendedSince": {"format": "date-time", "type": "string"},
+    }
+
+
 def test_jobflow_spec_schema() -> None:
     spec = at(root_schema(JOBFLOW), "spec")
     assert at(spec, "jobRetainPolicy") == {"enum": ["retain", "delete"], "type": "string"}
@@ -520,13 +556,13 @@ def test_jobflow_spec_schema() -> None:
     assert at(probe, "httpGetList.[].httpHeader")["required"] == ["name", "value"]
     assert at(probe, "taskStatusList.[].phase")["maxLength"] == 63
     assert sorted(at(flow, "patch")["properties"]) == ["jobSpec"]
-    assert sorted(flow["properties"]) == ["dependsOn", "name", "patch", "retry"]
+    assert sorted(flow["properties"]) == ["activeDeadlineSeconds", "dependsOn", "name", "patch", "retry"]
     assert at(flow, "retry")["required"] == ["maxRetries"]
 
 
 def test_jobflow_status_schema_has_upstreams_json_names() -> None:
     status = at(root_schema(JOBFLOW), "status")
-    assert sorted(status["properties"]) == [
+    assert sorted(set(status["properties"]) - LIFECYCLE_STATUS) == [
         "completedJobs",
         "conditions",
         "failedJobs",
