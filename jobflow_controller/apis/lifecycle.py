@@ -16,33 +16,14 @@ A re-run is asked for with the annotation `flow.volcano.sh/retry-request`, a JSO
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from enum import StrEnum
-from typing import Final
 
 from jobflow_controller.apis import jobflow as jf
-from jobflow_controller.apis import meta
+from jobflow_controller.apis.lifecycle_fields import RetryRequest, Shutdown, read_retry_request
 from jobflow_controller.apis.meta import Obj
 
-RETRY_REQUEST_ANNOTATION: Final = "flow.volcano.sh/retry-request"
-#: Volcano's bus API: a Command acts on a Job (vcctl job suspend|resume|terminate).
-BUS_GROUP_VERSION: Final = "bus.volcano.sh/v1alpha1"
-COMMAND_KIND: Final = "Command"
-TERMINATE_JOB: Final = "TerminateJob"
-
-
-class Shutdown(StrEnum):
-    STOP = "Stop"
-    TERMINATE = "Terminate"
-
-
-@dataclass(frozen=True)
-class RetryRequest:
-    id: str
-    #: The flows named; empty: every Failed and Skipped flow.
-    flows: tuple[str, ...] = ()
+__all__ = ["Lifecycle", "RetryRequest", "Shutdown", "pending_retry_request"]
 
 
 @dataclass(frozen=True)
@@ -84,50 +65,9 @@ def _seconds(value: object) -> int | None:
     return value
 
 
-def retry_request(job_flow: Obj) -> RetryRequest | None:
-    """The re-run asked for by the annotation, if it is well formed (admission says why not)."""
-    raw = (meta.metadata(job_flow).get("annotations") or {}).get(RETRY_REQUEST_ANNOTATION)
-    if not isinstance(raw, str):
-        return None
-    try:
-        value = json.loads(raw)
-    except ValueError:
-        return None
-    if not isinstance(value, Mapping) or not isinstance(value.get("id"), str) or not value["id"]:
-        return None
-    flows = value.get("flows") or []
-    if not isinstance(flows, list) or not all(isinstance(f, str) for f in flows):
-        return None
-    return RetryRequest(value["id"], tuple(flows))
-
-
 def pending_retry_request(job_flow: Obj) -> RetryRequest | None:
-    """The request not handled yet: its id is not the status's `retryRequest`."""
-    request = retry_request(job_flow)
+    """The well-formed re-run request not handled yet: its id is not the status's `retryRequest`."""
+    request = read_retry_request(job_flow, {f.name for f in jf.flows(job_flow)})
     if request is None or jf.status(job_flow).get("retryRequest") == request.id:
         return None
     return request
-
-
-def new_terminate_command(job: Obj) -> dict[str, object]:
-    """The Command that terminates `job`, as `vcctl job terminate` makes it: owned by the Job, named
-    by the API server from `<job>-terminatejob-`."""
-    reference = {
-        "apiVersion": "batch.volcano.sh/v1alpha1",
-        "kind": "Job",
-        "name": meta.name(job),
-        "uid": meta.uid(job),
-        "controller": True,
-        "blockOwnerDeletion": True,
-    }
-    return {
-        "apiVersion": BUS_GROUP_VERSION,
-        "kind": COMMAND_KIND,
-        "metadata": {
-            "generateName": f"{meta.name(job)}-{TERMINATE_JOB.lower()}-",
-            "namespace": meta.namespace(job),
-            "ownerReferences": [reference],
-        },
-        "action": TERMINATE_JOB,
-        "target": reference,
-    }

@@ -17,7 +17,8 @@ import structlog
 from informers.errors import NotFoundError
 from jobflow_controller.apis import Phase, RetainPolicy, meta
 from jobflow_controller.apis import jobflow as jf
-from jobflow_controller.apis.lifecycle import Lifecycle, new_terminate_command
+from jobflow_controller.apis.command import CommandAction, job_command
+from jobflow_controller.apis.lifecycle import Lifecycle
 from jobflow_controller.apis.timeutil import format_time, parse_time
 from jobflow_controller.jobflow import constants as c
 from jobflow_controller.jobflow.plan import Termination
@@ -65,7 +66,8 @@ class LifecycleActions:
                 if uid in self._sent:
                     continue
             try:
-                self._clientset.commands(meta.namespace(termination.job)).create(new_terminate_command(termination.job))
+                command = job_command(termination.job, CommandAction.TERMINATE_JOB)
+                self._clientset.commands(meta.namespace(termination.job)).create(command)
             except Exception as err:  # noqa: BLE001 - the other Jobs still get theirs
                 first_err = first_err or err
                 continue
