@@ -1,7 +1,11 @@
-"""`kubectl jobflow`: look at a JobFlow's DAG.
+"""`kubectl jobflow`: look at a JobFlow's DAG, and control its lifecycle.
 
     kubectl jobflow tree NAME [-n NAMESPACE] [--watch [--interval SECONDS]] [--color auto|always|never]
     kubectl jobflow dot NAME [-n NAMESPACE] | dot -Tsvg > flow.svg
+    kubectl jobflow suspend|resume|stop|terminate NAME [-n NAMESPACE] [--dry-run]
+    kubectl jobflow retry NAME [--flow FLOW]... [-n NAMESPACE] [--dry-run]
+
+The verbs are `verbs`'s (docs/lifecycle.md).
 
 kubectl runs the executable `kubectl-jobflow` found on PATH with the arguments after `jobflow`,
 and resolves nothing for it, so the plugin reads `--kubeconfig`, `--context` and `-n/--namespace`
@@ -31,6 +35,7 @@ from jobflow_controller.kube.config import ConfigError, build_client_config
 from jobflow_controller.kube.resources import JOB_FLOWS
 from jobflow_controller.kube.rest import RestClient, default_user_agent
 from jobflow_controller.kubectl_jobflow.render import branches_for, render_dot, render_tree, use_color
+from jobflow_controller.kubectl_jobflow.verbs import VERBS, VerbError, add_verb_parsers, run_verb
 from jobflow_controller.kubectl_jobflow.view import FlowView, build_view
 
 PROG = "kubectl jobflow"
@@ -44,6 +49,8 @@ EXAMPLES = """examples:
   kubectl jobflow tree ml-pipeline -n default      the flows as a tree: phase, duration, restarts
   kubectl jobflow tree ml-pipeline --watch         redrawn as it changes, until Ctrl-C
   kubectl jobflow dot ml-pipeline | dot -Tsvg > ml-pipeline.svg
+  kubectl jobflow suspend ml-pipeline              no new Job until `kubectl jobflow resume ml-pipeline`
+  kubectl jobflow retry ml-pipeline --flow model-evaluation   re-run a failed step and what follows it
 """
 
 
@@ -62,7 +69,7 @@ def _parser() -> argparse.ArgumentParser:
     )
     parser = argparse.ArgumentParser(
         prog=PROG,
-        description="Show a JobFlow's DAG of Jobs.",
+        description="Show a JobFlow's DAG of Jobs; suspend, resume, stop, terminate or re-run it.",
         parents=[common],
         formatter_class=argparse.RawDescriptionHelpFormatter,
         epilog=EXAMPLES,
@@ -83,6 +90,7 @@ def _parser() -> argparse.ArgumentParser:
     )
     dot = sub.add_parser("dot", parents=[common], help="the DAG in Graphviz DOT, for `dot -Tsvg`")
     dot.add_argument("name", metavar="NAME", help="the JobFlow")
+    add_verb_parsers(sub, common)
     return parser
 
 
@@ -158,6 +166,8 @@ def run(args: argparse.Namespace, stdout: TextIO) -> int:
     configuration.retries = False
     rest = RestClient(configuration, user_agent=default_user_agent("kubectl-jobflow"))
     try:
+        if args.command in VERBS:
+            return run_verb(args, Clientset(rest), namespace, stdout)
         source = FlowSource(Clientset(rest), namespace, args.name)
         if args.command == "dot":
             stdout.write(render_dot(source.read()))
@@ -188,7 +198,7 @@ def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(sys.argv[1:] if argv is None else argv)
     try:
         return run(args, sys.stdout)
-    except (PluginError, ConfigError) as err:
+    except (PluginError, ConfigError, VerbError) as err:
         return _fail(str(err))
     except ApiStatusError as err:
         return _fail(f"the server answered {err}")

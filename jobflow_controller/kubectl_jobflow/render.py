@@ -11,7 +11,7 @@ which admission refuses) follow under their own heading, each with the targets i
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TextIO
 
@@ -185,6 +185,18 @@ def tree_lines(view: FlowView, branches: Branches = UNICODE) -> tuple[list[TreeL
     return reachable, rest
 
 
+def lifecycle_note(view: FlowView, paint: Callable[[str, str | None], str]) -> str:
+    """The heading's lifecycle words (docs/lifecycle.md): `suspended 3m` (no time until the controller
+    has seen it), `shutdown Stop`."""
+    note = ""
+    if view.suspended:
+        since = f" {human_duration(view.suspended_for)}" if view.suspended_for is not None else ""
+        note += "   " + paint(f"suspended{since}", YELLOW)
+    if view.shutdown:
+        note += "   " + paint(f"shutdown {view.shutdown}", YELLOW)
+    return note
+
+
 def render_tree(view: FlowView, *, color: bool = False, branches: Branches = UNICODE) -> str:
     """The heading line, then FLOW/PHASE/DURATION/RESTARTS with the flows drawn as a tree."""
 
@@ -229,7 +241,10 @@ def render_tree(view: FlowView, *, color: bool = False, branches: Branches = UNI
     title = f"JobFlow {view.namespace}/{view.name}" if view.namespace else f"JobFlow {view.name}"
     phase = view.phase or "Unknown"
     flows = f"{len(view.flows)} flow" + ("" if len(view.flows) == 1 else "s")
-    out = [f"{paint(title, BOLD)}   {paint(phase, PHASE_COLORS.get(phase))}   {flows}   age {human_duration(view.age)}"]
+    heading = (
+        f"{paint(title, BOLD)}   {paint(phase, PHASE_COLORS.get(phase))}   {flows}   age {human_duration(view.age)}"
+    )
+    out = [heading + lifecycle_note(view, paint)]
     out.append(row_text(list(HEADERS), [BOLD] * 4))
     for index, (line, values) in enumerate(zip(lines, cells, strict=True)):
         if index == len(reachable) and rest:

@@ -18,6 +18,7 @@ from jobflow_controller.apis import job as vcjob
 from jobflow_controller.apis import jobflow as jf
 from jobflow_controller.apis import meta
 from jobflow_controller.apis.constants import JobPhase, Phase
+from jobflow_controller.apis.lifecycle_fields import SHUTDOWN, SUSPEND, SUSPENDED_SINCE
 from jobflow_controller.apis.timeutil import add_duration, parse_time
 
 #: A flow whose Job does not exist yet and never did, while the JobFlow can still create it.
@@ -53,6 +54,11 @@ class FlowView:
     #: Seconds since the JobFlow was created.
     age: float | None
     flows: tuple[FlowRow, ...]
+    #: `spec.suspend` is true; for how long, from `status.suspendedSince`, once the controller saw it.
+    suspended: bool = False
+    suspended_for: float | None = None
+    #: `spec.shutdown` (Stop, Terminate) when set.
+    shutdown: str = ""
 
     def row(self, name: str) -> FlowRow | None:
         return next((f for f in self.flows if f.name == name), None)
@@ -88,7 +94,19 @@ def build_view(job_flow: Mapping[str, Any], jobs: Iterable[Mapping[str, Any]], n
         )
     created = meta.creation_timestamp(job_flow)
     age = _seconds(parse_time(created), now) if created else None
-    return FlowView(meta.namespace(job_flow), flow_name, flow_phase, age, tuple(rows))
+    raw_spec = job_flow.get("spec")
+    spec: Mapping[str, Any] = raw_spec if isinstance(raw_spec, Mapping) else {}
+    since = jf.status(job_flow).get(SUSPENDED_SINCE)
+    return FlowView(
+        meta.namespace(job_flow),
+        flow_name,
+        flow_phase,
+        age,
+        tuple(rows),
+        suspended=spec.get(SUSPEND) is True,
+        suspended_for=_seconds(parse_time(str(since)), now) if since else None,
+        shutdown=str(spec.get(SHUTDOWN) or ""),
+    )
 
 
 def _row(

@@ -271,3 +271,31 @@ def test_dot_quotes_are_escaped() -> None:
     dot = render_dot(build_view(flow, [], NOW))
     assert dot.startswith('digraph "q\\"" {')
     assert '"we\\"ird\\\\" [label="we\\"ird\\\\\\nWaiting"' in dot
+
+
+# -- lifecycle (docs/lifecycle.md) ----------------------------------------------------------------
+@pytest.mark.parametrize(
+    ("spec", "status", "heading"),
+    [
+        ({}, {}, "JobFlow ns/p   Running   1 flow   age 10m"),
+        ({"suspend": True}, {}, "JobFlow ns/p   Running   1 flow   age 10m   suspended"),
+        (
+            {"suspend": True},
+            {"suspendedSince": "2026-01-01T00:07:00Z"},
+            "JobFlow ns/p   Running   1 flow   age 10m   suspended 3m",
+        ),
+        ({"suspend": False}, {}, "JobFlow ns/p   Running   1 flow   age 10m"),
+        ({"shutdown": "Stop"}, {}, "JobFlow ns/p   Running   1 flow   age 10m   shutdown Stop"),
+        (
+            {"suspend": True, "shutdown": "Terminate"},
+            {},
+            "JobFlow ns/p   Running   1 flow   age 10m   suspended   shutdown Terminate",
+        ),
+    ],
+)
+def test_the_heading_says_suspended_since_when_and_the_shutdown(
+    spec: dict[str, Any], status: dict[str, Any], heading: str
+) -> None:
+    flow = job_flow([{"name": "a"}], **status)
+    flow["spec"].update(spec)
+    assert render_tree(build_view(flow, [], NOW)).splitlines()[0] == heading
