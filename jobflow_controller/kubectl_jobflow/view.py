@@ -5,6 +5,11 @@ Built from the JobFlow (spec and status) and the Jobs it controls, read once; th
 status is what the controller wrote at its last sync, the Job what Volcano's job controller says
 now. The status is what remains once the Jobs are gone (`jobRetainPolicy: delete`, or a Job
 deleted by hand), so a finished pipeline still shows every flow's outcome.
+
+The failure-aware fields (docs/rules.md) show too: a flow the controller Skipped (its rule can no
+longer be met: listed in `status.skippedJobs`, it has no Job) is `Skipped`; each flow carries its
+`dependsOn.rule` when it is not the default; `spec.finally`'s JobTemplates are rows of their own,
+their Jobs `<jobflow>-<name>` read like the flows'.
 """
 
 from __future__ import annotations
@@ -24,6 +29,10 @@ from jobflow_controller.apis.timeutil import add_duration, parse_time
 WAITING = "Waiting"
 #: A flow whose Job was never created and never will be: the JobFlow is Succeed or Failed.
 NOT_CREATED = "NotCreated"
+#: A flow whose rule can no longer be met (`status.skippedJobs`): no Job, by design.
+SKIPPED = "Skipped"
+#: `dependsOn.rule` when absent: upstream's rule, not shown.
+DEFAULT_RULE = "AllCompleted"
 
 #: Job phases after which a Job's duration stops growing.
 FINISHED_JOB_PHASES = frozenset({JobPhase.COMPLETED, JobPhase.FAILED, JobPhase.TERMINATED, JobPhase.ABORTED})
@@ -43,6 +52,8 @@ class FlowRow:
     duration: float | None
     #: `jobStatusList[].restartCount`, else the Job's `status.retryCount`; None if never created.
     restarts: int | None
+    #: `dependsOn.rule` when set and not the default `AllCompleted`: the rule of every edge into it.
+    rule: str | None = None
 
 
 @dataclass(frozen=True)
@@ -53,9 +64,14 @@ class FlowView:
     #: Seconds since the JobFlow was created.
     age: float | None
     flows: tuple[FlowRow, ...]
+    #: `spec.finally`, in spec order: JobTemplates run once no flow can run any more.
+    finally_flows: tuple[FlowRow, ...] = ()
 
     def row(self, name: str) -> FlowRow | None:
         return next((f for f in self.flows if f.name == name), None)
+
+    def finally_row(self, name: str) -> FlowRow | None:
+        return next((f for f in self.finally_flows if f.name == name), None)
 
 
 def build_view(job_flow: Mapping[str, Any], jobs: Iterable[Mapping[str, Any]], now: datetime.datetime) -> FlowView:
@@ -65,30 +81,69 @@ def build_view(job_flow: Mapping[str, Any], jobs: Iterable[Mapping[str, Any]], n
     entries = {str(e.get("name") or ""): e for e in jf.job_status_list(job_flow)}
     conditions = jf.status(job_flow).get("conditions")
     conditions = conditions if isinstance(conditions, Mapping) else {}
-    flow_phase = jf.phase(job_flow)
+    skipped = jf.status(job_flow).get("skippedJobs")
+    source = _Source(
+        flow_name,
+        owned,
+        entries,
+        conditions,
+        frozenset(str(s) for s in skipped) if isinstance(skipped, list) else frozenset(),
+        jf.phase(job_flow),
+        now,
+    )
+    rules = _rules(job_flow)
     rows: list[FlowRow] = []
     seen: set[str] = set()
     for flow in jf.flows(job_flow):
         if flow.name in seen:  # a duplicate name (admission refuses it): the first one is the flow shown
             continue
         seen.add(flow.name)
-        job_name = jf.job_name(flow_name, flow.name)
-        condition = conditions.get(job_name)
-        rows.append(
-            _row(
-                flow.name,
-                job_name,
-                tuple(dict.fromkeys(flow.targets or ())),
-                owned.get(job_name),
-                entries.get(job_name),
-                condition if isinstance(condition, Mapping) else None,
-                flow_phase,
-                now,
-            )
-        )
+        rows.append(source.row(flow.name, tuple(dict.fromkeys(flow.targets or ())), rules.get(flow.name)))
+    finally_rows = [source.row(name, (), None) for name in _finally_names(job_flow)]
     created = meta.creation_timestamp(job_flow)
     age = _seconds(parse_time(created), now) if created else None
-    return FlowView(meta.namespace(job_flow), flow_name, flow_phase, age, tuple(rows))
+    return FlowView(meta.namespace(job_flow), flow_name, source.flow_phase, age, tuple(rows), tuple(finally_rows))
+
+
+@dataclass(frozen=True)
+class _Source:
+    """What one JobFlow's rows are read from: its Jobs, its status, and the time."""
+
+    flow_name: str
+    jobs: Mapping[str, Mapping[str, Any]]
+    entries: Mapping[str, Mapping[str, Any]]
+    conditions: Mapping[str, Any]
+    skipped: frozenset[str]
+    flow_phase: str
+    now: datetime.datetime
+
+    def row(self, name: str, targets: tuple[str, ...], rule: str | None) -> FlowRow:
+        job_name = jf.job_name(self.flow_name, name)
+        condition = self.conditions.get(job_name)
+        condition = condition if isinstance(condition, Mapping) else None
+        job, entry = self.jobs.get(job_name), self.entries.get(job_name)
+        if job is None and entry is None and condition is None and job_name in self.skipped:
+            return FlowRow(name, job_name, targets, SKIPPED, None, None, rule)
+        return _row(name, job_name, targets, job, entry, condition, self.flow_phase, self.now, rule)
+
+
+def _rules(job_flow: Mapping[str, Any]) -> dict[str, str]:
+    """Each flow's `dependsOn.rule` that is set and not the default (the first flow of a name wins)."""
+    out: dict[str, str] = {}
+    for raw in jf.spec(job_flow).get("flows") or []:
+        depends_on = raw.get("dependsOn") if isinstance(raw, Mapping) else None
+        rule = depends_on.get("rule") if isinstance(depends_on, Mapping) else None
+        name = str(raw.get("name") or "") if isinstance(raw, Mapping) else ""
+        if rule and rule != DEFAULT_RULE:
+            out.setdefault(name, str(rule))
+    return out
+
+
+def _finally_names(job_flow: Mapping[str, Any]) -> list[str]:
+    """`spec.finally`'s names in spec order, without duplicates."""
+    raw = jf.spec(job_flow).get("finally")
+    names = [str(e.get("name") or "") for e in raw if isinstance(e, Mapping)] if isinstance(raw, list) else []
+    return list(dict.fromkeys(n for n in names if n))
 
 
 def _row(
@@ -100,6 +155,7 @@ def _row(
     condition: Mapping[str, Any] | None,
     flow_phase: str,
     now: datetime.datetime,
+    rule: str | None = None,
 ) -> FlowRow:
     phase = (vcjob.phase(job) if job is not None else "") or str((entry or {}).get("state") or "")
     phase = phase or str((condition or {}).get("phase") or "")
@@ -107,7 +163,7 @@ def _row(
     start_text = start_text or (condition or {}).get("createTime")
     if job is None and entry is None and condition is None:
         never = flow_phase in FINISHED_FLOW_PHASES
-        return FlowRow(name, job_name, targets, NOT_CREATED if never else WAITING, None, None)
+        return FlowRow(name, job_name, targets, NOT_CREATED if never else WAITING, None, None, rule)
     duration: float | None = None
     if start_text:
         start = parse_time(str(start_text))
@@ -120,7 +176,7 @@ def _row(
         restarts = int(entry.get("restartCount") or 0)
     else:
         restarts = vcjob.retry_count(job) if job is not None else 0
-    return FlowRow(name, job_name, targets, phase or "Unknown", duration, restarts)
+    return FlowRow(name, job_name, targets, phase or "Unknown", duration, restarts, rule)
 
 
 def _end(
