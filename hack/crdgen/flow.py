@@ -4,6 +4,8 @@ The JobFlow CRD we ship is upstream's plus (``our_additions_patch``):
 
 * one additive, optional field, ``spec.flows[].retry`` (docs/retry.md): without it the API server
   would prune the retry policy;
+* the lifecycle fields (docs/lifecycle.md, ``crdgen.lifecycle``): ``spec.suspend``, ``spec.shutdown``,
+  the deadlines and the TTL, and their status fields;
 * two bounds, ``maxItems`` of ``spec.flows`` (``MAX_FLOWS``) and of ``spec.flows[].dependsOn.targets``
   (``MAX_TARGETS``), the size caps of ``jobflow_controller.validation.limits``, imported from there so
   that the CRD, the CEL Component and the webhook say the same number (docs/operations.md, "Limits");
@@ -25,6 +27,7 @@ from collections.abc import Mapping
 from typing import Any, Final
 
 from crdgen.jsonpatch import parent_of
+from crdgen.lifecycle import LIFECYCLE_POINTERS, lifecycle_patch
 from crdgen.schema import (
     JSONDict,
     array,
@@ -216,8 +219,8 @@ def failure_aware_patch() -> list[JSONDict]:
 
 def our_additions_patch() -> list[JSONDict]:
     """Every difference between our JobFlow CRD and upstream's, as ``add``s: the retry field, the caps,
-    the failure-aware fields."""
-    return [*retry_field_patch(), *cap_patch(), *failure_aware_patch()]
+    the failure-aware fields, the lifecycle fields."""
+    return [*retry_field_patch(), *cap_patch(), *failure_aware_patch(), *lifecycle_patch()]
 
 
 #: The paths ``failure_aware_patch`` adds, in its order.
@@ -234,6 +237,7 @@ OUR_ADDITIONS: Final = (
     FLOWS_MAX_ITEMS_POINTER,
     TARGETS_MAX_ITEMS_POINTER,
     *FAILURE_AWARE_ADDITIONS,
+    *LIFECYCLE_POINTERS,
 )
 
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 from typing import Final
 
 from crdgen.flow import FINALLY_POINTER, FLOWS_POINTER, SPEC_POINTER, TARGETS_POINTER
+from crdgen.lifecycle import transition_rule_patch
 from crdgen.schema import JSONDict
 from jobflow_controller.validation.limits import MAX_FINALLY, MAX_FLOWS, MAX_TARGETS
 
@@ -87,13 +88,15 @@ __all__ = [
 # previous minor). Hence a Component, off by default: manifests/crds/ is upstream's schema with only
 # additive fields and maxItems bounds (no CEL), which any server takes.
 #
-# Updates ratchet: none of the rules reads oldSelf, so the API server's CRD validation ratcheting
+# Updates ratchet: none of the rules on spec.flows reads oldSelf, so the API server's CRD validation ratcheting
 # (KEP-4008; GA and always on from 1.33, so on every server that admits the rules) lets an UPDATE
 # through whatever these rules and bounds say as long as spec.flows is unchanged. spec.flows is the
 # nearest correlatable node (flows is an atomic list, whose items are not correlated), so an error
 # in a flow (the per-flow rule, a bound on a name) is ratcheted when the whole list is unchanged:
 # a metadata-only edit of a JobFlow stored before the rules were installed is never refused, an
-# UPDATE that changes spec.flows is checked in full -- the webhook's own ratchet.
+# UPDATE that changes spec.flows is checked in full -- the webhook's own ratchet. The one rule that
+# reads oldSelf, spec.shutdown's transition (crdgen.lifecycle), is a transition rule: it runs on
+# every UPDATE of a spec, and passes unless spec.shutdown is changed back. Its cost is constant.
 #
 # The name bound is 253, a DNS-1123 subdomain, the longest name a JobTemplate (which a flow
 # names) can have; the validation package refuses, with a message naming the value, names whose
@@ -149,7 +152,8 @@ def validation_patch() -> list[JSONDict]:
 
     The rules on ``spec.flows`` (unique names, defined targets) and on each flow (no
     self-dependency), and the bound their cost estimate needs beyond the base CRD's ``maxItems`` of
-    flows and of targets: ``maxLength`` of flow names and targets.
+    flows and of targets: ``maxLength`` of flow names and targets; and the transition rule of
+    ``spec.shutdown`` (``crdgen.lifecycle``), the one rule reading ``oldSelf``.
     """
     flows = FLOWS_POINTER
     flow = f"{flows}/items"
@@ -170,8 +174,23 @@ def validation_patch() -> list[JSONDict]:
         },
         {"op": "add", "path": f"{flow}/properties/name/maxLength", "value": MAX_FLOW_NAME_LENGTH},
         {"op": "add", "path": f"{targets}/items/maxLength", "value": MAX_FLOW_NAME_LENGTH},
-        *failure_aware_rules_patch(),
+        *_joined([*failure_aware_rules_patch(), *transition_rule_patch()]),
     ]
+
+
+def _joined(patch: list[JSONDict]) -> list[JSONDict]:
+    """One ``add`` per path: the lists of rules that two parts add to the same object are joined."""
+    out: list[JSONDict] = []
+    at: dict[str, JSONDict] = {}
+    for operation in patch:
+        same = at.get(operation["path"])
+        if same is not None and isinstance(same["value"], list):
+            same["value"] = [*same["value"], *operation["value"]]
+            continue
+        operation = dict(operation)
+        at[operation["path"]] = operation
+        out.append(operation)
+    return out
 
 
 def failure_aware_rules_patch() -> list[JSONDict]:
