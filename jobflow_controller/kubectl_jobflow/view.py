@@ -23,6 +23,7 @@ from jobflow_controller.apis import job as vcjob
 from jobflow_controller.apis import jobflow as jf
 from jobflow_controller.apis import meta
 from jobflow_controller.apis.constants import JobPhase, Phase
+from jobflow_controller.apis.rules import Rule, finally_flows
 from jobflow_controller.apis.timeutil import add_duration, parse_time
 
 #: A flow whose Job does not exist yet and never did, while the JobFlow can still create it.
@@ -31,8 +32,6 @@ WAITING = "Waiting"
 NOT_CREATED = "NotCreated"
 #: A flow whose rule can no longer be met (`status.skippedJobs`): no Job, by design.
 SKIPPED = "Skipped"
-#: `dependsOn.rule` when absent: upstream's rule, not shown.
-DEFAULT_RULE = "AllCompleted"
 
 #: Job phases after which a Job's duration stops growing.
 FINISHED_JOB_PHASES = frozenset({JobPhase.COMPLETED, JobPhase.FAILED, JobPhase.TERMINATED, JobPhase.ABORTED})
@@ -91,15 +90,16 @@ def build_view(job_flow: Mapping[str, Any], jobs: Iterable[Mapping[str, Any]], n
         jf.phase(job_flow),
         now,
     )
-    rules = _rules(job_flow)
     rows: list[FlowRow] = []
     seen: set[str] = set()
     for flow in jf.flows(job_flow):
         if flow.name in seen:  # a duplicate name (admission refuses it): the first one is the flow shown
             continue
         seen.add(flow.name)
-        rows.append(source.row(flow.name, tuple(dict.fromkeys(flow.targets or ())), rules.get(flow.name)))
-    finally_rows = [source.row(name, (), None) for name in _finally_names(job_flow)]
+        rule = flow.rule if flow.rule and flow.rule != Rule.ALL_COMPLETED else None
+        rows.append(source.row(flow.name, tuple(dict.fromkeys(flow.targets or ())), rule))
+    finally_names = dict.fromkeys(f.name for f in finally_flows(job_flow) if f.name)
+    finally_rows = [source.row(name, (), None) for name in finally_names]
     created = meta.creation_timestamp(job_flow)
     age = _seconds(parse_time(created), now) if created else None
     return FlowView(meta.namespace(job_flow), flow_name, source.flow_phase, age, tuple(rows), tuple(finally_rows))
@@ -125,25 +125,6 @@ class _Source:
         if job is None and entry is None and condition is None and job_name in self.skipped:
             return FlowRow(name, job_name, targets, SKIPPED, None, None, rule)
         return _row(name, job_name, targets, job, entry, condition, self.flow_phase, self.now, rule)
-
-
-def _rules(job_flow: Mapping[str, Any]) -> dict[str, str]:
-    """Each flow's `dependsOn.rule` that is set and not the default (the first flow of a name wins)."""
-    out: dict[str, str] = {}
-    for raw in jf.spec(job_flow).get("flows") or []:
-        depends_on = raw.get("dependsOn") if isinstance(raw, Mapping) else None
-        rule = depends_on.get("rule") if isinstance(depends_on, Mapping) else None
-        name = str(raw.get("name") or "") if isinstance(raw, Mapping) else ""
-        if rule and rule != DEFAULT_RULE:
-            out.setdefault(name, str(rule))
-    return out
-
-
-def _finally_names(job_flow: Mapping[str, Any]) -> list[str]:
-    """`spec.finally`'s names in spec order, without duplicates."""
-    raw = jf.spec(job_flow).get("finally")
-    names = [str(e.get("name") or "") for e in raw if isinstance(e, Mapping)] if isinstance(raw, list) else []
-    return list(dict.fromkeys(n for n in names if n))
 
 
 def _row(
