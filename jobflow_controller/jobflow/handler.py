@@ -39,6 +39,7 @@ from jobflow_controller.apis import (
 )
 from jobflow_controller.apis import job as vcjob
 from jobflow_controller.apis import jobflow as jf
+from jobflow_controller.apis.lifecycle import Lifecycle, pending_retry_request
 from jobflow_controller.apis.rules import template_names
 from jobflow_controller.jobflow import urgency
 from jobflow_controller.jobflow.expectations import CreateExpectations
@@ -137,7 +138,11 @@ class JobFlowEventHandlers:
             # A resync replay (ours, every --resync-period; upstream's resync is 0): sync again every
             # JobFlow that still has work to do, so a request dropped after --max-requeue-num or lost
             # to an outage cannot strand it. A finished flow costs nothing here.
-            if jf.phase(new) in _UNFINISHED or (succeeded_for_deletion and self.has_jobs_left(new)):
+            if (
+                jf.phase(new) in _UNFINISHED
+                or (succeeded_for_deletion and self.has_jobs_left(new))
+                or lifecycle_work_left(new)
+            ):
                 self.enqueue_job_flow(self.request_for(meta.namespace(new), meta.name(new)))
             return
         # Setting `deletionTimestamp` bumps the generation too; a deletion is no spec change (upstream
@@ -150,7 +155,9 @@ class JobFlowEventHandlers:
         recreated = meta.uid(new) != meta.uid(old)
         if recreated:
             self.deleted_jobs.forget(meta.namespace(old), meta.name(old), meta.uid(old))
-        if succeeded_for_deletion or spec_changed or recreated:
+        # Ours (docs/lifecycle.md): a re-run asked for by annotation, in any phase.
+        rerun = pending_retry_request(new) is not None
+        if succeeded_for_deletion or spec_changed or recreated or rerun:
             self.enqueue_job_flow(self.request_for(meta.namespace(new), meta.name(new)))
 
     def add_job(self, obj: Any, is_in_initial_list: bool = False) -> None:
@@ -269,3 +276,10 @@ class JobFlowEventHandlers:
                 continue
             if any(flow.name == name for flow in jf.flows(job_flow)) and jf.flow_patch(job_flow, name) is not None:
                 self.enqueue_job_flow(self.request_for(namespace, meta.name(job_flow)))
+
+
+def lifecycle_work_left(job_flow: Mapping[str, Any]) -> bool:
+    """A finished JobFlow that still has work (docs/lifecycle.md): a re-run asked for, or a TTL to honour."""
+    if pending_retry_request(job_flow) is not None:
+        return True
+    return Lifecycle.of(job_flow).ttl_seconds_after_finished is not None

@@ -69,8 +69,10 @@ def apply(world: World, status: JobFlowStatus, plan: SyncPlan, halt: str | None)
     _suspension(world, status, plan)
     old, new = jf.phase(world.job_flow), status.phase
     if new in _FINAL and old not in _FINAL:
-        if world.spec.lifecycle.ttl_seconds_after_finished is not None:
+        ttl = world.spec.lifecycle.ttl_seconds_after_finished
+        if ttl is not None:
             status.finished_at = format_time(world.now)
+            plan.deploy.requeue_in(float(ttl))  # then the TTL deletes it (lifecycle_actions.py)
         if new == Phase.FAILED and halt is not None:
             plan.notices.append(_ended(halt))
     if new not in _FINAL:
