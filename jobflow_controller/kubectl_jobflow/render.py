@@ -1,4 +1,4 @@
-"""The two pictures of a `FlowView`: an indented tree for a terminal, and Graphviz DOT.
+"""The terminal picture of a `FlowView`: an indented tree (Graphviz DOT is `dot`'s).
 
 The tree's convention: roots are the flows without `dependsOn` targets, in spec order; under each
 flow come the flows that depend on it, in spec order. A flow with several targets sits under each
@@ -6,6 +6,11 @@ of them, but only its first appearance (depth first, top down) carries its colum
 subtree; every later one is a single dimmed line "<name> (see above)", so no subtree is drawn twice
 and a cycle cannot recurse. Flows no root reaches (a target that names no flow, or a cycle, both of
 which admission refuses) follow under their own heading, each with the targets it waits for.
+
+The failure-aware fields (docs/rules.md): a flow whose `dependsOn.rule` is not the default carries it
+in brackets, ``alert [AnyFailed]``, wherever it is drawn (the rule of every edge into it); a Skipped
+flow shows the phase ``Skipped``; the `finally` JobTemplates come last, under a ``finally`` heading,
+as one branch.
 """
 
 from __future__ import annotations
@@ -15,7 +20,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TextIO
 
-from jobflow_controller.kubectl_jobflow.view import NOT_CREATED, WAITING, FlowRow, FlowView
+from jobflow_controller.kubectl_jobflow.view import NOT_CREATED, SKIPPED, WAITING, FlowRow, FlowView
 
 RESET = "\x1b[0m"
 BOLD = "\x1b[1m"
@@ -24,6 +29,7 @@ RED = "\x1b[31m"
 GREEN = "\x1b[32m"
 YELLOW = "\x1b[33m"
 MAGENTA = "\x1b[35m"
+BLUE = "\x1b[34m"
 CYAN = "\x1b[36m"
 
 #: Volcano Job phases (and the two the view adds) and JobFlow phases, by colour.
@@ -39,31 +45,19 @@ PHASE_COLORS: Mapping[str, str] = {
     "Terminated": RED,
     "Aborting": MAGENTA,
     "Terminating": MAGENTA,
+    SKIPPED: BLUE,
     WAITING: DIM,
     NOT_CREATED: DIM,
     "Unknown": DIM,
 }
-
-#: Fill colours of the DOT nodes, by phase (light tints of the terminal colours).
-DOT_FILLS: Mapping[str, str] = {
-    "Completed": "#c8e6c9",
-    "Running": "#b3e5fc",
-    "Completing": "#b3e5fc",
-    "Pending": "#fff9c4",
-    "Restarting": "#fff9c4",
-    "Failed": "#ffcdd2",
-    "Aborted": "#ffcdd2",
-    "Terminated": "#ffcdd2",
-    "Aborting": "#e1bee7",
-    "Terminating": "#e1bee7",
-}
-DOT_FILL_DEFAULT = "#eeeeee"
 
 HEADERS = ("FLOW", "PHASE", "DURATION", "RESTARTS")
 #: Spaces between columns, as kubectl's table printer pads them.
 GAP = "   "
 SEE_ABOVE = "(see above)"
 UNREACHABLE_HEADING = "not reachable from a root (a target names no flow, or the flows form a cycle):"
+#: The line above the finally JobTemplates (docs/rules.md), which run once no flow can run any more.
+FINALLY_HEADING = "finally"
 
 
 @dataclass(frozen=True)
@@ -185,6 +179,41 @@ def tree_lines(view: FlowView, branches: Branches = UNICODE) -> tuple[list[TreeL
     return reachable, rest
 
 
+def finally_lines(view: FlowView, branches: Branches = UNICODE) -> list[TreeLine]:
+    """The `finally` branch: each finally JobTemplate's line, in spec order, under the heading."""
+    last = len(view.finally_flows) - 1
+    return [
+        TreeLine(branches.elbow if i == last else branches.tee, row.name, row)
+        for i, row in enumerate(view.finally_flows)
+    ]
+
+
+def _first_cell(line: TreeLine, known: set[str]) -> str:
+    """The FLOW column: connectors, the name, the flow's rule if not the default, and a note."""
+    name = line.name + (f" [{line.row.rule}]" if line.row is not None and line.row.rule else "")
+    if line.repeat:
+        return f"{line.prefix}{name} {SEE_ABOVE}"
+    if line.needs:
+        needs = ", ".join(t if t in known else f"{t}?" for t in line.needs)
+        return f"{line.prefix}{name} (needs {needs})"
+    return line.prefix + name
+
+
+def _cells(line: TreeLine, known: set[str]) -> list[str]:
+    if line.repeat or line.row is None:
+        return [_first_cell(line, known), "", "", ""]
+    restarts = "-" if line.row.restarts is None else str(line.row.restarts)
+    return [_first_cell(line, known), line.row.phase, human_duration(line.row.duration), restarts]
+
+
+def _summary(view: FlowView) -> str:
+    """The heading's end: ``4 flows   age 10m``, ``3 flows, 1 finally   age 2m``."""
+    flows = f"{len(view.flows)} flow" + ("" if len(view.flows) == 1 else "s")
+    if view.finally_flows:
+        flows += f", {len(view.finally_flows)} finally"
+    return f"{flows}   age {human_duration(view.age)}"
+
+
 def lifecycle_note(view: FlowView, paint: Callable[[str, str | None], str]) -> str:
     """The heading's lifecycle words (docs/lifecycle.md): `suspended 3m` (no time until the controller
     has seen it), `shutdown Stop`."""
@@ -198,36 +227,17 @@ def lifecycle_note(view: FlowView, paint: Callable[[str, str | None], str]) -> s
 
 
 def render_tree(view: FlowView, *, color: bool = False, branches: Branches = UNICODE) -> str:
-    """The heading line, then FLOW/PHASE/DURATION/RESTARTS with the flows drawn as a tree."""
+    """The heading line, then FLOW/PHASE/DURATION/RESTARTS with the flows drawn as a tree, then the
+    `finally` branch (docs/rules.md) when the JobFlow has one."""
 
     def paint(text: str, code: str | None) -> str:
         return f"{code}{text}{RESET}" if color and code and text else text
 
     reachable, rest = tree_lines(view, branches)
+    final = finally_lines(view, branches)
     known = {f.name for f in view.flows}
-
-    def first_cell(line: TreeLine) -> str:
-        if line.repeat:
-            return f"{line.prefix}{line.name} {SEE_ABOVE}"
-        if line.needs:
-            needs = ", ".join(t if t in known else f"{t}?" for t in line.needs)
-            return f"{line.prefix}{line.name} (needs {needs})"
-        return line.prefix + line.name
-
-    lines = reachable + rest
-    cells = [
-        [first_cell(ln)]
-        + (
-            ["", "", ""]
-            if ln.repeat or ln.row is None
-            else [
-                ln.row.phase,
-                human_duration(ln.row.duration),
-                "-" if ln.row.restarts is None else str(ln.row.restarts),
-            ]
-        )
-        for ln in lines
-    ]
+    lines = reachable + rest + final
+    cells = [_cells(ln, known) for ln in lines]
     # A "(see above)" line has no other columns, so it may run past the first one.
     measured = [c for c, ln in zip(cells, lines, strict=True) if not ln.repeat]
     widths = [max([len(h)] + [len(c[i]) for c in measured]) for i, h in enumerate(HEADERS)]
@@ -240,57 +250,24 @@ def render_tree(view: FlowView, *, color: bool = False, branches: Branches = UNI
 
     title = f"JobFlow {view.namespace}/{view.name}" if view.namespace else f"JobFlow {view.name}"
     phase = view.phase or "Unknown"
-    flows = f"{len(view.flows)} flow" + ("" if len(view.flows) == 1 else "s")
-    heading = (
-        f"{paint(title, BOLD)}   {paint(phase, PHASE_COLORS.get(phase))}   {flows}   age {human_duration(view.age)}"
-    )
-    out = [heading + lifecycle_note(view, paint)]
+    out = [
+        f"{paint(title, BOLD)}   {paint(phase, PHASE_COLORS.get(phase))}   {_summary(view)}"
+        + lifecycle_note(view, paint)
+    ]
     out.append(row_text(list(HEADERS), [BOLD] * 4))
+    headings: dict[int, tuple[str, str]] = {}
+    if rest:
+        headings[len(reachable)] = (UNREACHABLE_HEADING, YELLOW)
+    if final:
+        headings[len(reachable) + len(rest)] = (FINALLY_HEADING, BOLD)
     for index, (line, values) in enumerate(zip(lines, cells, strict=True)):
-        if index == len(reachable) and rest:
-            out.append(paint(UNREACHABLE_HEADING, YELLOW))
+        if index in headings:
+            out.append(paint(*headings[index]))
         if line.repeat or line.row is None:
             out.append(line.prefix + paint(values[0][len(line.prefix) :], DIM))
             continue
         restarts_code = YELLOW if line.row.restarts else None
         out.append(row_text(values, [None, PHASE_COLORS.get(line.row.phase), None, restarts_code]))
-    if not view.flows:
+    if not view.flows and not final:
         out.append(paint("(no flows)", DIM))
-    return "\n".join(out) + "\n"
-
-
-# -- Graphviz ----------------------------------------------------------------------------------
-def _quote(text: str) -> str:
-    """A DOT double-quoted string: backslashes and quotes escaped, newlines as DOT's \\n."""
-    return '"' + text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n") + '"'
-
-
-def render_dot(view: FlowView) -> str:
-    """A `digraph` with one node per flow (filled by phase) and an edge target -> dependent, so
-    `kubectl jobflow dot NAME | dot -Tsvg > flow.svg` draws the pipeline left to right."""
-    title = f"{view.namespace}/{view.name}" if view.namespace else view.name
-    title += f": {view.phase or 'Unknown'}"
-    out = [
-        f"digraph {_quote(view.name)} {{",
-        f"  graph [rankdir=LR, labelloc=t, fontname=Helvetica, label={_quote(title)}];",
-        '  node [shape=box, style="rounded,filled", fontname=Helvetica];',
-        '  edge [color="#555555"];',
-    ]
-    known = {f.name for f in view.flows}
-    for flow in view.flows:
-        label = f"{flow.name}\n{flow.phase}"
-        if flow.duration is not None:
-            label += f", {human_duration(flow.duration)}"
-        if flow.restarts:
-            label += f"\nrestarts: {flow.restarts}"
-        fill = DOT_FILLS.get(flow.phase, DOT_FILL_DEFAULT)
-        out.append(f"  {_quote(flow.name)} [label={_quote(label)}, fillcolor={_quote(fill)}];")
-    unknown = sorted({t for f in view.flows for t in f.targets if t not in known})
-    for name in unknown:
-        label = _quote(f"{name}\n(no such flow)")
-        out.append(f"  {_quote(name)} [label={label}, style=dashed];")
-    for flow in view.flows:
-        for target in flow.targets:
-            out.append(f"  {_quote(target)} -> {_quote(flow.name)};")
-    out.append("}")
     return "\n".join(out) + "\n"

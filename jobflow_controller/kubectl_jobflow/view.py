@@ -5,6 +5,11 @@ Built from the JobFlow (spec and status) and the Jobs it controls, read once; th
 status is what the controller wrote at its last sync, the Job what Volcano's job controller says
 now. The status is what remains once the Jobs are gone (`jobRetainPolicy: delete`, or a Job
 deleted by hand), so a finished pipeline still shows every flow's outcome.
+
+The failure-aware fields (docs/rules.md) show too: a flow the controller Skipped (its rule can no
+longer be met: listed in `status.skippedJobs`, it has no Job) is `Skipped`; each flow carries its
+`dependsOn.rule` when it is not the default; `spec.finally`'s JobTemplates are rows of their own,
+their Jobs `<jobflow>-<name>` read like the flows'.
 """
 
 from __future__ import annotations
@@ -19,12 +24,15 @@ from jobflow_controller.apis import jobflow as jf
 from jobflow_controller.apis import meta
 from jobflow_controller.apis.constants import JobPhase, Phase
 from jobflow_controller.apis.lifecycle_fields import SHUTDOWN, SUSPEND, SUSPENDED_SINCE
+from jobflow_controller.apis.rules import Rule, finally_flows
 from jobflow_controller.apis.timeutil import add_duration, parse_time
 
 #: A flow whose Job does not exist yet and never did, while the JobFlow can still create it.
 WAITING = "Waiting"
 #: A flow whose Job was never created and never will be: the JobFlow is Succeed or Failed.
 NOT_CREATED = "NotCreated"
+#: A flow whose rule can no longer be met (`status.skippedJobs`): no Job, by design.
+SKIPPED = "Skipped"
 
 #: Job phases after which a Job's duration stops growing.
 FINISHED_JOB_PHASES = frozenset({JobPhase.COMPLETED, JobPhase.FAILED, JobPhase.TERMINATED, JobPhase.ABORTED})
@@ -44,6 +52,8 @@ class FlowRow:
     duration: float | None
     #: `jobStatusList[].restartCount`, else the Job's `status.retryCount`; None if never created.
     restarts: int | None
+    #: `dependsOn.rule` when set and not the default `AllCompleted`: the rule of every edge into it.
+    rule: str | None = None
 
 
 @dataclass(frozen=True)
@@ -54,6 +64,8 @@ class FlowView:
     #: Seconds since the JobFlow was created.
     age: float | None
     flows: tuple[FlowRow, ...]
+    #: `spec.finally`, in spec order: JobTemplates run once no flow can run any more.
+    finally_flows: tuple[FlowRow, ...] = ()
     #: `spec.suspend` is true; for how long, from `status.suspendedSince`, once the controller saw it.
     suspended: bool = False
     suspended_for: float | None = None
@@ -63,6 +75,9 @@ class FlowView:
     def row(self, name: str) -> FlowRow | None:
         return next((f for f in self.flows if f.name == name), None)
 
+    def finally_row(self, name: str) -> FlowRow | None:
+        return next((f for f in self.finally_flows if f.name == name), None)
+
 
 def build_view(job_flow: Mapping[str, Any], jobs: Iterable[Mapping[str, Any]], now: datetime.datetime) -> FlowView:
     """The view of `job_flow` at `now`; `jobs` may hold any Jobs, only those it controls count."""
@@ -71,27 +86,26 @@ def build_view(job_flow: Mapping[str, Any], jobs: Iterable[Mapping[str, Any]], n
     entries = {str(e.get("name") or ""): e for e in jf.job_status_list(job_flow)}
     conditions = jf.status(job_flow).get("conditions")
     conditions = conditions if isinstance(conditions, Mapping) else {}
-    flow_phase = jf.phase(job_flow)
+    skipped = jf.status(job_flow).get("skippedJobs")
+    source = _Source(
+        flow_name,
+        owned,
+        entries,
+        conditions,
+        frozenset(str(s) for s in skipped) if isinstance(skipped, list) else frozenset(),
+        jf.phase(job_flow),
+        now,
+    )
     rows: list[FlowRow] = []
     seen: set[str] = set()
     for flow in jf.flows(job_flow):
         if flow.name in seen:  # a duplicate name (admission refuses it): the first one is the flow shown
             continue
         seen.add(flow.name)
-        job_name = jf.job_name(flow_name, flow.name)
-        condition = conditions.get(job_name)
-        rows.append(
-            _row(
-                flow.name,
-                job_name,
-                tuple(dict.fromkeys(flow.targets or ())),
-                owned.get(job_name),
-                entries.get(job_name),
-                condition if isinstance(condition, Mapping) else None,
-                flow_phase,
-                now,
-            )
-        )
+        rule = flow.rule if flow.rule and flow.rule != Rule.ALL_COMPLETED else None
+        rows.append(source.row(flow.name, tuple(dict.fromkeys(flow.targets or ())), rule))
+    finally_names = dict.fromkeys(f.name for f in finally_flows(job_flow) if f.name)
+    finally_rows = [source.row(name, (), None) for name in finally_names]
     created = meta.creation_timestamp(job_flow)
     age = _seconds(parse_time(created), now) if created else None
     raw_spec = job_flow.get("spec")
@@ -100,13 +114,36 @@ def build_view(job_flow: Mapping[str, Any], jobs: Iterable[Mapping[str, Any]], n
     return FlowView(
         meta.namespace(job_flow),
         flow_name,
-        flow_phase,
+        source.flow_phase,
         age,
         tuple(rows),
+        tuple(finally_rows),
         suspended=spec.get(SUSPEND) is True,
         suspended_for=_seconds(parse_time(str(since)), now) if since else None,
         shutdown=str(spec.get(SHUTDOWN) or ""),
     )
+
+
+@dataclass(frozen=True)
+class _Source:
+    """What one JobFlow's rows are read from: its Jobs, its status, and the time."""
+
+    flow_name: str
+    jobs: Mapping[str, Mapping[str, Any]]
+    entries: Mapping[str, Mapping[str, Any]]
+    conditions: Mapping[str, Any]
+    skipped: frozenset[str]
+    flow_phase: str
+    now: datetime.datetime
+
+    def row(self, name: str, targets: tuple[str, ...], rule: str | None) -> FlowRow:
+        job_name = jf.job_name(self.flow_name, name)
+        condition = self.conditions.get(job_name)
+        condition = condition if isinstance(condition, Mapping) else None
+        job, entry = self.jobs.get(job_name), self.entries.get(job_name)
+        if job is None and entry is None and condition is None and job_name in self.skipped:
+            return FlowRow(name, job_name, targets, SKIPPED, None, None, rule)
+        return _row(name, job_name, targets, job, entry, condition, self.flow_phase, self.now, rule)
 
 
 def _row(
@@ -118,6 +155,7 @@ def _row(
     condition: Mapping[str, Any] | None,
     flow_phase: str,
     now: datetime.datetime,
+    rule: str | None = None,
 ) -> FlowRow:
     phase = (vcjob.phase(job) if job is not None else "") or str((entry or {}).get("state") or "")
     phase = phase or str((condition or {}).get("phase") or "")
@@ -125,7 +163,7 @@ def _row(
     start_text = start_text or (condition or {}).get("createTime")
     if job is None and entry is None and condition is None:
         never = flow_phase in FINISHED_FLOW_PHASES
-        return FlowRow(name, job_name, targets, NOT_CREATED if never else WAITING, None, None)
+        return FlowRow(name, job_name, targets, NOT_CREATED if never else WAITING, None, None, rule)
     duration: float | None = None
     if start_text:
         start = parse_time(str(start_text))
@@ -138,7 +176,7 @@ def _row(
         restarts = int(entry.get("restartCount") or 0)
     else:
         restarts = vcjob.retry_count(job) if job is not None else 0
-    return FlowRow(name, job_name, targets, phase or "Unknown", duration, restarts)
+    return FlowRow(name, job_name, targets, phase or "Unknown", duration, restarts, rule)
 
 
 def _end(

@@ -1,9 +1,13 @@
-"""`make demo`: a real control plane, the CRDs, the controller, the simulator, both example pipelines.
+"""`make demo`: a real control plane, the CRDs, the controller, the simulator, the example pipelines.
 
-Shows each JobFlow's phase and its Jobs by state, redrawn whenever an informer sees a change,
-until both pipelines Succeed; then draws the diamond with `kubectl jobflow tree` (the project's
-kubectl plugin, run through kubectl), prints the kubectl lines to look at what happened and keeps the
-control plane up until Ctrl-C (or exits at once with `--exit-when-done`, as the e2e test runs it).
+The two pipelines of manifests/examples and one failure-aware example (docs/rules.md),
+manifests/examples/failure-aware/nightly-report: a RunToCompletion JobFlow whose extract-us fails,
+whose other steps still run, and whose finally JobTemplate notify-team is told the outcome. Shows
+each JobFlow's phase and its Jobs by state, redrawn whenever an informer sees a change, until each
+JobFlow has ended as its example says (the pipelines Succeed, nightly-report Failed); then draws the
+diamond and the nightly report with `kubectl jobflow tree` (the project's kubectl plugin, run through
+kubectl), prints the kubectl lines to look at what happened and keeps the control plane up until
+Ctrl-C (or exits at once with `--exit-when-done`, as the e2e test runs it).
 """
 
 from __future__ import annotations
@@ -32,16 +36,23 @@ from jobflow_controller.local.controlplane import ControlPlane
 from jobflow_controller.local.kubectl import EXAMPLES_DIR, install_crds, kubectl, kubectl_path, plugin_env
 from jobflow_controller.local.simulator import JobSimulator
 
-FLOWS = ("ml-pipeline", "parallel-pipeline")
-#: The pipeline the demo draws at the end, with `kubectl jobflow tree`.
-TREE_FLOW = "parallel-pipeline"
+#: Each JobFlow the demo runs, and the phase its example ends in.
+FLOWS: Mapping[str, str] = {"ml-pipeline": "Succeed", "parallel-pipeline": "Succeed", "nightly-report": "Failed"}
+#: The failure-aware example the demo applies beside manifests/examples: templates first.
+FAILURE_AWARE_EXAMPLE = tuple(
+    EXAMPLES_DIR / "failure-aware" / f"nightly-report-{kind}.yaml" for kind in ("jobtemplates", "jobflow")
+)
+#: The JobFlows the demo draws at the end, with `kubectl jobflow tree`.
+TREE_FLOWS = ("parallel-pipeline", "nightly-report")
 LOOK_AROUND = (
     "kubectl get jf",
     "kubectl describe jf ml-pipeline",
+    "kubectl describe jf nightly-report        # the Skipped event",
     "kubectl get vcjob",
     "kubectl get jt",
     "kubectl jobflow tree ml-pipeline",
     "kubectl jobflow dot parallel-pipeline   # Graphviz: | dot -Tsvg > parallel.svg",
+    "kubectl get vcjob nightly-report-notify-team -o jsonpath='{.metadata.annotations}'",
 )
 PHASE_ORDER = ("Pending", "Running", "Completing", "Completed", "Failed", "Terminated", "Aborted", "")
 
@@ -69,10 +80,11 @@ class Progress:
     def phases(self) -> dict[str, str]:
         return {meta.name(f): jf.phase(f) for f in self.flows.get_store().list()}
 
-    def settled(self, names: tuple[str, ...]) -> bool:
-        """Every named flow Succeeded, and those with `jobRetainPolicy: delete` have no Jobs left."""
+    def settled(self, expected: Mapping[str, str]) -> bool:
+        """Every named flow is in its expected phase, and those with `jobRetainPolicy: delete` have no Jobs left."""
         flows = {meta.name(f): f for f in self.flows.get_store().list()}
-        if any(jf.phase(flows.get(n, {})) != "Succeed" for n in names):
+        names = tuple(expected)
+        if any(jf.phase(flows.get(n, {})) != phase for n, phase in expected.items()):
             return False
         owners = {r.get("name") for j in self.jobs.get_store().list() for r in meta.owner_references(j)}
         return not any(jf.job_retain_policy(flows[n]) == "delete" and n in owners for n in names)
@@ -112,7 +124,7 @@ def _order(item: tuple[str, list[str]]) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="make demo", description=__doc__)
-    parser.add_argument("--exit-when-done", action="store_true", help="tear down once both pipelines Succeed")
+    parser.add_argument("--exit-when-done", action="store_true", help="tear down once the JobFlows have ended")
     parser.add_argument("--timeout", type=float, default=180.0, help="give up after this many seconds")
     args = parser.parse_args(argv)
 
@@ -136,7 +148,8 @@ def main(argv: list[str] | None = None) -> int:
         if not _wait_until_settled(progress, controller, log_path, stop, time.monotonic() + args.timeout, tty):
             return 1
         took = time.monotonic() - t0
-        print(f"\nboth pipelines Succeeded in {took:.1f}s. The diamond, drawn by the kubectl plugin:\n")
+        ended = ", ".join(f"{name} {phase}" for name, phase in FLOWS.items())
+        print(f"\nthe JobFlows ended as written in {took:.1f}s ({ended}). Drawn by the kubectl plugin:\n")
         _print_look_around(kubeconfig, tty)
         if args.exit_when_done:
             return 0
@@ -172,6 +185,7 @@ def _start_pipelines(kubeconfig: str, stop: threading.Event) -> Progress:
     progress = Progress(clientset, "default")
     progress.run(stop)
     print(kubectl(kubeconfig, "apply", "-k", str(EXAMPLES_DIR)).rstrip())
+    print(kubectl(kubeconfig, "apply", *(f"--filename={path}" for path in FAILURE_AWARE_EXAMPLE)).rstrip())
     print("")
     return progress
 
@@ -184,7 +198,7 @@ def _wait_until_settled(
     deadline: float,
     tty: bool,
 ) -> bool:
-    """Redraw the table on every change until both pipelines settle; False (said why) if they do not."""
+    """Redraw the table on every change until the JobFlows settle; False (said why) if they do not."""
     last = ""
     while not stop.is_set() and time.monotonic() < deadline:
         progress.changed.wait(0.5)
@@ -200,14 +214,15 @@ def _wait_until_settled(
         if controller.poll() is not None:
             print(f"jobflow-controller exited with {controller.returncode}; see {log_path}")
             return False
-    print("the pipelines did not finish in time" if not stop.is_set() else "interrupted")
+    print("the JobFlows did not end in time" if not stop.is_set() else "interrupted")
     return False
 
 
 def _print_look_around(kubeconfig: str, tty: bool) -> None:
-    print(f"$ kubectl jobflow tree {TREE_FLOW}")
-    print(show_tree(kubeconfig, TREE_FLOW, color=tty).rstrip())
-    print("\nLook around:\n")
+    for name in TREE_FLOWS:
+        print(f"$ kubectl jobflow tree {name}")
+        print(show_tree(kubeconfig, name, color=tty).rstrip() + "\n")
+    print("Look around:\n")
     print(f"  export KUBECONFIG={kubeconfig} PATH={Path(kubectl_path()).parent}:$PATH")
     for line in LOOK_AROUND:
         print(f"  {line}")

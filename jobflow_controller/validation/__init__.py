@@ -7,7 +7,7 @@ None`` joins them into one admission message. All read the JobFlow's JSON dict. 
 ``MAX_TARGETS`` and ``MAX_FINALLY`` (``limits``) are the size caps, the numbers the CRD's ``maxItems``
 are generated from; ``RULES`` and ``FAILURE_POLICIES`` (``rules``) the values its enums are.
 This package imports nothing else of the project but ``apis.patch``, ``apis.patch_fields``,
-``apis.probe`` and ``apis.retry`` (pure functions on JSON dicts, which say what a flow's ``patch``,
+``apis.probe``, ``apis.retry`` and ``apis.rules`` (pure functions on JSON dicts, which say what a flow's ``patch``,
 ``dependsOn.probe`` and ``retry`` may hold).
 """
 

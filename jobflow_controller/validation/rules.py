@@ -15,7 +15,7 @@ these fields is here:
   repeats a flow's (both would be the Job `<jobflow>-<name>`) or another finally entry's; a
   finally name that breaks the name rules a flow's name obeys (`names.entry_name_problems`).
 
-The values are those of the API (docs/rules.md); the CRD's enums are generated from the same tuples.
+The values are the API's (`apis.rules`, docs/rules.md); the CRD's enums are generated from the same tuples.
 """
 
 from __future__ import annotations
@@ -24,6 +24,7 @@ import json
 from collections.abc import Mapping
 from typing import Any, Final
 
+from jobflow_controller.apis.rules import FailurePolicy, Rule
 from jobflow_controller.validation.limits import MAX_FINALLY, too_many_finally_message
 from jobflow_controller.validation.names import entry_name_problems, job_name
 from jobflow_controller.validation.rawflows import raw_flows
@@ -38,11 +39,11 @@ __all__ = [
     "flow_rule_problems",
 ]
 
-#: `spec.flows[].dependsOn.rule`, in the order the docs and messages list them; the first is the default.
-RULES: Final = ("AllCompleted", "AnyCompleted", "AllFailed", "AnyFailed", "AllDone", "NoneFailed")
-DEFAULT_RULE: Final = RULES[0]
-#: `spec.failurePolicy`; the first is the default (upstream's behaviour).
-FAILURE_POLICIES: Final = ("FailFast", "RunToCompletion")
+#: `spec.flows[].dependsOn.rule` (`apis.rules.Rule`), in the order the docs and messages list them.
+RULES: Final = tuple(rule.value for rule in Rule)
+DEFAULT_RULE: Final = Rule.ALL_COMPLETED.value
+#: `spec.failurePolicy` (`apis.rules.FailurePolicy`); the first is the default (upstream's behaviour).
+FAILURE_POLICIES: Final = tuple(policy.value for policy in FailurePolicy)
 
 _FINALLY_NAMES_NOT_UNIQUE: Final = "jobflow Finally names must be unique"
 

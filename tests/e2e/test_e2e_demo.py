@@ -1,4 +1,5 @@
-"""`make demo` works: both example pipelines Succeed on a fresh control plane of its own."""
+"""`make demo` works: both example pipelines Succeed and the failure-aware nightly-report ends Failed as its
+example says, on a fresh control plane of its own."""
 
 from __future__ import annotations
 
@@ -6,7 +7,7 @@ import subprocess
 import sys
 
 
-def test_the_demo_runs_both_pipelines_to_succeed_and_tears_down() -> None:
+def test_the_demo_runs_the_examples_to_their_end_and_tears_down() -> None:
     result = subprocess.run(
         [sys.executable, "-m", "jobflow_controller.local.demo", "--exit-when-done", "--timeout=150"],
         capture_output=True,
@@ -14,8 +15,13 @@ def test_the_demo_runs_both_pipelines_to_succeed_and_tears_down() -> None:
         timeout=240,
     )
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
-    assert "both pipelines Succeeded" in result.stdout
+    assert "the JobFlows ended as written in " in result.stdout
+    assert "(ml-pipeline Succeed, parallel-pipeline Succeed, nightly-report Failed)" in result.stdout
     last_frame = result.stdout.split("JOBFLOW")[-1]
     assert "ml-pipeline          Succeed" in last_frame
     assert "parallel-pipeline    Succeed    [5 flows] deleted: 5" in last_frame
+    assert "nightly-report       Failed     [7 flows]" in last_frame
     assert "kubectl describe jf ml-pipeline" in result.stdout
+    assert "$ kubectl jobflow tree nightly-report\nJobFlow default/nightly-report   Failed   7 flows, 1 finally" in (
+        result.stdout
+    )

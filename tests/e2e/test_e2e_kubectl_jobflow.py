@@ -10,6 +10,7 @@ import subprocess
 import threading
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 import yaml
@@ -17,6 +18,7 @@ from e2e_helpers import RunningManager, wait_for
 from jobflows import chain, create_all, examples, flow, phase_of, template
 
 from jobflow_controller.kube.clientset import Clientset
+from jobflow_controller.kube.errors import ConflictError
 from jobflow_controller.local.demo import show_tree
 from jobflow_controller.local.kubectl import kubectl_path, plugin_env
 from jobflow_controller.local.simulator import JobSimulator
@@ -250,3 +252,97 @@ def test_the_demo_ends_with_the_tree_of_a_pipeline(
     assert "    └── model-ensemble (see above)" in text
     coloured = show_tree(str(kubeconfig), "parallel-pipeline", namespace, color=True)
     assert "\x1b[32mCompleted\x1b[0m" in coloured and ANSI.sub("", coloured).splitlines()[1:] == text.splitlines()[1:]
+
+
+# --- issue 22: Skipped flows, rules, finally (docs/rules.md) ------------------------------------------------
+#
+# The JobFlow's status is written by the test through the status subresource, as the controller would
+# write it for an on-failure alerting pipeline that ended Failed: what is drawn is read from the status
+# alone, and a Failed JobFlow is terminal, so a controller running meanwhile leaves it as written (its
+# own status PUT carries a resourceVersion: one made before this write conflicts). Its flows name no
+# JobTemplate, so no Job is ever created for it.
+
+ALERTING_FLOWS: list[dict[str, Any]] = [
+    {"name": "train", "continueOnFailure": False},
+    {"name": "alert", "dependsOn": {"targets": ["train"], "rule": "AnyFailed"}},
+    {"name": "deploy", "dependsOn": {"targets": ["train"]}},
+    {"name": "publish", "dependsOn": {"targets": ["deploy"]}},
+    {"name": "report", "dependsOn": {"targets": ["alert", "deploy"], "rule": "AllDone"}},
+]
+
+
+def _entry(job: str, state: str, start: str, end: str) -> dict[str, Any]:
+    return {"name": job, "state": state, "startTimestamp": start, "endTimestamp": end, "restartCount": 0}
+
+
+def ended_alerting_jobflow(clientset: Clientset, namespace: str, name: str) -> None:
+    """An alerting JobFlow whose train failed (handled: alert's rule is AnyFailed), alert and report
+    (AllDone) ran, deploy and publish were Skipped, and whose finally JobTemplate notify failed, which
+    fails the JobFlow."""
+    spec = {"jobRetainPolicy": "retain", "flows": ALERTING_FLOWS, "finally": [{"name": "notify"}]}
+    created = {"apiVersion": "flow.volcano.sh/v1alpha1", "kind": "JobFlow", "metadata": {"name": name}, "spec": spec}
+    created["metadata"]["namespace"] = namespace
+    clientset.job_flows(namespace).create(created)
+    job = f"{name}-{{}}".format
+    status = {
+        "state": {"phase": "Failed"},
+        "failedJobs": [job("train"), job("notify")],
+        "completedJobs": [job("alert"), job("report")],
+        "skippedJobs": [job("deploy"), job("publish")],
+        "jobStatusList": [
+            _entry(job("train"), "Failed", "2026-01-01T00:00:00Z", "2026-01-01T00:01:00Z"),
+            _entry(job("alert"), "Completed", "2026-01-01T00:01:00Z", "2026-01-01T00:01:20Z"),
+            _entry(job("report"), "Completed", "2026-01-01T00:01:20Z", "2026-01-01T00:01:25Z"),
+            _entry(job("notify"), "Failed", "2026-01-01T00:01:25Z", "2026-01-01T00:01:30Z"),
+        ],
+    }
+
+    def written() -> bool:
+        current = clientset.job_flows(namespace).get(name)
+        try:
+            clientset.job_flows(namespace).update_status({**current, "status": status})
+        except ConflictError:
+            return False
+        return True
+
+    wait_for(written, 30, what=f"the status of {name} written")
+
+
+def test_tree_shows_skipped_flows_rules_and_the_finally_branch(
+    clientset: Clientset, namespace: str, kubeconfig: Path
+) -> None:
+    ended_alerting_jobflow(clientset, namespace, "alerting")
+    stored = clientset.job_flows(namespace).get("alerting")
+    assert stored["status"]["skippedJobs"] == ["alerting-deploy", "alerting-publish"]  # our CRD keeps it
+    result = plugin("tree", "alerting", "-n", namespace, f"--kubeconfig={kubeconfig}")
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.splitlines()[0].startswith(
+        f"JobFlow {namespace}/alerting   Failed   5 flows, 1 finally   age "
+    )
+    assert [r[:3] for r in tree_rows(result.stdout)] == [
+        ["train", "Failed", "60s"],
+        ["├── alert [AnyFailed]", "Completed", "20s"],
+        ["│   └── report [AllDone]", "Completed", "5s"],
+        ["└── deploy", "Skipped", "-"],
+        ["    ├── publish", "Skipped", "-"],
+        ["    └── report [AllDone] (see above)"],
+        ["finally", "", ""],  # the heading: no columns
+        ["└── notify", "Failed", "5s"],
+    ]
+
+
+def test_dot_labels_rules_dashes_skipped_flows_and_clusters_finally(
+    clientset: Clientset, namespace: str, kubeconfig: Path
+) -> None:
+    ended_alerting_jobflow(clientset, namespace, "alerting-dot")
+    result = plugin("dot", "alerting-dot", "-n", namespace, f"--kubeconfig={kubeconfig}")
+    assert result.returncode == 0, result.stderr
+    assert '  "train" -> "alert" [label="AnyFailed"];' in result.stdout
+    assert '  "deploy" -> "report" [label="AllDone"];' in result.stdout
+    assert '  "deploy" [label="deploy\\nSkipped", fillcolor="#eeeeee", style="rounded,filled,dashed"];' in result.stdout
+    assert '  subgraph "cluster_finally" {' in result.stdout
+    assert '    "notify" [label="notify\\nFailed, 5s", fillcolor="#ffcdd2"];' in result.stdout
+    assert sorted(re.findall(r'^  "([^"]+)" -> "notify" \[style=dotted\];$', result.stdout, re.MULTILINE)) == [
+        "publish",
+        "report",
+    ]

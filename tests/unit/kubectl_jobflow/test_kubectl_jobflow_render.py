@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+from jobflow_controller.kubectl_jobflow.dot import render_dot
 from jobflow_controller.kubectl_jobflow.render import (
     ASCII,
     GREEN,
@@ -16,7 +17,6 @@ from jobflow_controller.kubectl_jobflow.render import (
     RESET,
     branches_for,
     human_duration,
-    render_dot,
     render_tree,
     use_color,
 )
