@@ -31,6 +31,7 @@ from jobflow_controller.kube.config import ConfigError, build_client_config
 from jobflow_controller.kube.resources import JOB_FLOWS
 from jobflow_controller.kube.rest import RestClient, default_user_agent
 from jobflow_controller.kubectl_jobflow.render import branches_for, render_dot, render_tree, use_color
+from jobflow_controller.kubectl_jobflow.ui import command as ui_command
 from jobflow_controller.kubectl_jobflow.view import FlowView, build_view
 
 PROG = "kubectl jobflow"
@@ -44,6 +45,7 @@ EXAMPLES = """examples:
   kubectl jobflow tree ml-pipeline -n default      the flows as a tree: phase, duration, restarts
   kubectl jobflow tree ml-pipeline --watch         redrawn as it changes, until Ctrl-C
   kubectl jobflow dot ml-pipeline | dot -Tsvg > ml-pipeline.svg
+  kubectl jobflow ui -A                            a live web view of every JobFlow, on 127.0.0.1
 """
 
 
@@ -83,6 +85,7 @@ def _parser() -> argparse.ArgumentParser:
     )
     dot = sub.add_parser("dot", parents=[common], help="the DAG in Graphviz DOT, for `dot -Tsvg`")
     dot.add_argument("name", metavar="NAME", help="the JobFlow")
+    ui_command.add_parser(sub, common)
     return parser
 
 
@@ -149,6 +152,8 @@ def _one_line(err: BaseException) -> str:
 
 
 def run(args: argparse.Namespace, stdout: TextIO) -> int:
+    if args.command == "ui":
+        return ui_command.run(args, stdout)
     configuration, default_namespace = build_client_config(
         getattr(args, "kubeconfig", None), getattr(args, "context", None)
     )
