@@ -120,6 +120,7 @@
   function renderList() {
     var body = document.getElementById("rows");
     if (!body) return;
+    var start = performance.now();
     var ns = document.getElementById("f-ns"), phase = document.getElementById("f-phase").value;
     var name = document.getElementById("f-name").value.trim();
     syncNamespaces(ns);
@@ -131,6 +132,7 @@
     body.innerHTML = shown.map(listRow).join("");
     document.getElementById("count").textContent = shown.length + " of " + all.length + " JobFlows" +
       (state.scope ? ' in namespace "' + state.scope + '"' : "");
+    ui.lastListRenderMs = performance.now() - start;
   }
 
   // -- one JobFlow --------------------------------------------------------------------------------
@@ -172,6 +174,7 @@
     var took = JobflowDag.render(dag, page);
     if (took != null) {
       ui.lastRenderMs = took;
+      ui.drawnAt = performance.now(); // since the page's navigation started
       ui.draws++;
     }
     if (state.selected) JobflowDag.select(dag, state.selected);
