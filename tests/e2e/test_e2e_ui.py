@@ -4,6 +4,12 @@ controller and the simulator running the pipelines. Screenshots go to .test-arti
 from __future__ import annotations
 
 import json
+import re
+import signal
+import subprocess
+import time
+import urllib.error
+import urllib.request
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -21,6 +27,7 @@ from jobflow_controller.kube.resources import Resource
 from jobflow_controller.kubectl_jobflow.ui.actions import RETRY_REQUEST_ANNOTATION
 from jobflow_controller.kubectl_jobflow.ui.command import Session, open_session
 from jobflow_controller.local.controlplane import ControlPlane
+from jobflow_controller.local.kubectl import kubectl_path, plugin_env
 from jobflow_controller.local.simulator import JobSimulator
 
 pytestmark = pytest.mark.e2e
@@ -52,6 +59,37 @@ def ui(kubeconfig: Path) -> Iterator[Session]:
 def browser() -> Iterator[Any]:
     with headless_chromium() as driver:
         yield driver
+
+
+def test_the_command_prints_its_url_serves_it_and_stops_on_ctrl_c(kubeconfig: Path) -> None:
+    """`kubectl jobflow ui` run through kubectl, as a user runs it."""
+    process = subprocess.Popen(
+        [kubectl_path(), "jobflow", "ui", "-A", "--no-browser", "--kubeconfig", str(kubeconfig)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=plugin_env(kubeconfig),
+    )
+    try:
+        assert process.stdout is not None
+        line = process.stdout.readline()
+        match = re.search(r"(http://127\.0\.0\.1:\d+/\?token=[\w-]+)", line)
+        assert line.startswith("JobFlows of all namespaces at ") and match, line
+        url = match.group(1)
+        with urllib.request.urlopen(url, timeout=10) as response:
+            assert response.status == 200 and b"JobFlows" in response.read()
+        with pytest.raises(urllib.error.HTTPError) as refused:
+            urllib.request.urlopen(url.split("?")[0], timeout=10)
+        assert refused.value.code == 403
+        # kubectl execs the plugin, so Ctrl-C reaches it directly: it stops at once and cleanly
+        started = time.monotonic()
+        process.send_signal(signal.SIGINT)
+        assert process.wait(timeout=15) == 0
+        assert time.monotonic() - started < 5
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
 
 
 def test_the_list_shows_the_demo_pipelines_live(

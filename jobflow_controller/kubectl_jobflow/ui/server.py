@@ -79,7 +79,7 @@ class UIServer:
         return {f"http://{host}" for host in self.allowed_hosts()}
 
     def start(self) -> None:
-        self._thread = threading.Thread(target=self.httpd.serve_forever, name="jobflow-ui", daemon=True)
+        self._thread = threading.Thread(target=self.httpd.serve_forever, args=(0.1,), name="jobflow-ui", daemon=True)
         self._thread.start()
 
     def shutdown(self) -> None:
