@@ -19,3 +19,4 @@ def test_the_demo_runs_both_pipelines_to_succeed_and_tears_down() -> None:
     assert "ml-pipeline          Succeed" in last_frame
     assert "parallel-pipeline    Succeed    [5 flows] deleted: 5" in last_frame
     assert "kubectl describe jf ml-pipeline" in result.stdout
+    assert "kubectl jobflow ui" in result.stdout

@@ -10,6 +10,7 @@ kubeconfig, so it sees and may do exactly what `kubectl` would let the user see 
 from __future__ import annotations
 
 import argparse
+import signal
 import threading
 import time
 import webbrowser
@@ -94,6 +95,9 @@ def run(args: argparse.Namespace, stdout: TextIO) -> int:
     )
     scope = None if args.all_namespaces else (namespace or default_namespace)
     session = open_session(configuration, scope, args.port)
+    if threading.current_thread() is threading.main_thread():
+        # SIGTERM (a service manager, `kill`) stops as cleanly as Ctrl-C does.
+        signal.signal(signal.SIGTERM, lambda *_: session.stop.set())
     try:
         where = "all namespaces" if scope is None else f'namespace "{scope}"'
         stdout.write(f"JobFlows of {where} at {session.server.url}\n(Ctrl-C to stop)\n")

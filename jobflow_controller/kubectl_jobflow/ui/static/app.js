@@ -8,6 +8,7 @@
   var esc = JobflowDag.esc;
   var PHASES = ["Pending", "Running", "Terminating", "Succeed", "Failed"];
   var LEGEND = ["Waiting", "Pending", "Running", "Completed", "Failed", "Terminated", "Skipped", "Aborted", "NotCreated"];
+  var LABELS = { NotCreated: "Not created" };
   var CONFIRM = {
     suspend: "Suspend {key}? No new Job is created until it is resumed; running Jobs go on.",
     resume: "Resume {key}? Flows whose dependencies are met get their Jobs again.",
@@ -15,7 +16,7 @@
     terminate: "Terminate {key}? Its running Jobs are terminated and no new Job is created. This cannot be undone.",
     retry: "Retry {key}? {flows} run again."
   };
-  var state = { source: null, rows: new Map(), scope: "", page: null, selected: null, timer: null, pending: false };
+  var state = { source: null, rows: new Map(), scope: "", page: null, selected: null, timer: null, zoom: "fit" };
   var ui = (window.jobflowUI = { lastRenderMs: null, draws: 0, updates: 0, state: state });
   var main = document.getElementById("main");
 
@@ -40,7 +41,7 @@
   }
 
   function badge(phase, extra) {
-    return '<span class="badge ph-' + esc(phase) + (extra ? " " + extra : "") + '">' + esc(phase) + "</span>";
+    return '<span class="badge ph-' + esc(phase) + (extra ? " " + extra : "") + '">' + esc(LABELS[phase] || phase) + "</span>";
   }
 
   function flags(row) {
@@ -143,7 +144,11 @@
     state.selected = null;
     main.innerHTML = '<div id="summary" class="summary"><h1>' + esc(name) + "</h1></div>" +
       '<div id="toolbar" class="toolbar"></div><div class="legend">' +
-      LEGEND.map(function (p) { return badge(p); }).join("") + '<span class="badge ph-Waiting">finally: dashed</span></div>' +
+      LEGEND.map(function (p) { return badge(p); }).join("") + '<span class="badge ph-Waiting">finally: dashed</span>' +
+      '<span class="zoom"><button type="button" data-zoom="out" title="zoom out">−</button>' +
+      '<button type="button" data-zoom="in" title="zoom in">+</button>' +
+      '<button type="button" data-zoom="fit" title="fit the width">fit</button>' +
+      '<button type="button" data-zoom="1" title="actual size">1:1</button></span></div>' +
       '<div class="workspace"><div id="dag" class="dag"></div><aside id="side" class="side">' +
       '<p class="muted">Click a flow to see its Job.</p></aside></div>' +
       '<section class="events"><h2>Events</h2><div id="events"></div></section>';
@@ -154,6 +159,14 @@
       JobflowDag.select(document.getElementById("dag"), state.selected);
       renderSide();
     });
+    main.querySelector(".zoom").addEventListener("click", onZoom);
+    var dagBox = document.getElementById("dag");
+    if (window.ResizeObserver) {
+      // "fit" follows the width the DAG is given (a scrollbar appearing, the window resized).
+      new ResizeObserver(function () {
+        if (state.zoom === "fit") state.factor = JobflowDag.zoom(dagBox, "fit");
+      }).observe(dagBox);
+    }
     document.getElementById("toolbar").addEventListener("click", onAction);
     document.getElementById("side").addEventListener("click", onAction);
     connect("/api/stream/jobflow?key=" + encodeURIComponent(key), {
@@ -173,6 +186,7 @@
     var dag = document.getElementById("dag");
     var took = JobflowDag.render(dag, page);
     if (took != null) {
+      state.factor = JobflowDag.zoom(dag, state.zoom);
       ui.lastRenderMs = took;
       ui.drawnAt = performance.now(); // since the page's navigation started
       ui.draws++;
@@ -265,6 +279,14 @@
           esc(e.reason) + (e.count > 1 ? " (x" + e.count + ")" : "") + "</td><td>" + human(seconds(e.last)) +
           "</td><td>" + esc(e.message) + "</td></tr>";
       }).join("") + "</tbody></table>";
+  }
+
+  function onZoom(e) {
+    var button = e.target.closest("button[data-zoom]");
+    if (!button) return;
+    var how = button.getAttribute("data-zoom"), factor = state.factor || 1;
+    state.zoom = how === "fit" ? "fit" : how === "in" ? Math.min(2, factor * 1.25) : how === "out" ? Math.max(0.2, factor / 1.25) : 1;
+    state.factor = JobflowDag.zoom(document.getElementById("dag"), state.zoom);
   }
 
   // -- actions ------------------------------------------------------------------------------------

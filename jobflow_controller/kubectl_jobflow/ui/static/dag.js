@@ -65,7 +65,8 @@ window.JobflowDag = (function () {
     var d = page.drawing, finals = page.nodes.some(function (n) { return n.finally; });
     var top = finals ? 14 : 0, parts = [];
     parts.push('<svg class="graph" xmlns="http://www.w3.org/2000/svg" width="' + d.width + '" height="' +
-      (d.height + top) + '"><defs><marker id="arrow" viewBox="0 0 10 10" refX="10" refY="5" markerWidth="7" ' +
+      (d.height + top) + '" viewBox="0 0 ' + d.width + " " + (d.height + top) + '" data-width="' + d.width +
+      '" data-height="' + (d.height + top) + '"><defs><marker id="arrow" viewBox="0 0 10 10" refX="10" refY="5" markerWidth="7" ' +
       'markerHeight="7" orient="auto"><path d="M0,0L10,5L0,10z" fill="#8c959f"/></marker></defs>' +
       '<g transform="translate(0,' + top + ')">');
     parts.push(finallyMarkup(page));
@@ -106,6 +107,18 @@ window.JobflowDag = (function () {
     return draw(container, page);
   }
 
+  // Scales the drawing: a number, or "fit" (the container's width, never below MIN_FIT nor above 1).
+  var MIN_FIT = 0.4;
+  function zoom(container, how) {
+    var svg = container.querySelector("svg");
+    if (!svg) return 1;
+    var w = Number(svg.getAttribute("data-width")), h = Number(svg.getAttribute("data-height"));
+    var factor = how === "fit" ? Math.max(MIN_FIT, Math.min(1, (container.clientWidth - 4) / w)) : how;
+    svg.setAttribute("width", Math.round(w * factor));
+    svg.setAttribute("height", Math.round(h * factor));
+    return factor;
+  }
+
   function select(container, name) {
     container.querySelectorAll("g.node.selected").forEach(function (g) { g.classList.remove("selected"); });
     container.querySelectorAll("g.node").forEach(function (g) {
@@ -113,5 +126,5 @@ window.JobflowDag = (function () {
     });
   }
 
-  return { draw: draw, render: render, select: select, esc: esc };
+  return { draw: draw, render: render, select: select, zoom: zoom, esc: esc };
 })();
