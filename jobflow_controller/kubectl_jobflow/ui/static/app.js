@@ -24,6 +24,14 @@
     return path + (path.indexOf("?") < 0 ? "?" : "&") + "token=" + encodeURIComponent(TOKEN);
   }
 
+  // Replaces an element's content only when it differs: a button under the pointer survives the
+  // pushes that did not change it (a click between mousedown and mouseup is not lost).
+  function setHTML(el, html) {
+    if (el.jobflowHTML === html) return;
+    el.jobflowHTML = html;
+    el.innerHTML = html;
+  }
+
   function seconds(from, to) {
     if (!from) return null;
     var end = to ? Date.parse(to) : Date.now();
@@ -193,7 +201,7 @@
     }
     if (state.selected) JobflowDag.select(dag, state.selected);
     renderSide();
-    document.getElementById("events").innerHTML = eventsTable(page.events);
+    setHTML(document.getElementById("events"), eventsTable(page.events));
   }
 
   function renderSummary() {
@@ -226,9 +234,9 @@
     var reasons = {};
     Object.keys(acts).forEach(function (a) { if (!acts[a].enabled) reasons[acts[a].reason] = true; });
     var rbac = Object.keys(reasons).filter(function (r) { return r.indexOf("RBAC") >= 0; });
-    bar.innerHTML = ["suspend", "resume", "stop", "terminate", "retry"].map(function (a) {
+    setHTML(bar, ["suspend", "resume", "stop", "terminate", "retry"].map(function (a) {
       return actionButton(a, acts[a]);
-    }).join("") + (rbac.length ? '<span class="reason" id="rbac-reason">' + esc(rbac[0]) + "</span>" : "");
+    }).join("") + (rbac.length ? '<span class="reason" id="rbac-reason">' + esc(rbac[0]) + "</span>" : ""));
   }
 
   function kv(pairs) {
@@ -260,7 +268,7 @@
     }));
     if (c.taskStatusCount) html += "<h3>Tasks</h3><pre>" + esc(JSON.stringify(c.taskStatusCount, null, 1)) + "</pre>";
     html += "<h3>Job events</h3>" + eventsTable(r.events);
-    side.innerHTML = html;
+    setHTML(side, html);
   }
 
   function table(headers, rows) {
