@@ -9,6 +9,7 @@ PodTemplateSpec and PersistentVolumeClaimSpec), and written to:
     manifests/crds/flow.volcano.sh_jobtemplates.yaml     upstream's JobTemplate CRD
     manifests/crd-validation/jobflow-validation.yaml     the optional Component's JSON patch (the rules)
     hack/local-crds/batch.volcano.sh_jobs.yaml           Volcano's Job CRD, for the local control plane
+    hack/local-crds/bus.volcano.sh_commands.yaml         Volcano's Command CRD, likewise
 
 The output is deterministic: the same inputs give byte-identical files, and
 tests/unit/manifests/test_manifests_crds_generated.py fails when the committed files differ from

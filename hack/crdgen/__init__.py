@@ -1,7 +1,7 @@
-"""The CRD generator: the three CustomResourceDefinitions (JobFlow, JobTemplate, Volcano Job) as dicts.
+"""The CRD generator: the four CustomResourceDefinitions (JobFlow, JobTemplate, Volcano Job and Command) as dicts.
 
 ``hack/gen_crds.py`` writes them out: the JobFlow and JobTemplate CRDs to ``manifests/crds/`` (what
-``kubectl apply -k manifests/`` installs), Volcano's Job CRD to ``hack/local-crds/`` (for the local
+``kubectl apply -k manifests/`` installs), Volcano's Job and Command CRDs to ``hack/local-crds/`` (for the local
 control plane only: a cluster that runs Volcano has its own, which must not be overwritten), and
 the CEL rules as the JSON patch of the optional kustomize Component ``manifests/crd-validation/``.
 It lives under ``hack/`` because nothing at run time needs it: the local control plane applies the
@@ -27,13 +27,16 @@ The result is upstream's CRDs exactly: parsed, ``upstream_jobflow_crd()``, ``job
 ``config/crd/volcano/bases/batch.volcano.sh_jobs.yaml`` (``UPSTREAM_CRD_SHA256`` pins them).
 
 The JobFlow CRD we ship (``jobflow_crd()``) is upstream's plus one additive, optional field,
-``spec.flows[].retry``, and ``maxItems`` on ``spec.flows`` and each flow's targets, the size caps of
-``jobflow_controller.validation.limits`` (``flow``). Beyond upstream, and only in the optional Component, it gets CEL
-rules on ``spec.flows`` and the bounds their cost needs (``rules``). ``files`` turns it all into the
+``spec.flows[].retry``, ``maxItems`` on ``spec.flows`` and each flow's targets, the size caps of
+``jobflow_controller.validation.limits``, and the failure-aware fields of docs/rules.md (``flow``).
+Beyond upstream, and only in the optional Component, it gets CEL rules on ``spec.flows``, ``spec``
+and ``spec.finally`` and the bounds their cost needs (``rules``). ``files`` turns it all into the
 exact text of each file.
 """
 
+from crdgen.bus import command_crd
 from crdgen.files import (
+    COMMAND_CRD_FILE,
     CRD_FILES,
     JOB_CRD_FILE,
     UPSTREAM_CRD_SHA256,
@@ -47,11 +50,13 @@ from crdgen.files import (
 )
 from crdgen.flow import (
     DEFAULT_RETRY_BACKOFF,
+    FAILURE_AWARE_ADDITIONS,
     FLOWS_MAX_ITEMS_POINTER,
     OUR_ADDITIONS,
     RETRY_FIELD_POINTER,
     TARGETS_MAX_ITEMS_POINTER,
     cap_patch,
+    failure_aware_patch,
     jobtemplate_crd,
     our_additions_patch,
     retry_field_patch,
@@ -61,33 +66,56 @@ from crdgen.flow import (
 )
 from crdgen.jsonpatch import apply_patch
 from crdgen.kubernetes import KUBERNETES_SCHEMA_VERSION
+from crdgen.lifecycle import (
+    LIFECYCLE_FIELDS,
+    LIFECYCLE_POINTERS,
+    SHUTDOWN_TRANSITION_MESSAGE,
+    SHUTDOWN_TRANSITION_RULE,
+    lifecycle_patch,
+)
 from crdgen.rules import (
+    FINALLY_NAMES_UNIQUE_RULE,
+    FINALLY_NOT_A_FLOW_RULE,
     FLOW_NAMES_UNIQUE_RULE,
     FLOW_NO_SELF_DEPENDENCY_RULE,
     FLOW_TARGETS_DEFINED_RULE,
+    MAX_FINALLY,
     MAX_FLOW_NAME_LENGTH,
     MAX_FLOWS,
     MAX_TARGETS,
+    PROBE_NEEDS_ALL_COMPLETED_RULE,
+    RULE_NEEDS_TARGETS_RULE,
     validation_patch,
 )
 from crdgen.schema import CONTROLLER_GEN_VERSION
 from crdgen.volcano import job_crd, job_spec_schema
 
 __all__ = [
+    "COMMAND_CRD_FILE",
     "CONTROLLER_GEN_VERSION",
     "CRD_FILES",
     "DEFAULT_RETRY_BACKOFF",
+    "FAILURE_AWARE_ADDITIONS",
+    "FINALLY_NAMES_UNIQUE_RULE",
+    "FINALLY_NOT_A_FLOW_RULE",
     "FLOWS_MAX_ITEMS_POINTER",
     "FLOW_NAMES_UNIQUE_RULE",
     "FLOW_NO_SELF_DEPENDENCY_RULE",
     "FLOW_TARGETS_DEFINED_RULE",
     "JOB_CRD_FILE",
     "KUBERNETES_SCHEMA_VERSION",
+    "LIFECYCLE_FIELDS",
+    "LIFECYCLE_POINTERS",
+    "MAX_FINALLY",
     "MAX_FLOWS",
     "MAX_FLOW_NAME_LENGTH",
     "MAX_TARGETS",
     "OUR_ADDITIONS",
+    "PROBE_NEEDS_ALL_COMPLETED_RULE",
     "RETRY_FIELD_POINTER",
+    "RULE_NEEDS_TARGETS_RULE",
+    "SHUTDOWN_TRANSITION_MESSAGE",
+    "SHUTDOWN_TRANSITION_RULE",
     "TARGETS_MAX_ITEMS_POINTER",
     "UPSTREAM_CRD_SHA256",
     "VALIDATION_PATCH_FILE",
@@ -95,11 +123,14 @@ __all__ = [
     "apply_patch",
     "canonical_sha256",
     "cap_patch",
+    "command_crd",
+    "failure_aware_patch",
     "generated_files",
     "job_crd",
     "job_spec_schema",
     "jobflow_crd",
     "jobtemplate_crd",
+    "lifecycle_patch",
     "our_additions_patch",
     "render_crd",
     "render_validation_patch",

@@ -13,19 +13,22 @@ from typing import Any, Final
 
 import yaml
 
+from crdgen.bus import command_crd
 from crdgen.flow import OUR_ADDITIONS, jobtemplate_crd, our_additions_patch, upstream_jobflow_crd
 from crdgen.jsonpatch import apply_patch, parent_of
-from crdgen.rules import MAX_FLOW_NAME_LENGTH, MAX_FLOWS, MAX_TARGETS, validation_patch
+from crdgen.rules import MAX_FINALLY, MAX_FLOW_NAME_LENGTH, MAX_FLOWS, MAX_TARGETS, validation_patch
 from crdgen.schema import JSONDict
 from crdgen.volcano import job_crd
 
 #: sha256 of upstream's committed CRDs, parsed and dumped as canonical JSON (``canonical_sha256``):
 #: volcano-sh/volcano ed72c7c81 (2026-08-20), ``config/crd/jobflow/bases/`` and
-#: ``config/crd/volcano/bases/``. ``all_crds()`` must hash the same.
+#: ``config/crd/volcano/bases/`` (the Command CRD's with its descriptions removed, ``crdgen.bus``).
+#: ``all_crds()`` must hash the same.
 UPSTREAM_CRD_SHA256: Final[Mapping[str, str]] = {
     "jobflows.flow.volcano.sh": "ac6fa01c9d5eabb919f5cf3bde201707c84cdd5b567acb523d1e5061b75a0e85",
     "jobtemplates.flow.volcano.sh": "20b5e3a82bb054ed85ddd5afa2b948b678ac1423ec646a3dedd103cba7208bb7",
     "jobs.batch.volcano.sh": "bdaa9d392f30c6544873ba58d3c834b3784aaa7fe9f816b62ee0c6492cccef15",
+    "commands.bus.volcano.sh": "4c6b2fecb09e397c79b4d1c277a87002b9d85b3dfcbdc9a350d699373134de7c",
 }
 
 #: The CRD files under manifests/crds/ (what `kubectl apply -k manifests/` installs), named as upstream.
@@ -35,6 +38,8 @@ CRD_FILES: Final = (
 )
 #: Volcano's Job CRD, for the local control plane only (repository-relative).
 JOB_CRD_FILE: Final = "hack/local-crds/batch.volcano.sh_jobs.yaml"
+#: Volcano's Command CRD, for the local control plane only (repository-relative).
+COMMAND_CRD_FILE: Final = "hack/local-crds/bus.volcano.sh_commands.yaml"
 #: The Component's JSON patch (repository-relative).
 VALIDATION_PATCH_FILE: Final = "manifests/crd-validation/jobflow-validation.yaml"
 
@@ -43,9 +48,13 @@ _HEADER: Final = (
     "# OpenAPI schemas in kubernetes-validate. DO NOT EDIT; run `.venv/bin/python hack/gen_crds.py`.\n"
 )
 _JOBFLOW_CRD_NOTE: Final = (
-    "#\n# Upstream's CRD plus one additive, optional field, spec.flows[].retry (docs/retry.md), and the\n"
+    "#\n# Upstream's CRD plus additive, optional fields: spec.flows[].retry (docs/retry.md), the lifecycle\n"
+    "# fields spec.suspend, spec.shutdown, spec.activeDeadlineSeconds, spec.ttlSecondsAfterFinished,\n"
+    "# spec.flows[].activeDeadlineSeconds and their status fields (docs/lifecycle.md); and the\n"
     f"# size caps (docs/operations.md, Limits): maxItems {MAX_FLOWS} on spec.flows, maxItems {MAX_TARGETS} on\n"
-    "# spec.flows[].dependsOn.targets (jobflow_controller/validation/limits.py).\n"
+    "# spec.flows[].dependsOn.targets (jobflow_controller/validation/limits.py); and the optional\n"
+    "# failure-aware fields (docs/rules.md): spec.failurePolicy, spec.flows[].dependsOn.rule,\n"
+    f"# spec.flows[].continueOnFailure, spec.finally (maxItems {MAX_FINALLY}), status.skippedJobs.\n"
 )
 _JOB_CRD_NOTE: Final = (
     "#\n"
@@ -57,20 +66,24 @@ _PATCH_HEADER: Final = (
     "# `.venv/bin/python hack/gen_crds.py`.\n"
     "#\n"
     "# Not upstream: a JSON patch (RFC 6902) of jobflows.flow.volcano.sh adding x-kubernetes-validations on\n"
-    "# spec.flows (unique names, defined targets) and on each flow (no self-dependency), and the bound\n"
+    "# spec.flows (unique names, defined targets), on each flow (no self-dependency) and on spec (a\n"
+    "# one-way spec.shutdown, docs/lifecycle.md), and the bound\n"
     f"# they need beyond the CRD's own maxItems {MAX_FLOWS} (flows) and {MAX_TARGETS} (targets): maxLength"
     f" {MAX_FLOW_NAME_LENGTH} (names, targets).\n"
+    "# The failure-aware fields (docs/rules.md): on each flow's dependsOn (a rule needs targets; a probe only\n"
+    "# with AllCompleted), on spec.finally (unique names) and on spec (no finally name is a flow's), with\n"
+    f"# maxLength {MAX_FLOW_NAME_LENGTH} on finally names.\n"
     "# The bounds keep every rule's estimated CEL cost under the API server's 1,000,000 per-call limit\n"
-    "# (estimates 507,027 and 830,575 once, 111 per flow); the rules need Kubernetes 1.35 or later. The\n"
-    "# reasoning is in hack/crdgen/rules.py.\n"
+    "# (estimates 507,027 and 830,575 once, 111 per flow; finally 21,427 and 28,983 once); the rules need\n"
+    "# Kubernetes 1.35 or later. The reasoning is in hack/crdgen/rules.py.\n"
 )
 
 
 def jobflow_crd(with_rules: bool = False) -> JSONDict:
     """``jobflows.flow.volcano.sh`` as we ship it; ``with_rules=True`` adds the CEL rules and bounds.
 
-    Upstream's CRD plus one additive, optional field, ``spec.flows[].retry``, and the ``maxItems`` caps
-    on flows and targets (``our_additions_patch``).
+    Upstream's CRD plus one additive, optional field, ``spec.flows[].retry``, the ``maxItems`` caps
+    on flows and targets, and the failure-aware fields (``our_additions_patch``).
     With the rules it is what ``kubectl kustomize`` makes of ``manifests/crds`` with the Component
     ``manifests/crd-validation`` (``validation_patch()`` applied).
     """
@@ -85,7 +98,7 @@ def jobflow_crd(with_rules: bool = False) -> JSONDict:
 
 
 def all_crds() -> dict[str, JSONDict]:
-    """Repository-relative path -> CRD, for the three CRD files the generator writes.
+    """Repository-relative path -> CRD, for the four CRD files the generator writes.
 
     Upstream's schemas, but for the JobFlow CRD's additions (``jobflow_crd``).
     """
@@ -93,6 +106,7 @@ def all_crds() -> dict[str, JSONDict]:
         f"manifests/crds/{CRD_FILES[0]}": jobflow_crd(),
         f"manifests/crds/{CRD_FILES[1]}": jobtemplate_crd(),
         JOB_CRD_FILE: job_crd(),
+        COMMAND_CRD_FILE: command_crd(),
     }
 
 
@@ -134,7 +148,7 @@ def _dump(document: object) -> str:
 def render_crd(crd: Mapping[str, Any]) -> str:
     """The YAML text of one CRD file, deterministic for a given CRD."""
     header = _HEADER
-    if crd["metadata"]["name"] == "jobs.batch.volcano.sh":
+    if crd["metadata"]["name"] in ("jobs.batch.volcano.sh", "commands.bus.volcano.sh"):
         header += _JOB_CRD_NOTE
     if crd["metadata"]["name"] == "jobflows.flow.volcano.sh" and crd != upstream_jobflow_crd():
         header += _JOBFLOW_CRD_NOTE

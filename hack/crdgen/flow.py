@@ -4,12 +4,20 @@ The JobFlow CRD we ship is upstream's plus (``our_additions_patch``):
 
 * one additive, optional field, ``spec.flows[].retry`` (docs/retry.md): without it the API server
   would prune the retry policy;
+* the lifecycle fields (docs/lifecycle.md, ``crdgen.lifecycle``): ``spec.suspend``, ``spec.shutdown``,
+  the deadlines and the TTL, and their status fields;
 * two bounds, ``maxItems`` of ``spec.flows`` (``MAX_FLOWS``) and of ``spec.flows[].dependsOn.targets``
   (``MAX_TARGETS``), the size caps of ``jobflow_controller.validation.limits``, imported from there so
-  that the CRD, the CEL Component and the webhook say the same number (docs/operations.md, "Limits").
+  that the CRD, the CEL Component and the webhook say the same number (docs/operations.md, "Limits");
+* the failure-aware fields (docs/rules.md, issue 22), all optional and without defaults (a JobFlow
+  that sets none is stored exactly as upstream's): ``spec.failurePolicy`` and
+  ``spec.flows[].dependsOn.rule`` (enums of ``jobflow_controller.validation.rules``' values),
+  ``spec.flows[].continueOnFailure`` (a boolean), ``spec.finally`` (at most ``MAX_FINALLY`` entries,
+  each a name and a patch of the flows' schema), and ``status.skippedJobs``.
 
-An object valid for our CRD is valid for upstream's and stored the same; one valid for upstream's is
-valid for ours unless it has more flows, or a flow more targets, than the caps.
+An object valid for our CRD is valid for upstream's and stored the same, but for the fields above,
+which upstream's CRD prunes; one valid for upstream's is valid for ours unless it has more flows, or
+a flow more targets, than the caps.
 """
 
 from __future__ import annotations
@@ -19,6 +27,7 @@ from collections.abc import Mapping
 from typing import Any, Final
 
 from crdgen.jsonpatch import parent_of
+from crdgen.lifecycle import LIFECYCLE_POINTERS, lifecycle_patch
 from crdgen.schema import (
     JSONDict,
     array,
@@ -32,7 +41,8 @@ from crdgen.schema import (
     string,
 )
 from crdgen.volcano import job_spec_schema, task_state
-from jobflow_controller.validation.limits import MAX_FLOWS, MAX_TARGETS
+from jobflow_controller.validation.limits import MAX_FINALLY, MAX_FLOWS, MAX_TARGETS
+from jobflow_controller.validation.rules import FAILURE_POLICIES, RULES
 
 #: Where spec.flows' schema is in the JobFlow CRD, as a JSON pointer.
 FLOWS_POINTER: Final = "/spec/versions/0/schema/openAPIV3Schema/properties/spec/properties/flows"
@@ -43,6 +53,14 @@ TARGETS_POINTER: Final = f"{FLOWS_POINTER}/items/properties/dependsOn/properties
 #: Our two bounds, ``maxItems`` of ``spec.flows`` and of each flow's targets.
 FLOWS_MAX_ITEMS_POINTER: Final = f"{FLOWS_POINTER}/maxItems"
 TARGETS_MAX_ITEMS_POINTER: Final = f"{TARGETS_POINTER}/maxItems"
+#: The failure-aware fields (docs/rules.md): ``spec.failurePolicy``, ``spec.finally``,
+#: ``spec.flows[].dependsOn.rule``, ``spec.flows[].continueOnFailure``, ``status.skippedJobs``.
+SPEC_POINTER: Final = "/spec/versions/0/schema/openAPIV3Schema/properties/spec"
+FAILURE_POLICY_POINTER: Final = f"{SPEC_POINTER}/properties/failurePolicy"
+FINALLY_POINTER: Final = f"{SPEC_POINTER}/properties/finally"
+RULE_POINTER: Final = f"{FLOWS_POINTER}/items/properties/dependsOn/properties/rule"
+CONTINUE_ON_FAILURE_POINTER: Final = f"{FLOWS_POINTER}/items/properties/continueOnFailure"
+SKIPPED_JOBS_POINTER: Final = "/spec/versions/0/schema/openAPIV3Schema/properties/status/properties/skippedJobs"
 #: ``spec.flows[].retry.backoff`` when left out (the API server fills it in).
 DEFAULT_RETRY_BACKOFF: Final = "0s"
 JOB_FLOW_PHASES: Final = ("Succeed", "Terminating", "Failed", "Running", "Pending")
@@ -178,13 +196,49 @@ def cap_patch() -> list[JSONDict]:
     ]
 
 
+def finally_schema() -> JSONDict:
+    """``spec.finally`` (docs/rules.md): JobTemplates run once nothing else can, each patched as a flow may be.
+
+    The name is required and not empty, as a flow's; whether it repeats a flow's or another entry's is
+    for the webhook (and the CEL Component) to say, with their messages.
+    """
+    entry = obj({"name": string(minLength=1), "patch": obj({"jobSpec": job_spec_schema()})}, required=["name"])
+    return array(entry, maxItems=MAX_FINALLY)
+
+
+def failure_aware_patch() -> list[JSONDict]:
+    """The failure-aware fields (issue 22), as ``add``s: optional, no defaults, values from ``validation.rules``."""
+    return [
+        {"op": "add", "path": FAILURE_POLICY_POINTER, "value": string(enum=list(FAILURE_POLICIES))},
+        {"op": "add", "path": FINALLY_POINTER, "value": finally_schema()},
+        {"op": "add", "path": RULE_POINTER, "value": string(enum=list(RULES))},
+        {"op": "add", "path": CONTINUE_ON_FAILURE_POINTER, "value": {"type": "boolean"}},
+        {"op": "add", "path": SKIPPED_JOBS_POINTER, "value": array(string())},
+    ]
+
+
 def our_additions_patch() -> list[JSONDict]:
-    """Every difference between our JobFlow CRD and upstream's, as ``add``s: the retry field, the caps."""
-    return [*retry_field_patch(), *cap_patch()]
+    """Every difference between our JobFlow CRD and upstream's, as ``add``s: the retry field, the caps,
+    the failure-aware fields, the lifecycle fields."""
+    return [*retry_field_patch(), *cap_patch(), *failure_aware_patch(), *lifecycle_patch()]
 
 
+#: The paths ``failure_aware_patch`` adds, in its order.
+FAILURE_AWARE_ADDITIONS: Final = (
+    FAILURE_POLICY_POINTER,
+    FINALLY_POINTER,
+    RULE_POINTER,
+    CONTINUE_ON_FAILURE_POINTER,
+    SKIPPED_JOBS_POINTER,
+)
 #: The paths ``our_additions_patch`` adds, in its order.
-OUR_ADDITIONS: Final = (RETRY_FIELD_POINTER, FLOWS_MAX_ITEMS_POINTER, TARGETS_MAX_ITEMS_POINTER)
+OUR_ADDITIONS: Final = (
+    RETRY_FIELD_POINTER,
+    FLOWS_MAX_ITEMS_POINTER,
+    TARGETS_MAX_ITEMS_POINTER,
+    *FAILURE_AWARE_ADDITIONS,
+    *LIFECYCLE_POINTERS,
+)
 
 
 def without_our_additions(crd: Mapping[str, Any]) -> JSONDict:

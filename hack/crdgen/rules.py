@@ -2,30 +2,42 @@
 
 Beyond upstream, and only in that optional Component, the JobFlow CRD gets rules so that an API
 server rejects duplicate names, undefined targets and self-dependencies even without the webhook
-(longer cycles need the webhook or the controller). The comment below says why the bounds are what
-they are. The two ``maxItems`` the estimates rest on, ``MAX_FLOWS`` and ``MAX_TARGETS``, are in the
-base CRD itself (``crdgen.flow.cap_patch``, from ``jobflow_controller.validation.limits``): the
-Component adds only the rules and the name bound.
+(longer cycles need the webhook or the controller), and, for the failure-aware fields, a rule
+without targets, a probe with another rule than AllCompleted, and repeated finally names. The
+comment below says why the bounds are what they are. The ``maxItems`` the estimates rest on,
+``MAX_FLOWS``, ``MAX_TARGETS`` and ``MAX_FINALLY``, are in the base CRD itself (``crdgen.flow``,
+from ``jobflow_controller.validation.limits``): the Component adds only the rules and the name bounds.
 """
 
 from __future__ import annotations
 
 from typing import Final
 
-from crdgen.flow import FLOWS_POINTER, TARGETS_POINTER
+from crdgen.flow import FINALLY_POINTER, FLOWS_POINTER, SPEC_POINTER, TARGETS_POINTER
+from crdgen.lifecycle import transition_rule_patch
 from crdgen.schema import JSONDict
-from jobflow_controller.validation.limits import MAX_FLOWS, MAX_TARGETS
+from jobflow_controller.validation.limits import MAX_FINALLY, MAX_FLOWS, MAX_TARGETS
 
 __all__ = [
+    "FINALLY_NAMES_UNIQUE_MESSAGE",
+    "FINALLY_NAMES_UNIQUE_RULE",
+    "FINALLY_NOT_A_FLOW_MESSAGE",
+    "FINALLY_NOT_A_FLOW_RULE",
     "FLOW_NAMES_UNIQUE_MESSAGE",
     "FLOW_NAMES_UNIQUE_RULE",
     "FLOW_NO_SELF_DEPENDENCY_MESSAGE",
     "FLOW_NO_SELF_DEPENDENCY_RULE",
     "FLOW_TARGETS_DEFINED_MESSAGE",
     "FLOW_TARGETS_DEFINED_RULE",
+    "MAX_FINALLY",
     "MAX_FLOWS",
     "MAX_FLOW_NAME_LENGTH",
     "MAX_TARGETS",
+    "PROBE_NEEDS_ALL_COMPLETED_MESSAGE",
+    "PROBE_NEEDS_ALL_COMPLETED_RULE",
+    "RULE_NEEDS_TARGETS_MESSAGE",
+    "RULE_NEEDS_TARGETS_RULE",
+    "failure_aware_rules_patch",
     "validation_patch",
 ]
 
@@ -61,7 +73,12 @@ __all__ = [
 #   names unique                507,027  (once)
 #   targets defined             830,575  (once)
 #   no self-dependency              111  (per flow, 55,500 for 500 flows)
-#   total                     1,393,102  (limits: 1,000,000 per rule, 10,000,000 per object)
+#   and with the failure-aware rules (issue 22; MAX_FINALLY = 100):
+#   rule needs targets                7  (per flow, 3,500)
+#   probe only with AllCompleted      8  (per flow, 4,000)
+#   finally names unique         21,427  (once)
+#   finally names not a flow's   28,983  (once)
+#   total                     1,451,012  (limits: 1,000,000 per rule, 10,000,000 per object)
 # (600 flows would put the targets rule at 1,116,675, and 200 targets per flow at 1,130,575.)
 # The actual cost of a worst-case object (500 flows with 253-character names, 100 targets each)
 # measured with the same validator is 1,441,831 for all three rules together.
@@ -71,13 +88,15 @@ __all__ = [
 # previous minor). Hence a Component, off by default: manifests/crds/ is upstream's schema with only
 # additive fields and maxItems bounds (no CEL), which any server takes.
 #
-# Updates ratchet: none of the rules reads oldSelf, so the API server's CRD validation ratcheting
+# Updates ratchet: none of the rules on spec.flows reads oldSelf, so the API server's CRD validation ratcheting
 # (KEP-4008; GA and always on from 1.33, so on every server that admits the rules) lets an UPDATE
 # through whatever these rules and bounds say as long as spec.flows is unchanged. spec.flows is the
 # nearest correlatable node (flows is an atomic list, whose items are not correlated), so an error
 # in a flow (the per-flow rule, a bound on a name) is ratcheted when the whole list is unchanged:
 # a metadata-only edit of a JobFlow stored before the rules were installed is never refused, an
-# UPDATE that changes spec.flows is checked in full -- the webhook's own ratchet.
+# UPDATE that changes spec.flows is checked in full -- the webhook's own ratchet. The one rule that
+# reads oldSelf, spec.shutdown's transition (crdgen.lifecycle), is a transition rule: it runs on
+# every UPDATE of a spec, and passes unless spec.shutdown is changed back. Its cost is constant.
 #
 # The name bound is 253, a DNS-1123 subdomain, the longest name a JobTemplate (which a flow
 # names) can have; the validation package refuses, with a message naming the value, names whose
@@ -102,13 +121,39 @@ FLOW_NAMES_UNIQUE_MESSAGE: Final = "jobflow Flow names must be unique"
 FLOW_TARGETS_DEFINED_MESSAGE: Final = "jobflow Flow is not DAG: vertex is not defined"
 FLOW_NO_SELF_DEPENDENCY_MESSAGE: Final = "jobflow Flow is not DAG"
 
+# The failure-aware fields (docs/rules.md, issue 22). An unknown rule or policy and a
+# continueOnFailure that is not a boolean are the base CRD's enums and type to refuse; the rules
+# below are the webhook's other checks that need no more than the object (their messages start as
+# the webhook's; the API server names the field, e.g. `spec.flows[1].dependsOn`). Each finally
+# name must be unique and repeat no flow name: the second rule builds a name -> index map of the
+# finally entries (as the targets rule does of the flows) once they are known to be unique, so each
+# flow costs a map lookup, instead of finally x flows string comparisons.
+
+#: On each flow's dependsOn: a rule needs targets (it decides over their outcomes).
+RULE_NEEDS_TARGETS_RULE: Final = "!has(self.rule) || (has(self.targets) && self.targets.size() > 0)"
+RULE_NEEDS_TARGETS_MESSAGE: Final = "jobflow Flow dependsOn.rule needs dependsOn.targets"
+#: On each flow's dependsOn: a probe only with the rule AllCompleted.
+PROBE_NEEDS_ALL_COMPLETED_RULE: Final = "!has(self.probe) || !has(self.rule) || self.rule == 'AllCompleted'"
+PROBE_NEEDS_ALL_COMPLETED_MESSAGE: Final = "jobflow Flow dependsOn.probe is only allowed with the rule AllCompleted"
+#: On spec.finally: no two entries share a name.
+FINALLY_NAMES_UNIQUE_RULE: Final = FLOW_NAMES_UNIQUE_RULE
+FINALLY_NAMES_UNIQUE_MESSAGE: Final = "jobflow Finally names must be unique"
+#: On spec: no finally name is a flow's (both would be the Job <jobflow>-<name>).
+FINALLY_NOT_A_FLOW_RULE: Final = (
+    "!has(self.finally) || !has(self.flows)"
+    " || self.finally.map(f, f.name).distinct().size() != self.finally.size()"
+    " || [self.finally.transformMapEntry(i, f, {f.name: i})].all(names, self.flows.all(g, !(g.name in names)))"
+)
+FINALLY_NOT_A_FLOW_MESSAGE: Final = "jobflow Finally names must not repeat a flow name"
+
 
 def validation_patch() -> list[JSONDict]:
     """The JSON patch ``manifests/crd-validation/`` applies to ``jobflows.flow.volcano.sh``: only ``add``s.
 
     The rules on ``spec.flows`` (unique names, defined targets) and on each flow (no
     self-dependency), and the bound their cost estimate needs beyond the base CRD's ``maxItems`` of
-    flows and of targets: ``maxLength`` of flow names and targets.
+    flows and of targets: ``maxLength`` of flow names and targets; and the transition rule of
+    ``spec.shutdown`` (``crdgen.lifecycle``), the one rule reading ``oldSelf``.
     """
     flows = FLOWS_POINTER
     flow = f"{flows}/items"
@@ -129,4 +174,50 @@ def validation_patch() -> list[JSONDict]:
         },
         {"op": "add", "path": f"{flow}/properties/name/maxLength", "value": MAX_FLOW_NAME_LENGTH},
         {"op": "add", "path": f"{targets}/items/maxLength", "value": MAX_FLOW_NAME_LENGTH},
+        *_joined([*failure_aware_rules_patch(), *transition_rule_patch()]),
+    ]
+
+
+def _joined(patch: list[JSONDict]) -> list[JSONDict]:
+    """One ``add`` per path: the lists of rules that two parts add to the same object are joined."""
+    out: list[JSONDict] = []
+    at: dict[str, JSONDict] = {}
+    for operation in patch:
+        same = at.get(operation["path"])
+        if same is not None and isinstance(same["value"], list):
+            same["value"] = [*same["value"], *operation["value"]]
+            continue
+        operation = dict(operation)
+        at[operation["path"]] = operation
+        out.append(operation)
+    return out
+
+
+def failure_aware_rules_patch() -> list[JSONDict]:
+    """The rules on the failure-aware fields (issue 22) and the bound they need: ``maxLength`` of finally names.
+
+    On each flow's ``dependsOn`` (a rule needs targets; a probe only with ``AllCompleted``), on
+    ``spec.finally`` (unique names) and on ``spec`` (no finally name is a flow's), the one rule
+    reading two fields.
+    """
+    return [
+        {
+            "op": "add",
+            "path": f"{FLOWS_POINTER}/items/properties/dependsOn/x-kubernetes-validations",
+            "value": [
+                {"message": RULE_NEEDS_TARGETS_MESSAGE, "rule": RULE_NEEDS_TARGETS_RULE},
+                {"message": PROBE_NEEDS_ALL_COMPLETED_MESSAGE, "rule": PROBE_NEEDS_ALL_COMPLETED_RULE},
+            ],
+        },
+        {
+            "op": "add",
+            "path": f"{FINALLY_POINTER}/x-kubernetes-validations",
+            "value": [{"message": FINALLY_NAMES_UNIQUE_MESSAGE, "rule": FINALLY_NAMES_UNIQUE_RULE}],
+        },
+        {"op": "add", "path": f"{FINALLY_POINTER}/items/properties/name/maxLength", "value": MAX_FLOW_NAME_LENGTH},
+        {
+            "op": "add",
+            "path": f"{SPEC_POINTER}/x-kubernetes-validations",
+            "value": [{"message": FINALLY_NOT_A_FLOW_MESSAGE, "rule": FINALLY_NOT_A_FLOW_RULE}],
+        },
     ]

@@ -6,13 +6,17 @@ from enum import StrEnum
 
 FLOW_GROUP = "flow.volcano.sh"
 BATCH_GROUP = "batch.volcano.sh"
+#: Volcano's command bus (`bus/v1alpha1`): a Command asks Volcano's job controller to act on a Job.
+BUS_GROUP = "bus.volcano.sh"
 VERSION = "v1alpha1"
 FLOW_GROUP_VERSION = f"{FLOW_GROUP}/{VERSION}"
 BATCH_GROUP_VERSION = f"{BATCH_GROUP}/{VERSION}"
+BUS_GROUP_VERSION = f"{BUS_GROUP}/{VERSION}"
 
 JOB_FLOW_KIND = "JobFlow"
 JOB_TEMPLATE_KIND = "JobTemplate"
 JOB_KIND = "Job"
+COMMAND_KIND = "Command"
 
 #: Substring upstream looks for in an owner reference's apiVersion to find the owning JobFlow.
 VOLCANO = "volcano"

@@ -25,6 +25,10 @@ class Flow:
     probe: Any = field(default=None, compare=False, hash=False)
     #: The raw `patch` (ours, docs/patch.md); None when absent or null. Read by `apis.patch`.
     patch: Any = field(default=None, compare=False, hash=False)
+    #: `dependsOn.rule` (ours, docs/rules.md); None when absent: upstream's AllCompleted.
+    rule: str | None = None
+    #: `continueOnFailure` (ours, docs/rules.md): this flow's failure does not fail the JobFlow.
+    continue_on_failure: bool = False
 
 
 def spec(obj: Obj) -> Mapping[str, Any]:
@@ -45,11 +49,22 @@ def flows(job_flow: Obj) -> list[Flow]:
         depends_on = raw.get("dependsOn")
         targets: tuple[str, ...] | None = None
         probe: Any = None
+        rule: str | None = None
         if isinstance(depends_on, Mapping):
             if isinstance(depends_on.get("targets"), list):
                 targets = tuple(str(t) for t in depends_on["targets"])
             probe = depends_on.get("probe")
-        out.append(Flow(name=str(raw.get("name") or ""), targets=targets, probe=probe, patch=raw.get("patch")))
+            rule = str(depends_on["rule"]) if depends_on.get("rule") else None
+        out.append(
+            Flow(
+                name=str(raw.get("name") or ""),
+                targets=targets,
+                probe=probe,
+                patch=raw.get("patch"),
+                rule=rule,
+                continue_on_failure=raw.get("continueOnFailure") is True,
+            )
+        )
     return out
 
 

@@ -42,6 +42,11 @@ RETRY_ANNOTATION: Final = "flow.volcano.sh/retry"
 ATTEMPT_ANNOTATION: Final = "flow.volcano.sh/retry-attempt"
 #: The `runningHistories` state recorded for each retry, from the delete to the re-created Job.
 RETRYING: Final = "Retrying"
+#: The same for a re-run asked for by `kubectl jobflow retry` (docs/lifecycle.md): it re-creates the
+#: Job as a retry does, and raises restartCount, but spends none of the flow's `maxRetries`.
+RERUN: Final = "Rerun"
+#: The history states after which a flow's Job is created again.
+RECREATING: Final = frozenset({RETRYING, RERUN})
 
 MAX_RETRIES: Final = "maxRetries"
 #: The most retries a flow may ask for: each one adds entries to the JobFlow's status (which must

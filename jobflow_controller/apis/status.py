@@ -111,6 +111,17 @@ class JobFlowStatus:
     #: Not serialised. Failed or Terminated Jobs that a retry policy re-creates (docs/retry.md): the
     #: lists above still name them, while the phase rules do not count them as failures.
     retrying_jobs: list[str] = field(default_factory=list)
+    #: Ours (docs/rules.md): the Jobs of the flows Skipped because their rule can no longer be met
+    #: (never created); written as `skippedJobs`, absent when empty.
+    skipped_jobs: list[str] = field(default_factory=list)
+    #: Ours (docs/lifecycle.md): since when the JobFlow is suspended (absent when it is not), when
+    #: its phase became final (with a TTL), and the id of the last re-run request handled.
+    suspended_since: str | None = None
+    finished_at: str | None = None
+    retry_request: str | None = None
+    #: Not serialised. The phase a failure-aware JobFlow's outcomes give (outcomes.py); the
+    #: Pending and Running rules take it instead of upstream's. None for upstream's JobFlows.
+    rules_phase: str | None = None
 
     def failures(self) -> list[str]:
         """What the phase rules count as failed: Failed and Terminated Jobs not being retried."""
@@ -134,9 +145,18 @@ class JobFlowStatus:
         ):
             if value:
                 out[key] = list(value)
+        if self.skipped_jobs:
+            out["skippedJobs"] = list(self.skipped_jobs)
         if self.job_status_list:
             out["jobStatusList"] = [s.to_dict() for s in self.job_status_list]
         if self.conditions:
             out["conditions"] = {k: c.to_dict() for k, c in self.conditions.items()}
         out["state"] = {"phase": self.phase} if self.phase else {}
+        for key, stamp in (
+            ("suspendedSince", self.suspended_since),
+            ("finishedAt", self.finished_at),
+            ("retryRequest", self.retry_request),
+        ):
+            if stamp:
+                out[key] = stamp
         return out

@@ -26,11 +26,15 @@ from jobflow_controller.apis import jobflow as jf
 from jobflow_controller.apis.builders import new_job
 from jobflow_controller.apis.patch import PatchError
 from jobflow_controller.apis.probe import Probe
-from jobflow_controller.apis.retry import ATTEMPT_ANNOTATION, RETRYING, job_attempt
+from jobflow_controller.apis.retry import ATTEMPT_ANNOTATION, RECREATING, job_attempt
+from jobflow_controller.apis.rules import Rule, rule_of
 from jobflow_controller.apis.status import Condition, JobFlowStatus, JobRunningHistory, JobStatus
 from jobflow_controller.apis.timeutil import add_duration, format_time, parse_time
 from jobflow_controller.jobflow import constants as c
-from jobflow_controller.jobflow import retry, status_size
+from jobflow_controller.jobflow import lifecycle, outcomes, retry, status_size
+from jobflow_controller.jobflow.finally_flows import finally_creates
+from jobflow_controller.jobflow.job_status_index import JobStatusIndex, recorded_entries
+from jobflow_controller.jobflow.outcomes import Outcomes
 from jobflow_controller.jobflow.patch import check_patch, invalid_patch
 from jobflow_controller.jobflow.plan import Deploy, JobCreate, SyncPlan, Warning, World
 from jobflow_controller.jobflow.state.base import UpdateJobFlowStatusFn
@@ -67,15 +71,22 @@ def sync_job_flow(world: World, update_state_fn: UpdateJobFlowStatusFn) -> SyncP
     phase = jf.phase(world.job_flow)
     if world.spec.retain_policy == RetainPolicy.DELETE and phase == Phase.SUCCEED:
         return SyncPlan(retain_deletes=delete_all_jobs_created_by_job_flow(world))
-    plan = SyncPlan(deploy=deploy_job(world), retry_warning=retry.invalid_policy_warning(world, phase))
+    halt = lifecycle.halt_reason(world) if world.spec.failure_aware else None
+    found = outcomes.evaluate(world, halt) if world.spec.failure_aware else None
+    plan = SyncPlan(deploy=deploy_job(world, found), retry_warning=retry.invalid_policy_warning(world, phase))
     status = get_all_job_status(world)
+    if found is not None:  # ours, opt-in: the phase from the flows' outcomes (docs/rules.md)
+        status.skipped_jobs = [world.job_name(n) for n in found.skipped]
+        status.rules_phase = outcomes.rules_phase(world, found, bool(status.running_jobs))
+        plan.notices = outcomes.skip_notices(world, found)
     retries = retry.plan_retries(world, phase, status)
     update_state_fn(status, len(world.spec.flows))
-    if status.phase not in retry.RETRYABLE_FLOW and retries:
+    if (status.phase not in retry.RETRYABLE_FLOW or (found is not None and found.halted)) and retries:
         # Another flow failed the JobFlow: nothing is re-created any more, so nothing is deleted.
         dropped = {meta.name(r.job) for r in retries}
         status.retrying_jobs = [n for n in status.retrying_jobs if n not in dropped]
         retries = []
+    lifecycle.apply(world, status, plan, halt)  # ours: suspend, shutdown, deadlines (docs/lifecycle.md)
     now = format_time(world.now)
     for one in retries:
         retry.record_retry(status, one, now)
@@ -91,12 +102,14 @@ def sync_job_flow_status(world: World, update_state_fn: UpdateJobFlowStatusFn) -
     created); so do we, from the Jobs it has, and create, delete and retry nothing.
     """
     status = get_all_job_status(world)
+    recorded = jf.status(world.job_flow).get("skippedJobs")
+    status.skipped_jobs = [str(n) for n in recorded] if isinstance(recorded, list) else []
     update_state_fn(status, len(world.spec.flows))
     return status_size.fit(SyncPlan(status=status))
 
 
 # -- step 2: create the Jobs that are due ---------------------------------------------------------
-def deploy_job(world: World) -> Deploy:
+def deploy_job(world: World, found: Outcomes | None = None) -> Deploy:
     """Create, in spec order, each missing Job whose targets are all Completed.
 
     Existing Jobs are never touched, whatever their phase. Upstream re-creates any missing Job, in
@@ -104,32 +117,46 @@ def deploy_job(world: World) -> Deploy:
     Completed (or seen deleted while Completed) is done for good (finished.py). A Job deleted
     before it completed is re-created, as upstream. A JobFlow being deleted creates nothing either:
     the garbage collector deleting its Jobs would otherwise have them re-created (`_creates_nothing`).
+    Ours, opt-in: with `found` (a failure-aware JobFlow) a flow is due when its rule is met, and
+    the finally flows once nothing else can run (outcomes.py).
     """
     out = Deploy()
-    if _creates_nothing(world):
+    if _creates_nothing(world) or lifecycle.suspended(world):
         return out
     done = world.completed
     creates = 0
-    for flow, attempt, retried in _unmade_flows(world, done, out):
+    for flow, attempt, retried in _unmade_flows(world, done, out, found):
         if creates == MAX_CREATES_PER_SYNC:
             out.more = True  # the rest in the next sync, queued at once behind what waits already
             break
-        if flow.targets is None or judge(world, flow, done, out.missing_targets):
+        if _due(world, flow, done, out, found):
             creates += 1
             step = load_job_template_and_set_job(world, flow, attempt)
             if isinstance(step, JobCreate) and retried:
                 step = JobCreate(step.flow, step.job_name, step.body, step.error, fresh_read=True)
             out.steps.append(step)
-        else:
+        elif found is None or flow.name not in found.of:
             warning = check_patch(world, flow)
             if warning is not None:
                 out.steps.append(warning)
+    if found is not None and found.settled and found.finally_allowed and not out.more:
+        out.steps.extend(
+            finally_creates(world, found, MAX_CREATES_PER_SYNC - creates, out, load_job_template_and_set_job)
+        )
     return out
+
+
+def _due(world: World, flow: jf.Flow, done: AbstractSet[str], out: Deploy, found: Outcomes | None) -> bool:
+    """Upstream's `judge`; a failure-aware flow's rule (its probe still judged by `judge`)."""
+    if found is None or (flow.probe is not None and rule_of(flow) == Rule.ALL_COMPLETED):
+        due = flow.targets is None or judge(world, flow, done, out.missing_targets)
+        return due and (found is None or (not found.halted and flow.name not in found.of))
+    return found.is_due(flow.name)
 
 
 def flows_to_judge(world: World) -> list[jf.Flow]:
     """The flows whose targets `deploy_job` judges in this world (their probes are checked first)."""
-    if _creates_nothing(world):
+    if _creates_nothing(world) or lifecycle.suspended(world):
         return []
     done = world.completed
     return [flow for flow, _, _ in _unmade_flows(world, done, Deploy()) if flow.targets is not None]
@@ -140,18 +167,20 @@ def _creates_nothing(world: World) -> bool:
     return jf.phase(world.job_flow) in FINISHED or bool(meta.metadata(world.job_flow).get("deletionTimestamp"))
 
 
-def _unmade_flows(world: World, done: AbstractSet[str], out: Deploy) -> Iterator[tuple[jf.Flow, int, bool]]:
+def _unmade_flows(
+    world: World, done: AbstractSet[str], out: Deploy, found: Outcomes | None = None
+) -> Iterator[tuple[jf.Flow, int, bool]]:
     """The flows whose Job may be created now: (flow, its attempt, whether it has a retry policy).
 
     Not those whose Job ran to completion, exists (someone else's is an `ErrResourceExists`
     Warning in `out`), was created moments ago (the informer has not shown it yet), or waits for
     its retry's backoff (`out.requeue_after`).
     """
-    recorded = _recorded_entries(world.job_flow)
+    recorded = recorded_entries(world.job_flow)
     for flow in world.spec.flows:
         job_name = world.job_name(flow.name)
-        if job_name in done:
-            continue  # it ran to completion, whether it still exists or not
+        if job_name in done or (found is not None and flow.name in found.of):
+            continue  # it ran to completion (or, failure-aware, ended), whether it still exists or not
         existing = world.named_jobs.get(job_name)
         if existing is not None:
             if not meta.is_controlled_by(existing, world.job_flow):
@@ -167,7 +196,7 @@ def _unmade_flows(world: World, done: AbstractSet[str], out: Deploy) -> Iterator
             if wait > 0:
                 out.requeue_in(wait)
                 continue
-        yield flow, retry.retries_done(entry), policy is not None
+        yield flow, retry.recreations(entry), policy is not None
 
 
 def judge(world: World, flow: jf.Flow, done: AbstractSet[str], missing: list[str] | None = None) -> bool:
@@ -241,7 +270,8 @@ def get_all_job_status(world: World) -> JobFlowStatus:
     """
     buckets: dict[str, list[str]] = {phase: [] for phase in _BUCKETS}
     status = JobFlowStatus(phase=jf.phase(world.job_flow))
-    entries = _JobStatusIndex([JobStatus.from_dict(e) for e in jf.job_status_list(world.job_flow)])
+    lifecycle.carry_stamps(world.job_flow, status)
+    entries = JobStatusIndex([JobStatus.from_dict(e) for e in jf.job_status_list(world.job_flow)])
     now = format_time(world.now)
     for job in world.jobs:
         name, phase = meta.name(job), vcjob.phase(job)
@@ -256,14 +286,14 @@ def get_all_job_status(world: World) -> JobFlowStatus:
             task_status_count=dict(vcjob.task_status_count(job) or {}) or None,
         )
         previous = entries.first(name)
-        if previous is not None and job_attempt(job) < retry.retries_done(previous):
+        if previous is not None and job_attempt(job) < retry.recreations(previous):
             # The Job deleted for a retry, not gone yet: its entry is the retry's record.
             status.retrying_jobs.append(name)
             continue
         entries.merge(_job_status_entry(job, entries.named(name), now))
     existing = {meta.name(j) for j in world.jobs}
     for name, last in world.deleted_completed.items():
-        if name not in existing and name not in world.recorded_completed:
+        if name not in existing and name not in world.recorded_completed and name in world.completed:
             entries.merge(_job_status_entry(last, entries.named(name), now))
     done = world.completed
     listed: set[str] = set()
@@ -313,7 +343,7 @@ def bounded_histories(histories: list[JobRunningHistory]) -> list[JobRunningHist
     """
     if len(histories) <= MAX_RUNNING_HISTORIES + 1:
         return histories
-    keep = {0} | {i for i, h in enumerate(histories) if h.state == RETRYING}
+    keep = {0} | {i for i, h in enumerate(histories) if h.state in RECREATING}
     others = [i for i in range(1, len(histories)) if i not in keep]
     keep |= set(others[-MAX_RUNNING_HISTORIES:])
     return [h for i, h in enumerate(histories) if i in keep]
@@ -340,44 +370,6 @@ def _job_status_entry(job: Obj, job_status_list: list[JobStatus], now: str) -> J
         start_timestamp=created,
         end_timestamp=end,
         # Upstream's retryCount, plus the flow's retries (0 without a retry policy): docs/retry.md.
-        restart_count=vcjob.retry_count(job) + sum(1 for h in histories if h.state == RETRYING),
+        restart_count=vcjob.retry_count(job) + sum(1 for h in histories if h.state in RECREATING),
         running_histories=histories,
     )
-
-
-def _recorded_entries(job_flow: Obj) -> dict[str, Obj]:
-    """The status's `jobStatusList` by Job name (the first entry of a name, as upstream's lookup),
-    unparsed: only the flows still waiting read theirs."""
-    out: dict[str, Obj] = {}
-    for raw in jf.job_status_list(job_flow):
-        out.setdefault(str(raw.get("name") or ""), raw)
-    return out
-
-
-class _JobStatusIndex:
-    """`jobStatusList` with its positions by name, so that a sync stays linear in its Jobs.
-
-    `merge` is upstream's: replace the first entry of the same name in place, or append (never
-    pruned). A stored list may hold a name twice (written by hand); every lookup sees all of them.
-    """
-
-    def __init__(self, entries: list[JobStatus]) -> None:
-        self.entries = entries
-        self._at: dict[str, list[int]] = {}
-        for i, entry in enumerate(entries):
-            self._at.setdefault(entry.name, []).append(i)
-
-    def first(self, name: str) -> JobStatus | None:
-        at = self._at.get(name)
-        return self.entries[at[0]] if at else None
-
-    def named(self, name: str) -> list[JobStatus]:
-        return [self.entries[i] for i in self._at.get(name, ())]
-
-    def merge(self, entry: JobStatus) -> None:
-        at = self._at.get(entry.name)
-        if at:
-            self.entries[at[0]] = entry
-        else:
-            self._at[entry.name] = [len(self.entries)]
-            self.entries.append(entry)

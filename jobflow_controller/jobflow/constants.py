@@ -64,3 +64,30 @@ REASON_STATUS_TOO_LARGE = "StatusTooLarge"
 MESSAGE_STATUS_TOO_LARGE = (
     "The status of %d bytes is over the limit of %d bytes: the JobFlow is failed, and its status is written without: %s"
 )
+
+#: Ours (docs/rules.md): a flow of a failure-aware JobFlow whose `dependsOn.rule` can no longer be
+#: met, so its Job is never created. Normal, once per flow. Arguments: flow, rule, the targets'
+#: outcomes ("prep: Failed, lint: none yet").
+REASON_SKIPPED = "Skipped"
+MESSAGE_SKIPPED = "Flow %s is skipped: its rule %s can no longer be met (%s)"
+
+#: Ours (docs/lifecycle.md): `spec.suspend` seen set (no Job is created until it is unset) and unset.
+REASON_SUSPENDED = "Suspended"
+MESSAGE_SUSPENDED = "JobFlow suspended: no Job is created until spec.suspend is false; running Jobs go on"
+REASON_RESUMED = "Resumed"
+MESSAGE_RESUMED = "JobFlow resumed"
+#: Ours: how a JobFlow stopped by `spec.shutdown` ended (Normal, on its move to Failed).
+REASON_STOPPED = "Stopped"
+MESSAGE_STOPPED = "JobFlow stopped by spec.shutdown: Stop; no new flow was started"
+REASON_TERMINATED = "Terminated"
+MESSAGE_TERMINATED = "JobFlow terminated by spec.shutdown: Terminate; its running Jobs were terminated"
+#: Ours (Warning): a flow's Job, or the whole JobFlow, ran past its `activeDeadlineSeconds`.
+REASON_DEADLINE_EXCEEDED = "DeadlineExceeded"
+MESSAGE_FLOW_DEADLINE = "Job %s of flow %s ran past its activeDeadlineSeconds (%ds): terminating it"
+MESSAGE_JOB_FLOW_DEADLINE = "JobFlow ran past its activeDeadlineSeconds (%ds): terminating its Jobs"
+MESSAGE_ENDED_DEADLINE = "JobFlow failed: it ran past its activeDeadlineSeconds"
+#: Ours (Normal): a re-run asked for with `kubectl jobflow retry` (the flow.volcano.sh/retry-request
+#: annotation). Arguments: the flows re-run.
+REASON_RETRIED = "Retried"
+MESSAGE_RETRIED = "Re-running flows: %s"
+MESSAGE_RETRIED_NOTHING = "Nothing to re-run: no flow is Failed or Skipped, or named"

@@ -27,20 +27,54 @@ from typing import Any
 
 from jobflow_controller.apis import JobPhase, meta
 from jobflow_controller.apis import jobflow as jf
-from jobflow_controller.apis.retry import ATTEMPT_ANNOTATION
+from jobflow_controller.apis.retry import ATTEMPT_ANNOTATION, RECREATING, job_attempt
 
 Obj = Mapping[str, Any]
 
 
 def recorded_completed(job_flow: Obj) -> set[str]:
-    """The Job names that this JobFlow object's status records as Completed."""
+    """The Job names that this JobFlow object's status records as Completed.
+
+    Not those a re-run (docs/lifecycle.md) is creating again: their entry's last history is `Rerun`.
+    """
     status = jf.status(job_flow)
-    names = {str(e.get("name") or "") for e in jf.job_status_list(job_flow) if e.get("state") == JobPhase.COMPLETED}
+    names: set[str] = set()
+    again: set[str] = set()
+    for entry in jf.job_status_list(job_flow):
+        name = str(entry.get("name") or "")
+        if _recreating(entry):
+            again.add(name)
+        elif entry.get("state") == JobPhase.COMPLETED:
+            names.add(name)
     completed = status.get("completedJobs")
     if isinstance(completed, list):
         names.update(str(n) for n in completed)
     names.discard("")
-    return names
+    return names - again
+
+
+def superseded(job_flow: Obj, remembered: Mapping[str, Obj]) -> set[str]:
+    """The remembered Jobs that a retry or a re-run has since replaced (their attempt is behind).
+
+    A re-run deletes Completed Jobs to create them again; the memory of such a Job must not make
+    its successor count as Completed.
+    """
+    if not remembered:
+        return set()
+    counts: dict[str, int] = {}
+    for entry in jf.job_status_list(job_flow):
+        name = str(entry.get("name") or "")
+        histories = entry.get("runningHistories")
+        if name in remembered and name not in counts and isinstance(histories, list):
+            counts[name] = sum(1 for h in histories if isinstance(h, Mapping) and h.get("state") in RECREATING)
+    return {n for n, job in remembered.items() if counts.get(n, 0) > job_attempt(job)}
+
+
+def _recreating(entry: Mapping[str, Any]) -> bool:
+    histories = entry.get("runningHistories")
+    if not isinstance(histories, list) or not histories or not isinstance(histories[-1], Mapping):
+        return False
+    return histories[-1].get("state") in RECREATING
 
 
 def status_view(job: Obj) -> dict[str, Any]:
@@ -87,7 +121,7 @@ class DeletedJobs:
             jobs = self._jobs.get(key, {}).get(meta.uid(job_flow))
             if not jobs:
                 return
-            for name in recorded & jobs.keys():
+            for name in (recorded & jobs.keys()) | superseded({"status": stored_status}, jobs):
                 del jobs[name]
             if not jobs:
                 self._drop(key, meta.uid(job_flow))

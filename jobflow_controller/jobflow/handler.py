@@ -39,6 +39,7 @@ from jobflow_controller.apis import (
 )
 from jobflow_controller.apis import job as vcjob
 from jobflow_controller.apis import jobflow as jf
+from jobflow_controller.apis.rules import template_names
 from jobflow_controller.jobflow import urgency
 from jobflow_controller.jobflow.expectations import CreateExpectations
 from jobflow_controller.jobflow.finished import DeletedJobs
@@ -208,7 +209,7 @@ class JobFlowEventHandlers:
         for job_flow in self.job_flow_lister.job_flows(namespace).list():
             if jf.phase(job_flow) not in _UNFINISHED:
                 continue
-            if any(jf.job_name(meta.name(job_flow), flow.name) == job_name for flow in jf.flows(job_flow)):
+            if any(jf.job_name(meta.name(job_flow), flow) == job_name for flow in template_names(job_flow)):
                 self.enqueue_job_flow(self.request_for(namespace, meta.name(job_flow)))
 
     def _remember_if_completed(self, job: Mapping[str, Any]) -> None:
@@ -247,7 +248,7 @@ class JobFlowEventHandlers:
         for job_flow in self.job_flow_lister.job_flows(namespace).list():
             if jf.phase(job_flow) in (Phase.SUCCEED, Phase.FAILED):
                 continue
-            if any(flow.name == name for flow in jf.flows(job_flow)):
+            if name in template_names(job_flow):
                 self.enqueue_job_flow(self.request_for(namespace, meta.name(job_flow)))
 
     def update_job_template(self, old: Any, new: Any) -> None:

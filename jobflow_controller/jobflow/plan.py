@@ -14,12 +14,14 @@ from functools import cached_property
 from typing import Any
 
 from jobflow_controller.apis import jobflow as jf
-from jobflow_controller.apis import meta
+from jobflow_controller.apis import meta, rules
+from jobflow_controller.apis.lifecycle import Lifecycle
 from jobflow_controller.apis.patch_fields import PatchFields
 from jobflow_controller.apis.probe import Probe
 from jobflow_controller.apis.retry import RetryPolicies, retry_policies
+from jobflow_controller.apis.rules import FailurePolicy
 from jobflow_controller.apis.status import JobFlowStatus
-from jobflow_controller.jobflow.finished import recorded_completed
+from jobflow_controller.jobflow.finished import recorded_completed, superseded
 
 Obj = Mapping[str, Any]
 
@@ -33,11 +35,32 @@ class JobFlowSpec:
     retry: RetryPolicies
     #: The Job spec fields a patch may set (--jobflow-patch-allowed-fields); None: every field.
     patch_fields: PatchFields | None = None
+    #: Ours (docs/rules.md): whether any failure-aware field is set; without one, upstream's rule.
+    failure_aware: bool = False
+    failure_policy: str = FailurePolicy.FAIL_FAST
+    #: `spec.finally`: run once nothing else can.
+    finally_flows: tuple[jf.Flow, ...] = ()
+    #: Ours (docs/lifecycle.md): suspend, shutdown, deadlines, TTL.
+    lifecycle: Lifecycle = field(default_factory=Lifecycle)
 
     @classmethod
     def of(cls, job_flow: Obj, patch_fields: PatchFields | None = None) -> JobFlowSpec:
         flows = tuple(jf.flows(job_flow))
-        return cls(flows, jf.job_retain_policy(job_flow), retry_policies(job_flow), patch_fields)
+        lifecycle = Lifecycle.of(job_flow)
+        return cls(
+            flows,
+            jf.job_retain_policy(job_flow),
+            retry_policies(job_flow),
+            patch_fields,
+            failure_aware=rules.failure_aware(job_flow, flows) or lifecycle.halts,
+            failure_policy=rules.failure_policy(job_flow),
+            finally_flows=tuple(rules.finally_flows(job_flow)),
+            lifecycle=lifecycle,
+        )
+
+    def template_names(self) -> set[str]:
+        """The JobTemplates the JobFlow names: its flows' and its finally flows'."""
+        return {f.name for f in self.flows} | {f.name for f in self.finally_flows}
 
 
 @dataclass(frozen=True)
@@ -92,7 +115,8 @@ class World:
     @cached_property
     def completed(self) -> frozenset[str]:
         """The Jobs of this JobFlow object that ran to completion: recorded so, or seen deleted so."""
-        return self.recorded_completed | frozenset(self.deleted_completed)
+        gone = set(self.deleted_completed) - superseded(self.job_flow, self.deleted_completed)
+        return self.recorded_completed | frozenset(gone)
 
 
 @dataclass(frozen=True)
@@ -102,6 +126,24 @@ class Warning:
     reason: str
     message_fmt: str
     args: tuple[Any, ...] = ()
+
+
+@dataclass(frozen=True)
+class Notice:
+    """An event the sync records on the JobFlow once its status is written (Normal unless `warning`)."""
+
+    reason: str
+    message_fmt: str
+    args: tuple[Any, ...] = ()
+    warning: bool = False
+
+
+@dataclass(frozen=True)
+class Termination:
+    """A Job to terminate with a `TerminateJob` Command (docs/lifecycle.md), and the Warning to say why."""
+
+    job: Obj
+    warning: Warning | None = None
 
 
 @dataclass(frozen=True)
@@ -160,6 +202,12 @@ class SyncPlan:
     retry_deletes: list[Obj] = field(default_factory=list)
     #: The status was too large to store: the JobFlow is failed with a reduced one (status_size.py).
     size_warning: Warning | None = None
+    #: Normal events to record after the status write (a flow newly Skipped, docs/rules.md).
+    notices: list[Notice] = field(default_factory=list)
+    #: Jobs to terminate, after the creates (a shutdown or a deadline, docs/lifecycle.md).
+    terminations: list[Termination] = field(default_factory=list)
+    #: Write the status at once (not paced): Jobs are deleted after it (a re-run, docs/lifecycle.md).
+    write_at_once: bool = False
     #: `status` as the JSON written, once status_size.py has measured it (so it is built once).
     body: dict[str, Any] | None = None
 

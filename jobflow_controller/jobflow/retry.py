@@ -19,7 +19,7 @@ from typing import Any
 
 from jobflow_controller.apis import JobPhase, Phase, meta
 from jobflow_controller.apis import job as vcjob
-from jobflow_controller.apis.retry import RETRYING, RetryPolicy
+from jobflow_controller.apis.retry import RECREATING, RERUN, RETRYING, RetryPolicy
 from jobflow_controller.apis.status import JobFlowStatus, JobRunningHistory, JobStatus
 from jobflow_controller.apis.timeutil import parse_time
 from jobflow_controller.jobflow import constants as c
@@ -44,9 +44,14 @@ def retries_done(entry: JobStatus | None) -> int:
     return 0 if entry is None else sum(1 for h in entry.running_histories if h.state == RETRYING)
 
 
+def recreations(entry: JobStatus | None) -> int:
+    """The times the Job was created again, by retries and re-runs: the next Job's attempt."""
+    return 0 if entry is None else sum(1 for h in entry.running_histories if h.state in RECREATING)
+
+
 def awaiting_recreate(entry: JobStatus | None) -> bool:
-    """Retried, and the re-created Job not seen yet: the last history entry is still `Retrying`."""
-    return entry is not None and bool(entry.running_histories) and entry.running_histories[-1].state == RETRYING
+    """Retried or re-run, and the new Job not seen yet: the last history entry is still `Retrying`/`Rerun`."""
+    return entry is not None and bool(entry.running_histories) and entry.running_histories[-1].state in RECREATING
 
 
 def retry_delay(policy: RetryPolicy, retry_number: int) -> float:
@@ -61,7 +66,7 @@ def retry_delay(policy: RetryPolicy, retry_number: int) -> float:
 
 def backoff_left(entry: JobStatus | None, policy: RetryPolicy | None, now: datetime) -> float:
     """Seconds until the wait of the retry recorded last has passed (0: create now)."""
-    if entry is None or policy is None or not entry.running_histories:
+    if entry is None or policy is None or not entry.running_histories or entry.running_histories[-1].state == RERUN:
         return 0.0
     started = entry.running_histories[-1].start_timestamp
     if not started:
@@ -117,7 +122,7 @@ def record_retry(status: JobFlowStatus, retry: Retry, now: str) -> None:
     if entry.running_histories and not entry.running_histories[-1].end_timestamp:
         entry.running_histories[-1].end_timestamp = now
     entry.running_histories.append(JobRunningHistory(state=RETRYING, start_timestamp=now))
-    entry.restart_count = vcjob.retry_count(retry.job) + retries_done(entry)
+    entry.restart_count = vcjob.retry_count(retry.job) + recreations(entry)
 
 
 def jobs_to_delete(world: World, retrying: list[str]) -> list[Obj]:

@@ -23,19 +23,21 @@ from informers.errors import ApiStatusError, NotFoundError
 from jobflow_controller.apis import FlowRequest, Phase, meta
 from jobflow_controller.apis import job as vcjob
 from jobflow_controller.apis import jobflow as jf
+from jobflow_controller.apis.lifecycle import pending_retry_request
 from jobflow_controller.apis.patch_fields import PatchFields
 from jobflow_controller.apis.timeutil import format_duration
-from jobflow_controller.jobflow import action
+from jobflow_controller.jobflow import action, rerun
 from jobflow_controller.jobflow import constants as c
 from jobflow_controller.jobflow.expectations import CreateExpectations
 from jobflow_controller.jobflow.finished import DeletedJobs, recorded_completed
+from jobflow_controller.jobflow.lifecycle_actions import LifecycleActions
 from jobflow_controller.jobflow.plan import Deploy, JobCreate, JobFlowSpec, SyncPlan, Warning, World
 from jobflow_controller.jobflow.probe_judge import ProbeJudge
 from jobflow_controller.jobflow.state import UpdateJobFlowStatusFn, new_state
 from jobflow_controller.jobflow.state.metrics import JobFlowMetrics
 from jobflow_controller.jobflow.status_writer import StatusWriter
 from jobflow_controller.kube.clientset import Clientset
-from jobflow_controller.kube.errors import AlreadyExistsError, ConflictError, from_status
+from jobflow_controller.kube.errors import AlreadyExistsError, ConflictError, from_status, is_refusal
 from jobflow_controller.kube.informers import BY_CREATED_BY_JOB_FLOW, JobFlowLister, JobLister, JobTemplateLister
 from jobflow_controller.kube.retry import DEFAULT_RETRY, retry_on_conflict
 from jobflow_controller.validation.jobflow import validation_message
@@ -80,6 +82,8 @@ class JobFlowSyncer:
         self.invalid_warned: dict[tuple[str, str], tuple[str, int]] = {}
         #: (namespace, name) -> the missing targets last logged for that JobFlow.
         self._missing_logged: dict[tuple[str, str], frozenset[str]] = {}
+        #: Ours (docs/lifecycle.md): Jobs terminated by Command, and the TTL.
+        self.lifecycle = LifecycleActions(clientset, recorder, clock, status_writer, requeue_after)
 
     def forget(self, namespace: str, name: str) -> None:
         """The JobFlow is gone: whether it was warned invalid, and what was logged of it."""
@@ -121,6 +125,8 @@ class JobFlowSyncer:
         # A status computed and not written yet is where this sync starts (own_writes.py).
         job_flow = self._writer.with_pending(job_flow)
         invalid = self._reported_invalid(req, job_flow)
+        if not invalid and self._lifecycle_first(job_flow):
+            return
         state = new_state(job_flow, self.sync_job_flow_status if invalid else self.sync_job_flow)
         if state is None:
             raise RuntimeError(f"jobflow {name} state {{{jf.phase(job_flow)}}} is invalid")
@@ -130,6 +136,19 @@ class JobFlowSyncer:
             raise RuntimeError(
                 f"sync jobflow {name} failed for {err}, event is {req.event}, action is {req.action}"
             ) from err
+
+    def _lifecycle_first(self, job_flow: Obj) -> bool:
+        """Ours (docs/lifecycle.md), in any phase: a re-run asked for, or a finished JobFlow's TTL.
+
+        True when that was the whole sync (the re-run's status is written and the JobFlow queued
+        again at once; or the JobFlow was deleted).
+        """
+        request = pending_retry_request(job_flow)
+        if request is not None:
+            self.execute(job_flow, rerun.plan_rerun(self.observe(job_flow), request))
+            self._requeue_after(meta.namespace(job_flow), meta.name(job_flow), 0.0)
+            return True
+        return self.lifecycle.expire(job_flow)
 
     def _reported_invalid(self, req: FlowRequest, job_flow: Obj) -> bool:
         """A JobFlow that can never finish: say so once per generation; only its status is kept true.
@@ -170,7 +189,7 @@ class JobFlowSyncer:
         """What the sync of `job_flow` sees: its Jobs, the Jobs and templates its flows name, the time."""
         ns, name = meta.namespace(job_flow), meta.name(job_flow)
         spec = JobFlowSpec.of(job_flow, self._patch_fields)
-        flow_names = {f.name for f in spec.flows} | {t for f in spec.flows for t in f.targets or ()}
+        flow_names = spec.template_names() | {t for f in spec.flows for t in f.targets or ()}
         jobs, templates = self._job_lister.jobs(ns), self._job_template_lister.job_templates(ns)
         named_jobs = _present(jobs.get, {jf.job_name(name, f) for f in flow_names})
         if self._deleted_jobs:
@@ -180,7 +199,7 @@ class JobFlowSyncer:
         done = recorded_completed(job_flow) | set(deleted)
         expected = frozenset(
             n
-            for n in (jf.job_name(name, f.name) for f in spec.flows)
+            for n in (jf.job_name(name, f) for f in spec.template_names())
             if n not in named_jobs and n not in done and self._expectations.pending(ns, n)
         )
         world = World(
@@ -188,7 +207,7 @@ class JobFlowSyncer:
             spec=spec,
             jobs=tuple(self.get_all_jobs_created_by_job_flow(job_flow)),
             named_jobs=named_jobs,
-            templates=_present(templates.get, {f.name for f in spec.flows}),
+            templates=_present(templates.get, spec.template_names()),
             deleted_completed=deleted,
             expected=expected,
             probes={},
@@ -229,15 +248,20 @@ class JobFlowSyncer:
             self.delete_all_jobs_created_by_job_flow(job_flow, plan.retain_deletes)
             return
         deploy_err = self.deploy(job_flow, plan.deploy)
+        if plan.terminations:
+            deploy_err = self.lifecycle.terminate(job_flow, plan.terminations) or deploy_err
         if plan.retry_warning is not None:
             self._warn(job_flow, plan.retry_warning)
         assert plan.status is not None
         # A status recording a retry is written at once: the Job is deleted only after it.
-        replaced = self._writer.write(job_flow, plan.status_body(), at_once=bool(plan.retries))
+        replaced = self._writer.write(job_flow, plan.status_body(), at_once=bool(plan.retries) or plan.write_at_once)
         if replaced is not None:
             self._count_transition(ns, replaced, plan.status.phase)
         if plan.size_warning is not None:
             self._warn(job_flow, plan.size_warning)
+        for notice in plan.notices:
+            kind = c.EVENT_WARNING if notice.warning else c.EVENT_NORMAL
+            self._recorder.eventf(job_flow, kind, notice.reason, notice.message_fmt, *notice.args)
         # Only now that the status records each retry: a restart cannot lose or repeat one.
         for retry in plan.retries:
             self._metrics.update_job_flow_job_retry(ns)
@@ -302,7 +326,7 @@ class JobFlowSyncer:
             self._check_existing_job(job_flow, job_name)
             return
         except ApiStatusError as err:
-            if _is_refusal(err):
+            if is_refusal(err):
                 self._recorder.eventf(
                     job_flow, c.EVENT_WARNING, c.REASON_FAILED_CREATE, c.MESSAGE_FAILED_CREATE, job_name, err
                 )
@@ -368,12 +392,3 @@ def _present(get: Callable[[str], Obj], names: set[str]) -> dict[str, Obj]:
         except NotFoundError:
             continue
     return out
-
-
-def _is_refusal(err: ApiStatusError) -> bool:
-    """A 4xx that the user can act on (quota, admission, validation), not a conflict or a throttle.
-
-    Those get a Warning event at once; server errors and throttling are the API server's weather,
-    retried quietly.
-    """
-    return 400 <= err.code < 500 and err.code not in (409, 429)

@@ -100,6 +100,9 @@ class Clientset:
     def jobs(self, namespace: str | None = None) -> ResourceClient:
         return self.resource(resources.JOBS, namespace)
 
+    def commands(self, namespace: str | None = None) -> ResourceClient:
+        return self.resource(resources.COMMANDS, namespace)
+
     def events(self, namespace: str | None = None) -> ResourceClient:
         return self.resource(resources.EVENTS, namespace)
 

@@ -85,3 +85,12 @@ def is_conflict(err: BaseException | None) -> bool:
             return True
         err, seen = err.__cause__, seen + 1
     return False
+
+
+def is_refusal(err: ApiStatusError) -> bool:
+    """A 4xx that the user can act on (quota, admission, validation), not a conflict or a throttle.
+
+    Those get a Warning event at once; server errors and throttling are the API server's weather,
+    retried quietly.
+    """
+    return 400 <= err.code < 500 and err.code not in (409, 429)

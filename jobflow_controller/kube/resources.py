@@ -42,6 +42,8 @@ class Resource:
 JOB_FLOWS = Resource(constants.FLOW_GROUP, constants.VERSION, "jobflows", constants.JOB_FLOW_KIND)
 JOB_TEMPLATES = Resource(constants.FLOW_GROUP, constants.VERSION, "jobtemplates", constants.JOB_TEMPLATE_KIND)
 JOBS = Resource(constants.BATCH_GROUP, constants.VERSION, "jobs", constants.JOB_KIND)
+#: Volcano's Commands: the JobFlow controller creates TerminateJob ones (docs/lifecycle.md), nothing else.
+COMMANDS = Resource(constants.BUS_GROUP, constants.VERSION, "commands", constants.COMMAND_KIND)
 EVENTS = Resource("", "v1", "events", "Event")
 LEASES = Resource("coordination.k8s.io", "v1", "leases", "Lease")
 #: Read only for `dependsOn.probe` HTTP and TCP checks (docs/probe.md), through a Pod informer.

@@ -14,7 +14,7 @@ REPO_ROOT = Path(__file__).resolve().parents[2]
 CRDS_DIR = REPO_ROOT / "manifests" / "crds"
 #: The optional Component adding the CEL rules to the JobFlow CRD.
 CRD_VALIDATION_DIR = REPO_ROOT / "manifests" / "crd-validation"
-#: What the local control plane installs: CRDS_DIR with CRD_VALIDATION_DIR, and Volcano's Job CRD.
+#: What the local control plane installs: CRDS_DIR with CRD_VALIDATION_DIR, and Volcano's Job and Command CRDs.
 LOCAL_CRDS_DIR = REPO_ROOT / "hack" / "local-crds"
 EXAMPLES_DIR = REPO_ROOT / "manifests" / "examples"
 
@@ -57,7 +57,7 @@ def install_crds(kubeconfig: str | os.PathLike[str], crds_dir: Path = LOCAL_CRDS
     """Apply the kustomization ``crds_dir`` (server-side: CRDs are large) and wait until its CRDs are Established.
 
     The default is what the local control plane needs (``LOCAL_CRDS_DIR``: the CRDs with the CEL
-    rules, and Volcano's Job CRD); ``CRDS_DIR`` installs only what ``kubectl apply -k manifests/``
+    rules, and Volcano's Job and Command CRDs); ``CRDS_DIR`` installs only what ``kubectl apply -k manifests/``
     does. Polled rather than `kubectl wait`: right after the apply a CRD may have no status yet,
     and `kubectl wait` then fails at once (".status.conditions accessor error") instead of waiting.
     """

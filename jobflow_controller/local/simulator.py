@@ -6,6 +6,12 @@ watches Jobs and, through the status subresource, walks each one through its pha
 phase). A malformed script is reported as a Warning event on the Job, which is then left alone.
 Tasks that ask for pods get them (`simulated_pods`), so that probes have something to reach.
 
+It takes Volcano's Commands (`bus.volcano.sh`) as Volcano's job controller does: a Command whose
+target is a Job is deleted, a Normal `CommandIssued` event is recorded on the Job, and the action
+runs through the Job's state machine (`job_commands`): `TerminateJob` ends a Job Terminated,
+`AbortJob` Aborted, and `ResumeJob` runs an aborted Job again. What the Command changes replaces
+the rest of the Job's script.
+
 It also does what Volcano's garbage collector (`gc-controller`, in the same controller manager) does
 with `spec.ttlSecondsAfterFinished`: a Job Completed, Failed or Terminated is deleted that many
 seconds after its `state.lastTransitionTime`, with Foreground propagation and a uid precondition,
@@ -28,11 +34,13 @@ import structlog
 
 from informers import ResourceEventHandlerFuncs, SharedIndexInformer
 from informers.errors import ApiStatusError, NotFoundError
+from jobflow_controller.apis import command as vccommand
 from jobflow_controller.apis import job as vcjob
 from jobflow_controller.apis import meta
 from jobflow_controller.apis.timeutil import parse_time
 from jobflow_controller.kube.clientset import Clientset
 from jobflow_controller.kube.errors import AlreadyExistsError, ConflictError
+from jobflow_controller.local.job_commands import command_steps, max_retry, resume_point
 from jobflow_controller.local.phase_script import (
     PHASES_ANNOTATION,
     TERMINAL,
@@ -56,6 +64,8 @@ COMPONENT = "volcano-job-simulator"
 GC_FINISHED = frozenset({"Completed", "Failed", "Terminated"})
 #: The heap index of a TTL check rather than of a script step.
 _EXPIRE = -1
+#: The heap index of a Command to take (the key is then the Command's uid).
+_COMMAND = -2
 
 
 def expires_in(job: Mapping[str, Any], now: datetime.datetime) -> float | None:
@@ -81,12 +91,17 @@ class JobSimulator:
         self.recorder = recorder
         self.informer = SharedIndexInformer(clientset.jobs(namespace).lister_watcher(), resync_period=0)
         self.informer.add_event_handler(ResourceEventHandlerFuncs(add_func=self._on_add, update_func=self._on_update))
-        self._heap: list[tuple[float, int, str, int]] = []
+        self.command_informer = SharedIndexInformer(clientset.commands(namespace).lister_watcher(), resync_period=0)
+        self.command_informer.add_event_handler(ResourceEventHandlerFuncs(add_func=self._on_command))
+        self._heap: list[tuple[float, int, str, int, int]] = []  # (due, seq, key, index, plan version)
         self._seq = 0
         self._cond = threading.Condition()
         self._scheduled: dict[str, int] = {}  # job uid -> index of the step already scheduled
         self._plans: dict[str, tuple[str, str, list[Step]]] = {}  # uid -> (namespace, name, steps)
         self._expiring: dict[str, tuple[str, str]] = {}  # uid -> (namespace, name): a TTL check is due
+        self._versions: dict[str, int] = {}  # job uid -> its plan's version: a Command replaces the plan
+        self._commands: dict[str, Mapping[str, Any]] = {}  # command uid -> the Command, until taken
+        self._taken: set[str] = set()  # command uids deleted, whose Job is still to be read
 
     # -- event handlers: decide the next step, never block -------------------------------------
     def _on_add(self, job: Any, is_in_initial_list: bool = False) -> None:
@@ -114,7 +129,7 @@ class JobSimulator:
             self._scheduled[uid] = len(steps)
             return
         # Resume a Job a previous simulator left mid-script: carry on after its current phase.
-        index = next((i + 1 for i, s in enumerate(steps) if s.phase == current), 0)
+        steps, index = resume_point(current, steps)
         delay = steps[index - 1].seconds if index > 0 else 0.0
         self._plans[uid] = (meta.namespace(job), meta.name(job), steps)
         self._schedule(uid, index, delay)
@@ -128,25 +143,40 @@ class JobSimulator:
             self._expiring[uid] = (meta.namespace(job), meta.name(job))
         self._push(uid, _EXPIRE, max(0.0, left))
 
+    def _on_command(self, command: Any, is_in_initial_list: bool = False) -> None:
+        """Volcano's filtered add handler: a Command aimed at a Job is queued to be taken."""
+        uid = meta.uid(command)
+        if not uid or not vccommand.targets_a_job(command):
+            return
+        with self._cond:
+            self._commands[uid] = command
+        self._push(uid, _COMMAND, 0.0)
+
     def _schedule(self, uid: str, index: int, delay: float) -> None:
         with self._cond:
             self._scheduled[uid] = index
         self._push(uid, index, delay)
 
-    def _push(self, uid: str, index: int, delay: float) -> None:
+    def _push(self, key: str, index: int, delay: float) -> None:
         with self._cond:
             self._seq += 1
-            heapq.heappush(self._heap, (time.monotonic() + delay, self._seq, uid, index))
+            version = self._versions.get(key, 0)
+            heapq.heappush(self._heap, (time.monotonic() + delay, self._seq, key, index, version))
             self._cond.notify()
 
     # -- the driver thread -----------------------------------------------------------------------
     def run(self, stop: threading.Event) -> None:
         informer_thread = threading.Thread(target=self.informer.run, args=(stop,), name="sim-informer", daemon=True)
         informer_thread.start()
+        command_thread = threading.Thread(
+            target=self.command_informer.run, args=(stop,), name="sim-command-informer", daemon=True
+        )
+        command_thread.start()
         waker = threading.Thread(target=self._wake_on_stop, args=(stop,), daemon=True)
         waker.start()
         self._drive(stop)
         informer_thread.join(timeout=10)
+        command_thread.join(timeout=10)
 
     def _wake_on_stop(self, stop: threading.Event) -> None:
         stop.wait()
@@ -159,13 +189,18 @@ class JobSimulator:
                 if not self._heap:
                     self._cond.wait(timeout=1.0)
                     continue
-                due, _, uid, index = self._heap[0]
+                due, _, key, index, version = self._heap[0]
                 wait = due - time.monotonic()
                 if wait > 0:
                     self._cond.wait(timeout=min(wait, 1.0))
                     continue
                 heapq.heappop(self._heap)
-            self._step(uid, index)
+                if index >= 0 and version != self._versions.get(key, 0):
+                    continue  # a step of a plan a Command has replaced
+            if index == _COMMAND:
+                self._take_command(key)
+            else:
+                self._step(key, index)
 
     def _expire(self, uid: str) -> None:
         """`processJob`: re-read the Job; delete it if its TTL has truly expired, else look again later."""
@@ -191,6 +226,62 @@ class JobSimulator:
             return
         with self._cond:
             self._expiring.pop(uid, None)
+
+    def _take_command(self, key: str) -> None:
+        """Volcano's `processNextCommand`: delete the Command (once taken, never again), say so on the Job, act.
+
+        A Command already gone was taken by someone else: dropped, as upstream does. A failed delete
+        is retried; so is a failed read of the Job once the Command is deleted.
+        """
+        with self._cond:
+            command = self._commands.get(key)
+        if command is None:
+            return
+        namespace, job_name = meta.namespace(command), vccommand.target_name(command)
+        try:
+            if key not in self._taken:
+                try:
+                    self.clientset.commands(namespace).delete(meta.name(command))
+                except NotFoundError:
+                    self._forget_command(key)
+                    return
+                self._taken.add(key)
+            job = self.clientset.jobs(namespace).get(job_name)
+        except NotFoundError:
+            job = None  # no such Job: upstream logs that it cannot find it, and nothing happens
+        except Exception as err:  # noqa: BLE001 - retried, as the command queue's rate limiter does
+            log.warning("command not taken yet, retrying", command=f"{namespace}/{meta.name(command)}", error=str(err))
+            self._push(key, _COMMAND, 0.5)
+            return
+        self._forget_command(key)
+        if job is not None:
+            self._apply_command(job, vccommand.command_action(command))
+
+    def _forget_command(self, key: str) -> None:
+        with self._cond:
+            self._commands.pop(key, None)
+        self._taken.discard(key)
+
+    def _apply_command(self, job: Mapping[str, Any], action: str) -> None:
+        """The Job's state takes the action: what it changes replaces the rest of the Job's plan at once."""
+        if self.recorder is not None:
+            message = vccommand.command_issued_message(action)
+            self.recorder.event(job, "Normal", vccommand.REASON_COMMAND_ISSUED, message)
+        try:
+            script = parse_script(script_of(job))
+        except ScriptError:
+            script = []  # a Job left alone for its script: a restart leaves it Pending
+        retries = int((job.get("status") or {}).get("retryCount") or 0)
+        steps = command_steps(vcjob.phase(job), action, retries, max_retry(job), script)
+        log.info("command", job=f"{meta.namespace(job)}/{meta.name(job)}", action=action, phases=bool(steps))
+        if not steps:
+            return
+        uid = meta.uid(job)
+        with self._cond:
+            self._versions[uid] = self._versions.get(uid, 0) + 1
+            self._plans[uid] = (meta.namespace(job), meta.name(job), steps)
+            self._scheduled[uid] = 0
+        self._step(uid, 0)
 
     def _sync_pods(self, job: Mapping[str, Any], phase: str, now: datetime.datetime) -> None:
         """Create the pods of the tasks that ask for them when the Job runs; report their status."""

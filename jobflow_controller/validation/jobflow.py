@@ -19,16 +19,10 @@ from typing import Any
 from jobflow_controller.apis.retry import retry_annotation_changed, retry_problems
 from jobflow_controller.validation.dag import Graph, dag_problems, upstream_dag_problems
 from jobflow_controller.validation.limits import size_problems
-from jobflow_controller.validation.names import (
-    flow_label_problems,
-    is_subdomain,
-    job_flow_label_problems,
-    job_name,
-    job_name_problems,
-    template_name_problems,
-)
+from jobflow_controller.validation.names import entry_name_problems, job_flow_label_problems
 from jobflow_controller.validation.patch import flow_patch_problems
 from jobflow_controller.validation.probe import flow_probe_problems
+from jobflow_controller.validation.rules import failure_aware_problems, failure_aware_spec
 
 __all__ = [
     "flow_graph",
@@ -69,8 +63,12 @@ def validate_job_flow(job_flow: Mapping[str, Any], *, patches: bool = True, retr
     4. the name rules: ``<namespace>.<jobflow>`` must be a valid label value, and for each flow
        ``<jobflow>-<flow>`` a valid Job name and ``<namespace>.<flow>`` a valid label value (see
        ``names``). Rules needing the JobFlow's name or namespace are skipped while it has none;
+    4b. the failure-aware fields (``rules``, docs/rules.md): each flow's ``dependsOn.rule`` and
+       ``continueOnFailure`` (``jobflow Flow "<flow>": dependsOn.rule: must be one of ...``), then
+       ``failurePolicy``, then ``finally`` (its cap, each entry's name);
     5. with ``patches`` (admission), each flow's ``patch`` problems that need no template
-       (``jobflow Flow "<flow>": patch.jobSpec.tasks[1]: has no name (...)``, see ``patch``), then
+       (``jobflow Flow "<flow>": patch.jobSpec.tasks[1]: has no name (...)``, see ``patch``), and each
+       finally entry's (``jobflow Finally "<name>": patch...``), then
        each flow's ``dependsOn.probe`` problems that need no Job (``jobflow Flow "<flow>":
        dependsOn.probe.tcpSocketList[0].port: must be between 1 and 65535, not 0``, see ``probe``).
        The controller passes ``patches=False``: a bad patch or probe stops only its own flow there;
@@ -93,18 +91,9 @@ def validate_job_flow(job_flow: Mapping[str, Any], *, patches: bool = True, retr
     namespace = _string(metadata.get("namespace"))
     if name and namespace:
         problems.extend(job_flow_label_problems(namespace, name))
-    checked: set[str] = set()
-    for flow, _targets in graph:
-        if flow in checked:
-            continue
-        checked.add(flow)
-        if name:
-            problems.extend(job_name_problems(name, flow))
-        if not name or is_subdomain(job_name(name, flow)):
-            # Only what the Job name's message does not already say: "-a" makes the valid "jf--a".
-            problems.extend(template_name_problems(flow))
-        if namespace:
-            problems.extend(flow_label_problems(namespace, flow))
+    for flow in dict.fromkeys(flow for flow, _targets in graph):
+        problems.extend(entry_name_problems(name, namespace, flow))
+    problems.extend(failure_aware_problems(job_flow))
     if patches:
         problems.extend(flow_patch_problems(job_flow))
         problems.extend(flow_probe_problems(job_flow))
@@ -114,8 +103,10 @@ def validate_job_flow(job_flow: Mapping[str, Any], *, patches: bool = True, retr
 
 
 def flows_changed(job_flow: Mapping[str, Any], old_job_flow: Mapping[str, Any]) -> bool:
-    """Whether ``spec.flows`` differs between the two (absent, null and ``[]`` are all no flows)."""
-    return _flows(job_flow) != _flows(old_job_flow)
+    """Whether ``spec.flows`` differs between the two (absent, null and ``[]`` are all no flows), or
+    ``spec.finally`` or ``spec.failurePolicy`` (``rules.failure_aware_spec``), which the flows' rules read."""
+    new = (_flows(job_flow), failure_aware_spec(job_flow))
+    return new != (_flows(old_job_flow), failure_aware_spec(old_job_flow))
 
 
 def validate_job_flow_update(
@@ -123,7 +114,8 @@ def validate_job_flow_update(
 ) -> list[str]:
     """The problems that refuse an UPDATE from ``old_job_flow`` to ``job_flow``; empty when it may go on.
 
-    If ``spec.flows`` changed: everything ``validate_job_flow`` reports, as for a CREATE. If not
+    If ``spec.flows`` changed (or ``spec.finally`` or ``spec.failurePolicy``, see ``flows_changed``):
+    everything ``validate_job_flow`` reports, as for a CREATE. If not
     (metadata, ``jobRetainPolicy``): only upstream's checks on upstream's graph
     (``upstream_dag_problems``), so what was stored while the stricter rules (the size caps and the
     patch rules included: a patch is part of ``spec.flows``) were not enforced is never refused for them,

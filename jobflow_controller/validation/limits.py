@@ -1,4 +1,4 @@
-"""The caps on a JobFlow's size: flows per JobFlow and targets per flow, defined here once.
+"""The caps on a JobFlow's size: flows per JobFlow, targets per flow, finally entries, defined here once.
 
 The same numbers are in three places, all from these constants:
 
@@ -12,6 +12,11 @@ The same numbers are in three places, all from these constants:
 Why 500 and 100 (docs/operations.md, "Limits"): the CEL rules' estimated cost stays under the API
 server's per-call limit, and the status of a JobFlow with 500 running flows stays far under etcd's
 request limit (about 1.5 MiB).
+
+Why 100 finally entries (docs/rules.md): a finally entry is a Job like a flow's, so 500 flows and
+100 finally Jobs keep the status within the same margin, and the CEL rule that finally names repeat
+no flow name (``hack/crdgen/rules.py``) is estimated from this ``maxItems``. A finally entry reports
+or cleans up: a handful is the use.
 """
 
 from __future__ import annotations
@@ -19,12 +24,22 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Any, Final
 
-__all__ = ["MAX_FLOWS", "MAX_TARGETS", "size_problems", "too_many_flows_message", "too_many_targets_message"]
+__all__ = [
+    "MAX_FINALLY",
+    "MAX_FLOWS",
+    "MAX_TARGETS",
+    "size_problems",
+    "too_many_finally_message",
+    "too_many_flows_message",
+    "too_many_targets_message",
+]
 
 #: The most flows one JobFlow may have (``spec.flows``).
 MAX_FLOWS: Final = 500
 #: The most targets one flow may wait for (``spec.flows[].dependsOn.targets``).
 MAX_TARGETS: Final = 100
+#: The most entries ``spec.finally`` may have.
+MAX_FINALLY: Final = 100
 
 
 def too_many_flows_message(count: int) -> str:
@@ -35,6 +50,11 @@ def too_many_flows_message(count: int) -> str:
 def too_many_targets_message(flow: str, count: int) -> str:
     """``jobflow Flow "<flow>": dependsOn.targets: has 101 targets, more than the 100 allowed``."""
     return f'jobflow Flow "{flow}": dependsOn.targets: has {count} targets, more than the {MAX_TARGETS} allowed'
+
+
+def too_many_finally_message(count: int) -> str:
+    """``jobflow has 101 finally entries, more than the 100 allowed``."""
+    return f"jobflow has {count} finally entries, more than the {MAX_FINALLY} allowed"
 
 
 def size_problems(graph: Iterable[tuple[str, Sequence[Any]]]) -> list[str]:

@@ -35,6 +35,7 @@ __all__ = [
     "MAX_JOB_NAME_LENGTH",
     "MAX_LABEL_VALUE_LENGTH",
     "MAX_TEMPLATE_NAME_LENGTH",
+    "entry_name_problems",
     "flow_label_problems",
     "is_subdomain",
     "job_flow_label_problems",
@@ -64,18 +65,21 @@ def job_name(job_flow: str, flow: str) -> str:
     return f"{job_flow}-{flow}"
 
 
-def job_name_problems(job_flow: str, flow: str) -> list[str]:
-    """Why the Job created for ``flow`` of ``job_flow`` would be refused its name; empty if it is valid."""
+def job_name_problems(job_flow: str, flow: str, kind: str = "Flow") -> list[str]:
+    """Why the Job created for ``flow`` of ``job_flow`` would be refused its name; empty if it is valid.
+
+    ``kind`` names what ``flow`` is in the messages: ``Flow`` (``spec.flows``) or ``Finally`` (``spec.finally``).
+    """
     name = job_name(job_flow, flow)
     problems: list[str] = []
     if len(name) > MAX_JOB_NAME_LENGTH:
         problems.append(
-            f"jobflow Flow {_quote(flow)}: Job name {_quote(name)} is {len(name)} characters long,"
+            f"jobflow {kind} {_quote(flow)}: Job name {_quote(name)} is {len(name)} characters long,"
             f" it must be at most {MAX_JOB_NAME_LENGTH}"
         )
     if not _DNS1123_SUBDOMAIN.fullmatch(name):
         problems.append(
-            f"jobflow Flow {_quote(flow)}: Job name {_quote(name)} must be a lowercase RFC 1123"
+            f"jobflow {kind} {_quote(flow)}: Job name {_quote(name)} must be a lowercase RFC 1123"
             " subdomain: lowercase letters, digits, '-' and '.', with every '.'-separated part starting"
             " and ending with a letter or digit"
         )
@@ -87,17 +91,17 @@ def is_subdomain(name: str) -> bool:
     return _DNS1123_SUBDOMAIN.fullmatch(name) is not None
 
 
-def template_name_problems(flow: str) -> list[str]:
+def template_name_problems(flow: str, kind: str = "Flow") -> list[str]:
     """Why no JobTemplate can be named ``flow``; empty if one can."""
     problems: list[str] = []
     if len(flow) > MAX_TEMPLATE_NAME_LENGTH:
         problems.append(
-            f"jobflow Flow {_quote(flow)}: JobTemplate name is {len(flow)} characters long,"
+            f"jobflow {kind} {_quote(flow)}: JobTemplate name is {len(flow)} characters long,"
             f" it must be at most {MAX_TEMPLATE_NAME_LENGTH}"
         )
     if not _DNS1123_SUBDOMAIN.fullmatch(flow):
         problems.append(
-            f"jobflow Flow {_quote(flow)}: JobTemplate name {_quote(flow)} must be a lowercase RFC 1123"
+            f"jobflow {kind} {_quote(flow)}: JobTemplate name {_quote(flow)} must be a lowercase RFC 1123"
             " subdomain: lowercase letters, digits, '-' and '.', with every '.'-separated part starting"
             " and ending with a letter or digit"
         )
@@ -109,9 +113,24 @@ def job_flow_label_problems(namespace: str, job_flow: str) -> list[str]:
     return _label_value_problems(f"jobflow {_quote(job_flow)}", CREATED_BY_JOB_FLOW, f"{namespace}.{job_flow}")
 
 
-def flow_label_problems(namespace: str, flow: str) -> list[str]:
+def flow_label_problems(namespace: str, flow: str, kind: str = "Flow") -> list[str]:
     """Why ``<namespace>.<flow>`` is not a valid ``volcano.sh/createdByJobTemplate`` label value."""
-    return _label_value_problems(f"jobflow Flow {_quote(flow)}", CREATED_BY_JOB_TEMPLATE, f"{namespace}.{flow}")
+    return _label_value_problems(f"jobflow {kind} {_quote(flow)}", CREATED_BY_JOB_TEMPLATE, f"{namespace}.{flow}")
+
+
+def entry_name_problems(job_flow: str, namespace: str, flow: str, kind: str = "Flow") -> list[str]:
+    """Every name rule on one flow (or finally entry, ``kind="Finally"``) of ``<namespace>/<job_flow>``.
+
+    The Job name, then the JobTemplate name (only what the Job name's message does not already say:
+    ``-a`` makes the valid ``jf--a``), then the label value. Rules needing the JobFlow's name or
+    namespace are skipped while it has none (a hand-made object; the API server always sets both).
+    """
+    problems = job_name_problems(job_flow, flow, kind) if job_flow else []
+    if not job_flow or is_subdomain(job_name(job_flow, flow)):
+        problems.extend(template_name_problems(flow, kind))
+    if namespace:
+        problems.extend(flow_label_problems(namespace, flow, kind))
+    return problems
 
 
 def _label_value_problems(subject: str, key: str, value: str) -> list[str]:

@@ -24,6 +24,7 @@ from typing import Any, Final
 from jobflow_controller.apis.jsontype import json_type
 from jobflow_controller.apis.patch_fields import PatchFields
 from jobflow_controller.validation import flow_patch_field_problems, flows_changed, validation_message
+from jobflow_controller.validation.lifecycle import lifecycle_problems
 from jobflow_controller.webhook.jsonshape import json_shape_problem
 from jobflow_controller.webhook.limits import MAX_JSON_DEPTH, MAX_JSON_VALUES
 
@@ -169,6 +170,7 @@ def admit_job_flows(request: Mapping[str, Any], patch_fields: PatchFields | None
     old_job_flow = old_job_flow if isinstance(old_job_flow, Mapping) else None
     message = validation_message(_with_request_identity(job_flow, request), old_job_flow)
     problems = [message.strip()] if message is not None else []
+    problems.extend(lifecycle_problems(job_flow, old_job_flow))  # docs/lifecycle.md
     if old_job_flow is None or flows_changed(job_flow, old_job_flow):
         problems.extend(flow_patch_field_problems(job_flow, patch_fields))
     if problems:

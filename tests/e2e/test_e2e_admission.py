@@ -19,6 +19,8 @@ Four set-ups:
   admitted; the controller must report that one.
 * **The CRD rules added later**, on a control plane of this module's own: JobFlows stored before the
   Component was applied can be annotated (CRD validation ratcheting), not given other flows.
+* **The failure-aware fields** (issue 22, docs/rules.md) in each set-up: what our CRD's enums and
+  types refuse before any webhook, what the webhook alone refuses, what the CEL Component refuses.
 * **Both**, on the session's control plane with the webhook registered for namespaces labelled for
   this module only (the control plane is shared by the whole session). The API server validates
   the schema, CEL rules included, before it calls validating webhooks, so what the rules catch
@@ -707,3 +709,250 @@ def test_webhook_registration_leaves_other_namespaces_of_the_session_alone(
     finally:
         with contextlib.suppress(NotFoundError):
             session_cluster.clientset.resource(NAMESPACES).delete(other)
+
+
+# --- issue 22: the failure-aware fields (docs/rules.md) ------------------------------------------------------
+
+RULES = "AllCompleted, AnyCompleted, AllFailed, AnyFailed, AllDone, NoneFailed"
+PROBE = {"tcpSocketList": [{"taskName": "ps", "port": 2222}]}
+
+
+def failure_aware(name: str, namespace: str, flows: Flows, **spec: Any) -> dict[str, Any]:
+    """``job_flow`` with spec fields beside the flows (``failurePolicy``, ``finally``)."""
+    obj = job_flow(name, namespace, flows)
+    obj["spec"].update(spec)
+    return obj
+
+
+def ruled(name: str, rule: str, *targets: str, **depends_on: Any) -> dict[str, Any]:
+    return {"name": name, "dependsOn": {**({"targets": list(targets)} if targets else {}), "rule": rule, **depends_on}}
+
+
+def finally_of(*names: str) -> dict[str, Any]:
+    return {"finally": [{"name": n} for n in names]}
+
+
+def test_webhook_admits_every_failure_aware_field(
+    upstream_crd_cluster: Cluster, webhook_namespace: str, tmp_path: Path
+) -> None:
+    obj = failure_aware(
+        "jobflow",
+        webhook_namespace,
+        [
+            {**flow("train"), "continueOnFailure": True},
+            ruled("alert", "AnyFailed", "train"),
+            ruled("go", "AllDone", "train"),
+        ],
+        failurePolicy="RunToCompletion",
+        **{"finally": [{"name": "notify", "patch": {"jobSpec": {"tasks": [{"name": "t", "replicas": 2}]}}}]},
+    )
+    applied = upstream_crd_cluster.apply(obj, tmp_path)
+    assert created(applied, "jobflow"), applied.stderr
+    stored = upstream_crd_cluster.clientset.job_flows(webhook_namespace).get("jobflow")
+    # Our CRD keeps the fields (upstream's would prune them) and defaults none of them.
+    assert stored["spec"]["failurePolicy"] == "RunToCompletion"
+    assert stored["spec"]["flows"][1]["dependsOn"] == {"targets": ["train"], "rule": "AnyFailed"}
+    assert stored["spec"]["flows"][0]["continueOnFailure"] is True
+    assert stored["spec"]["finally"][0]["name"] == "notify"
+
+
+def test_our_crd_defaults_none_of_the_failure_aware_fields(
+    upstream_crd_cluster: Cluster, webhook_namespace: str, tmp_path: Path
+) -> None:
+    applied = upstream_crd_cluster.apply(job_flow("plain", webhook_namespace, [flow("a"), flow("b", "a")]), tmp_path)
+    assert created(applied, "plain"), applied.stderr
+    stored = upstream_crd_cluster.clientset.job_flows(webhook_namespace).get("plain")
+    assert stored["spec"] == {"jobRetainPolicy": "retain", "flows": [flow("a"), flow("b", "a")]}
+
+
+# What the webhook alone refuses among the failure-aware fields (our CRD's schema lets them through).
+FAILURE_AWARE_REFUSED: dict[str, tuple[Flows, dict[str, Any], str]] = {
+    "a rule without targets": (
+        [flow("a"), ruled("b", "AnyFailed")],
+        {},
+        'jobflow Flow "b": dependsOn.rule: "AnyFailed" needs dependsOn.targets'
+        " (a rule decides over the targets' outcomes; this flow has none)",
+    ),
+    "a probe with a rule other than AllCompleted": (
+        [flow("a"), ruled("b", "AllDone", "a", probe=PROBE)],
+        {},
+        'jobflow Flow "b": dependsOn.probe: only allowed with the rule AllCompleted, not "AllDone"'
+        " (a probe checks the targets' running Jobs, which only that rule waits for)",
+    ),
+    "a finally name that repeats a flow": (
+        [flow("train")],
+        finally_of("train"),
+        'jobflow Finally "train": repeats the name of a flow (both would be the Job "jobflow-train")',
+    ),
+    "a finally name that repeats another": (
+        [flow("train")],
+        finally_of("notify", "notify"),
+        'jobflow Finally names must be unique: "notify"',
+    ),
+    "a finally name that is not a valid name": (
+        [flow("train")],
+        finally_of("Notify"),
+        'jobflow Finally "Notify": Job name "jobflow-Notify" must be a lowercase RFC 1123 subdomain: lowercase'
+        " letters, digits, '-' and '.', with every '.'-separated part starting and ending with a letter or digit",
+    ),
+    "a finally patch task without a name": (
+        [flow("train")],
+        {"finally": [{"name": "notify", "patch": {"jobSpec": {"tasks": [{"replicas": 2}]}}}]},
+        'jobflow Finally "notify": patch.jobSpec.tasks[0]: has no name'
+        " (patch entries are matched to the template's by name)",
+    ),
+}
+
+
+@pytest.mark.parametrize(
+    ("flows", "spec", "message"),
+    list(FAILURE_AWARE_REFUSED.values()),
+    ids=[case_id(n) for n in FAILURE_AWARE_REFUSED],
+)
+def test_webhook_refuses_a_bad_failure_aware_field_with_its_message(
+    upstream_crd_cluster: Cluster,
+    webhook_namespace: str,
+    tmp_path: Path,
+    flows: Flows,
+    spec: dict[str, Any],
+    message: str,
+) -> None:
+    applied = upstream_crd_cluster.apply(failure_aware("jobflow", webhook_namespace, flows, **spec), tmp_path)
+    assert applied.returncode == 1
+    assert applied.stderr == webhook_refusal(applied, message)
+
+
+# What our CRD's schema refuses before the webhook is called (the webhook's own messages for these are
+# tests/unit/webhook/test_webhook_failure_aware.py's: a CRD keeping unknown fields would let them through).
+SCHEMA_REFUSED: dict[str, tuple[Flows, dict[str, Any], str]] = {
+    "an unknown rule": (
+        [flow("a"), ruled("b", "OnFailure", "a")],
+        {},
+        'spec.flows[1].dependsOn.rule: Unsupported value: "OnFailure": supported values: "AllCompleted",'
+        ' "AnyCompleted", "AllFailed", "AnyFailed", "AllDone", "NoneFailed"',
+    ),
+    "continueOnFailure not a boolean": (
+        [{**flow("a"), "continueOnFailure": "yes"}],
+        {},
+        'spec.flows[0].continueOnFailure: Invalid value: "string": spec.flows[0].continueOnFailure in body must be'
+        ' of type boolean: "string"',
+    ),
+    "an unknown failurePolicy": (
+        [flow("a")],
+        {"failurePolicy": "Never"},
+        'spec.failurePolicy: Unsupported value: "Never": supported values: "FailFast", "RunToCompletion"',
+    ),
+    "101 finally entries": (
+        [flow("a")],
+        {"finally": [{"name": f"n{i}"} for i in range(101)]},
+        "spec.finally: Too many: 101: must have at most 100 items",
+    ),
+}
+
+
+@pytest.mark.parametrize(
+    ("flows", "spec", "message"), list(SCHEMA_REFUSED.values()), ids=[case_id(n) for n in SCHEMA_REFUSED]
+)
+def test_our_crd_refuses_a_bad_failure_aware_value_before_the_webhook(
+    upstream_crd_cluster: Cluster,
+    webhook_namespace: str,
+    flows: Flows,
+    spec: dict[str, Any],
+    message: str,
+) -> None:
+    jobflows = upstream_crd_cluster.clientset.job_flows(webhook_namespace)
+    with pytest.raises(ApiStatusError) as refused:
+        jobflows.create(failure_aware("bad", webhook_namespace, flows, **spec), dry_run=True)
+    assert refused.value.message == f'JobFlow.flow.volcano.sh "bad" is invalid: {message}'
+
+
+# What the CEL Component alone refuses (the session's control plane, no webhook), with its messages.
+CEL_FAILURE_AWARE_CASES: dict[str, tuple[Flows, dict[str, Any], str, str]] = {
+    "a rule without targets": (
+        [flow("a"), ruled("b", "AnyFailed")],
+        {},
+        "spec.flows[1].dependsOn",
+        "jobflow Flow dependsOn.rule needs dependsOn.targets",
+    ),
+    "a probe with another rule": (
+        [flow("a"), ruled("b", "AnyFailed", "a", probe=PROBE)],
+        {},
+        "spec.flows[1].dependsOn",
+        "jobflow Flow dependsOn.probe is only allowed with the rule AllCompleted",
+    ),
+    "finally names repeated": (
+        [flow("a")],
+        finally_of("notify", "notify"),
+        "spec.finally",
+        "jobflow Finally names must be unique",
+    ),
+    "a finally name that repeats a flow": (
+        [flow("a"), flow("b", "a")],
+        finally_of("notify", "b"),
+        "spec",
+        "jobflow Finally names must not repeat a flow name",
+    ),
+}
+
+
+@pytest.mark.parametrize(
+    ("flows", "spec", "field", "message"),
+    list(CEL_FAILURE_AWARE_CASES.values()),
+    ids=[case_id(n) for n in CEL_FAILURE_AWARE_CASES],
+)
+def test_crd_rule_refuses_a_bad_failure_aware_field_without_the_webhook(
+    control_plane: ControlPlane,
+    clientset: Clientset,
+    namespace: str,
+    tmp_path: Path,
+    flows: Flows,
+    spec: dict[str, Any],
+    field: str,
+    message: str,
+) -> None:
+    cluster = Cluster(control_plane.kubeconfig_path, clientset)
+    applied = cluster.apply(failure_aware("jobflow", namespace, flows, **spec), tmp_path)
+    assert applied.returncode == 1
+    assert applied.stderr == crd_rule_refusal("jobflow", field, message)
+
+
+def test_crd_rules_admit_every_failure_aware_field(
+    control_plane: ControlPlane, clientset: Clientset, namespace: str, tmp_path: Path
+) -> None:
+    obj = failure_aware(
+        "valid-rules",
+        namespace,
+        [
+            {**flow("a"), "continueOnFailure": True},
+            ruled("b", "AnyFailed", "a"),
+            ruled("c", "AllCompleted", "a", probe=PROBE),
+        ],
+        failurePolicy="FailFast",
+        **finally_of("notify", "cleanup"),
+    )
+    applied = Cluster(control_plane.kubeconfig_path, clientset).apply(obj, tmp_path)
+    assert created(applied, "valid-rules"), applied.stderr
+
+
+def test_with_both_the_webhook_refuses_a_finally_name_the_rules_cannot_judge(
+    session_cluster: Cluster, labelled_namespace: str, tmp_path: Path
+) -> None:
+    applied = session_cluster.apply(
+        failure_aware("bad-name", labelled_namespace, [flow("a")], **finally_of("Notify")), tmp_path
+    )
+    assert applied.returncode == 1
+    assert applied.stderr == webhook_refusal(
+        applied,
+        'jobflow Finally "Notify": Job name "bad-name-Notify" must be a lowercase RFC 1123 subdomain: lowercase'
+        " letters, digits, '-' and '.', with every '.'-separated part starting and ending with a letter or digit",
+    )
+
+
+def test_with_both_the_crd_rule_refuses_a_finally_repeating_a_flow_before_the_webhook(
+    session_cluster: Cluster, labelled_namespace: str, tmp_path: Path
+) -> None:
+    applied = session_cluster.apply(
+        failure_aware("repeat", labelled_namespace, [flow("a")], **finally_of("a")), tmp_path
+    )
+    assert applied.returncode == 1
+    assert applied.stderr == crd_rule_refusal("repeat", "spec", "jobflow Finally names must not repeat a flow name")

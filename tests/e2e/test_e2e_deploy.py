@@ -31,7 +31,7 @@ from e2e_helpers import wait_for
 from jobflow_controller.kube.clientset import Clientset
 from jobflow_controller.kube.config import build_config
 from jobflow_controller.kube.errors import ForbiddenError, NotFoundError
-from jobflow_controller.kube.resources import EVENTS, JOB_FLOWS, JOB_TEMPLATES, JOBS, LEASES, Resource
+from jobflow_controller.kube.resources import COMMANDS, EVENTS, JOB_FLOWS, JOB_TEMPLATES, JOBS, LEASES, Resource
 from jobflow_controller.kube.rest import RestClient
 from jobflow_controller.local.controlplane import ControlPlane
 from jobflow_controller.local.kubectl import REPO_ROOT, kubectl
@@ -501,6 +501,24 @@ def test_service_account_may_list_pods_for_probes_but_not_get_or_create_them(
     }
     with pytest.raises(ForbiddenError):
         as_service_account.resource(PODS, pipeline.namespace).create(pod, dry_run=True)
+
+
+def test_service_account_may_create_a_command_and_nothing_else_with_commands(
+    as_service_account: Clientset, pipeline: Pipeline
+) -> None:
+    """Terminating a Job is a Volcano Command (docs/lifecycle.md); Volcano deletes it, the controller never reads it."""
+    command = {
+        "apiVersion": "bus.volcano.sh/v1alpha1",
+        "kind": "Command",
+        "metadata": {"generateName": "absent-terminatejob-"},
+        "action": "TerminateJob",
+        "target": {"apiVersion": "batch.volcano.sh/v1alpha1", "kind": "Job", "name": "absent", "uid": "u"},
+    }
+    commands = as_service_account.resource(COMMANDS, pipeline.namespace)
+    commands.create(command, dry_run=True)
+    for forbidden in (commands.list, lambda: commands.get("absent"), lambda: commands.delete("absent")):
+        with pytest.raises(ForbiddenError):
+            forbidden()
 
 
 def test_service_account_cannot_read_secrets(as_service_account: Clientset, pipeline: Pipeline) -> None:

@@ -18,6 +18,9 @@ def pending_update_status(status: JobFlowStatus, all_job_list: int) -> None:
     A Job recorded Completed and since deleted counts as Completed (`all_completed_jobs`). A Job a
     retry policy re-creates is no failure (`failures`, docs/retry.md).
     """
+    if status.rules_phase is not None:
+        status.phase = status.rules_phase  # a failure-aware JobFlow (docs/rules.md)
+        return
     completed = status.all_completed_jobs()
     if all_job_list > 0 and len(completed) == all_job_list:
         status.phase = Phase.SUCCEED

@@ -14,6 +14,9 @@ def running_update_status(status: JobFlowStatus, all_job_list: int) -> None:
     only `completedJobs`, which names the Jobs that exist, and re-runs the deleted one instead.
     A Failed or Terminated Job that a retry policy re-creates is no failure (docs/retry.md).
     """
+    if status.rules_phase is not None:
+        status.phase = status.rules_phase  # a failure-aware JobFlow (docs/rules.md)
+        return
     if len(status.all_completed_jobs()) == all_job_list:
         status.phase = Phase.SUCCEED
     elif status.failures():

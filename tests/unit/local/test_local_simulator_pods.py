@@ -109,6 +109,9 @@ class _Clientset:
     def jobs(self, namespace: str | None = None) -> Any:
         return self
 
+    def commands(self, namespace: str | None = None) -> Any:
+        return self
+
     def lister_watcher(self) -> Any:
         return None
 

@@ -16,7 +16,7 @@ import jsonschema
 import pytest
 import yaml
 
-from jobflow_controller.validation import MAX_FLOWS, MAX_TARGETS, validation_message
+from jobflow_controller.validation import MAX_FINALLY, MAX_FLOWS, MAX_TARGETS, validation_message
 
 ROOT = Path(__file__).resolve().parents[3]
 LOADER: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
@@ -111,3 +111,38 @@ def test_the_crd_schema_refuses_101_targets(crd: dict[str, Any]) -> None:
     assert validation_message(too_many) == (
         'jobflow Flow "f101": dependsOn.targets: has 101 targets, more than the 100 allowed'
     )
+
+
+# --- issue 22: finally entries ----------------------------------------------------------------------------
+
+
+def finally_schema(crd: dict[str, Any]) -> dict[str, Any]:
+    schema: dict[str, Any] = root_schema(crd)["properties"]["spec"]["properties"]["finally"]
+    return schema
+
+
+def with_finally(count: int) -> dict[str, Any]:
+    document = job_flow(1)
+    document["spec"]["finally"] = [{"name": f"n{i}"} for i in range(count)]
+    return document
+
+
+@pytest.mark.parametrize("crd", [BASE_CRD, WITH_RULES], ids=["base CRD", "with the CEL Component"])
+def test_the_crd_caps_finally_entries_as_the_webhook_does(crd: dict[str, Any]) -> None:
+    assert MAX_FINALLY == 100
+    assert crds.MAX_FINALLY is MAX_FINALLY
+    assert finally_schema(crd)["maxItems"] == MAX_FINALLY
+    assert schema_errors(crd, with_finally(MAX_FINALLY)) == []
+    assert validation_message(with_finally(MAX_FINALLY)) is None
+    assert schema_errors(crd, with_finally(MAX_FINALLY + 1)) == [("maxItems", "$.spec.finally", MAX_FINALLY)]
+    assert (
+        validation_message(with_finally(MAX_FINALLY + 1))
+        == "jobflow has 101 finally entries, more than the 100 allowed"
+    )
+
+
+def test_the_committed_files_name_the_finally_cap() -> None:
+    base = (ROOT / "manifests/crds/flow.volcano.sh_jobflows.yaml").read_text(encoding="utf-8")
+    assert f"spec.finally (maxItems {MAX_FINALLY})" in base
+    rules = (ROOT / "hack" / "crdgen" / "rules.py").read_text(encoding="utf-8")
+    assert f"MAX_FINALLY = {MAX_FINALLY}" in rules

@@ -27,6 +27,7 @@ MANIFESTS = REPO_ROOT / "manifests"
 JOBFLOWS = "jobflows.flow.volcano.sh"
 JOBTEMPLATES = "jobtemplates.flow.volcano.sh"
 VOLCANO_JOBS = "jobs.batch.volcano.sh"
+VOLCANO_COMMANDS = "commands.bus.volcano.sh"
 LOADER: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 Documents = list[dict[str, Any]]
@@ -154,8 +155,35 @@ def test_the_component_adds_the_rules_and_bounds_to_the_jobflow_crd(tmp_path: Pa
     assert flow["properties"]["name"]["maxLength"] == crds.MAX_FLOW_NAME_LENGTH
     targets = flow["properties"]["dependsOn"]["properties"]["targets"]
     assert (targets["maxItems"], targets["items"]["maxLength"]) == (crds.MAX_TARGETS, crds.MAX_FLOW_NAME_LENGTH)
-    # Every rule is on spec.flows or its items, and nothing else of the deployment changes.
-    assert validations(documents) == [flows["x-kubernetes-validations"], flow["x-kubernetes-validations"]]
+    # Issue 22: the failure-aware rules, on each flow's dependsOn, on spec.finally and on spec.
+    assert flow["properties"]["dependsOn"]["x-kubernetes-validations"] == [
+        {"message": "jobflow Flow dependsOn.rule needs dependsOn.targets", "rule": crds.RULE_NEEDS_TARGETS_RULE},
+        {
+            "message": "jobflow Flow dependsOn.probe is only allowed with the rule AllCompleted",
+            "rule": crds.PROBE_NEEDS_ALL_COMPLETED_RULE,
+        },
+    ]
+    spec = jobflows["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["spec"]
+    finally_ = spec["properties"]["finally"]
+    assert finally_["x-kubernetes-validations"] == [
+        {"message": "jobflow Finally names must be unique", "rule": crds.FINALLY_NAMES_UNIQUE_RULE}
+    ]
+    assert (finally_["maxItems"], finally_["items"]["properties"]["name"]["maxLength"]) == (
+        crds.MAX_FINALLY,
+        crds.MAX_FLOW_NAME_LENGTH,
+    )
+    assert spec["x-kubernetes-validations"] == [
+        {"message": "jobflow Finally names must not repeat a flow name", "rule": crds.FINALLY_NOT_A_FLOW_RULE},
+        {"message": crds.SHUTDOWN_TRANSITION_MESSAGE, "rule": crds.SHUTDOWN_TRANSITION_RULE},
+    ]
+    # Every rule is on spec, spec.flows or its items, or spec.finally, and nothing else of the deployment changes.
+    assert validations(documents) == [
+        spec["x-kubernetes-validations"],
+        finally_["x-kubernetes-validations"],
+        flows["x-kubernetes-validations"],
+        flow["x-kubernetes-validations"],
+        flow["properties"]["dependsOn"]["x-kubernetes-validations"],
+    ]
     others = [d for d in documents if d["metadata"]["name"] != JOBFLOWS]
     assert others == [d for d in default if d["metadata"]["name"] != JOBFLOWS]
 
@@ -172,17 +200,23 @@ def test_without_the_rules_and_name_bounds_the_component_leaves_our_crd(tmp_path
     del flows["x-kubernetes-validations"], flows["items"]["x-kubernetes-validations"]
     flow = flows["items"]["properties"]
     del flow["name"]["maxLength"], flow["dependsOn"]["properties"]["targets"]["items"]["maxLength"]
+    del flow["dependsOn"]["x-kubernetes-validations"]
+    spec = patched["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["spec"]
+    finally_ = spec["properties"]["finally"]
+    del spec["x-kubernetes-validations"], finally_["x-kubernetes-validations"]
+    del finally_["items"]["properties"]["name"]["maxLength"]
     assert patched == crds.jobflow_crd()
     assert [op["path"] for op in crds.validation_patch() if op["path"].endswith("/maxItems")] == []
 
 
-def test_the_rules_never_read_old_self_so_updates_ratchet() -> None:
+def test_only_the_shutdown_transition_rule_reads_old_self_so_the_flow_rules_ratchet() -> None:
     # CRD validation ratcheting (GA in 1.33, so on every server that takes the rules) skips a rule
     # that reads no oldSelf when the value it guards is unchanged: a metadata-only edit of a JobFlow
     # stored before the Component was applied is never refused by it (tests/e2e/test_e2e_admission.py).
+    # The transition rule of spec.shutdown (docs/lifecycle.md) passes whenever shutdown is unchanged.
     rules = [rule["rule"] for listed in validations(crds.jobflow_crd(with_rules=True)) for rule in listed]
-    assert len(rules) == 3
-    assert not [rule for rule in rules if "oldSelf" in rule]
+    assert len(rules) == 8
+    assert [rule for rule in rules if "oldSelf" in rule] == [crds.SHUTDOWN_TRANSITION_RULE]
 
 
 def test_the_patch_refuses_to_overwrite_what_upstreams_crd_has() -> None:
@@ -195,9 +229,10 @@ def test_the_patch_refuses_to_overwrite_what_upstreams_crd_has() -> None:
 # --- what the local control plane installs --------------------------------------------------------
 
 
-def test_the_local_control_plane_installs_the_component_and_volcanos_job_crd() -> None:
+def test_the_local_control_plane_installs_the_component_and_volcanos_job_and_command_crds() -> None:
     assert custom_resource_definitions(kustomize(LOCAL_CRDS_DIR)) == {
         JOBFLOWS: crds.jobflow_crd(with_rules=True),
         JOBTEMPLATES: crds.jobtemplate_crd(),
         VOLCANO_JOBS: crds.job_crd(),
+        VOLCANO_COMMANDS: crds.command_crd(),
     }

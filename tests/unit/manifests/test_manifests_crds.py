@@ -1,6 +1,7 @@
 """The CRDs and the examples: names, printer columns and schema as upstream (§5.3 of the reference),
-upstream's committed CRDs exactly (but for the JobFlow CRD's additive spec.flows[].retry and its two
-maxItems caps, which test_manifests_caps.py checks against the validation package),
+upstream's committed CRDs exactly (but for the JobFlow CRD's additive spec.flows[].retry, the
+failure-aware fields of docs/rules.md, and its two maxItems caps, which test_manifests_caps.py checks
+against the validation package),
 structural-schema rules the API server enforces, kubernetes-validate in strict mode, and the
 examples validated against the CRD schemas and by the validation package. (The optional CEL rules
 are test_manifests_crd_validation.py's.)"""
@@ -21,7 +22,7 @@ import kubernetes_validate
 import pytest
 import yaml
 
-from jobflow_controller.validation import MAX_FLOWS, MAX_TARGETS, validate_job_flow
+from jobflow_controller.validation import MAX_FINALLY, MAX_FLOWS, MAX_TARGETS, validate_job_flow
 
 ROOT = Path(__file__).resolve().parents[3]
 EXAMPLES_DIR = ROOT / "manifests" / "examples"
@@ -59,6 +60,9 @@ CRDS = {crd["metadata"]["name"]: crd for crd in CRD_BY_FILE.values()}
 JOBFLOW = CRDS["jobflows.flow.volcano.sh"]
 JOBTEMPLATE = CRDS["jobtemplates.flow.volcano.sh"]
 JOB = CRDS["jobs.batch.volcano.sh"]
+COMMAND = CRDS["commands.bus.volcano.sh"]
+#: The CRDs that embed Volcano's JobSpec (and so a pod template): all but the Command CRD.
+JOB_SPEC_CRD_FILES = sorted(path for path in CRD_BY_FILE if path != crds.COMMAND_CRD_FILE)
 
 
 def root_schema(crd: dict[str, Any]) -> dict[str, Any]:
@@ -116,6 +120,21 @@ def test_crd_names_are_upstreams(
     assert version["subresources"] == {"status": {}}
 
 
+def test_command_crd_is_volcanos_bus_command_without_status_or_short_names() -> None:
+    spec = COMMAND["spec"]
+    assert (spec["group"], spec["scope"]) == ("bus.volcano.sh", "Namespaced")
+    assert spec["names"] == {"kind": "Command", "listKind": "CommandList", "plural": "commands", "singular": "command"}
+    (version,) = spec["versions"]
+    assert (version["name"], version["served"], version["storage"]) == ("v1alpha1", True, True)
+    assert "subresources" not in version and "additionalPrinterColumns" not in version
+    schema = root_schema(COMMAND)
+    assert sorted(schema["properties"]) == ["action", "apiVersion", "kind", "message", "metadata", "reason", "target"]
+    target = at(schema, "target")
+    assert target["required"] == ["apiVersion", "kind", "name", "uid"]
+    assert target["x-kubernetes-map-type"] == "atomic"
+    assert at(target, "controller") == at(target, "blockOwnerDeletion") == {"type": "boolean"}
+
+
 def test_jobflow_printer_columns() -> None:
     (version,) = JOBFLOW["spec"]["versions"]
     assert version["additionalPrinterColumns"] == [
@@ -163,6 +182,8 @@ UPSTREAM_FILE_SHA256 = {
     "flow.volcano.sh_jobflows.yaml": "27245758883204c336c490781c391546c4a58b1bcba697600d42fbb6d59996af",
     "flow.volcano.sh_jobtemplates.yaml": "cceedf7da384a7515efd9308ad4004f7643c070e10c83e427fbe01579a09a3b9",
     "batch.volcano.sh_jobs.yaml": "91b22fe5901f54f1b58750608e5fc4bc5c8cb8f41d42d0847e608cadbd4eb5e6",
+    # Upstream's file (sha256 35ae3c92...) without its `description:` blocks, which its other CRDs lack.
+    "bus.volcano.sh_commands.yaml": "901f9b487eed41b623f8aad75ef225fcf9c2595b5f4b3844ec559fa344dbd619",
 }
 
 
@@ -198,13 +219,12 @@ def schema_differences(ours: Any, theirs: Any, path: str = "") -> list[str]:
     return [] if ours == theirs else [f"~{path}"]
 
 
-def test_the_jobflow_crd_adds_only_the_optional_retry_field_and_the_two_caps_to_upstreams() -> None:
+def test_the_jobflow_crd_adds_only_optional_fields_and_the_two_caps_to_upstreams() -> None:
     assert crds.canonical_sha256(crds.upstream_jobflow_crd()) == crds.UPSTREAM_CRD_SHA256["jobflows.flow.volcano.sh"]
-    assert schema_differences(JOBFLOW, crds.upstream_jobflow_crd()) == [
-        f"+{crds.TARGETS_MAX_ITEMS_POINTER}",
-        f"+{crds.RETRY_FIELD_POINTER}",
-        f"+{crds.FLOWS_MAX_ITEMS_POINTER}",
-    ]
+    assert sorted(schema_differences(JOBFLOW, crds.upstream_jobflow_crd())) == sorted(
+        f"+{pointer}" for pointer in crds.OUR_ADDITIONS
+    )
+    assert len(crds.OUR_ADDITIONS) == 8 + len(crds.LIFECYCLE_POINTERS)
     assert [op["path"] for op in crds.our_additions_patch()] == list(crds.OUR_ADDITIONS)
     flow = at(root_schema(JOBFLOW), "spec.flows.[]")
     assert flow["required"] == ["name"]  # optional: every object valid for upstream's CRD is valid for ours
@@ -229,44 +249,94 @@ def test_schema_differences_names_added_removed_and_changed_paths() -> None:
 
 #: Our two `maxItems` lines, as the JobFlow CRD file has them: the caps of spec.flows and of a flow's targets.
 CAP_LINES = {f"maxItems: {MAX_FLOWS}", f"maxItems: {MAX_TARGETS}"}
+#: Our lifecycle fields' blocks (docs/lifecycle.md), by their indentation in the JobFlow CRD file: 14 for a
+#: property of spec or status, 20 for one of a flow. (A JobSpec's ttlSecondsAfterFinished is deeper.)
+LIFECYCLE_BLOCKS = {
+    (14, "activeDeadlineSeconds:"),
+    (14, "shutdown:"),
+    (14, "suspend:"),
+    (14, "ttlSecondsAfterFinished:"),
+    (14, "finishedAt:"),
+    (14, "retryRequest:"),
+    (14, "suspendedSince:"),
+    (20, "activeDeadlineSeconds:"),
+}
 
 
-def without_our_lines(body: str) -> tuple[str, int, list[str]]:
-    """The CRD file's text without the `retry:` property block and the cap lines (`CAP_LINES`).
+#: Our property blocks: the retry field and the failure-aware fields (issue 22, docs/rules.md).
+OUR_BLOCKS = {"retry", "failurePolicy", "finally", "rule", "continueOnFailure", "skippedJobs"}
 
-    Also the number of lines of the retry block removed, and the cap lines removed, in file order.
+
+def without_our_lines(body: str, lifecycle: bool = True) -> tuple[str, dict[str, int], list[str]]:
+    """The CRD file's text without our property blocks (`OUR_BLOCKS`, and with `lifecycle` the
+    `LIFECYCLE_BLOCKS`, counted together as "lifecycle") and the cap lines (`CAP_LINES`).
+
+    Also the number of lines of each block removed (in file order), and the cap lines removed, in file order.
     """
     out: list[str] = []
     caps: list[str] = []
-    removed, block_indent = 0, -1
+    blocks: dict[str, int] = {}
+    block, block_indent = "", -1
     for line in body.splitlines(keepends=True):
         indent = len(line) - len(line.lstrip(" "))
         if block_indent >= 0 and indent > block_indent:
-            removed += 1
+            blocks[block] += 1
             continue
         block_indent = -1
-        if line.strip() == "retry:":
-            block_indent, removed = indent, removed + 1
+        if line.strip().endswith(":") and line.strip()[:-1] in OUR_BLOCKS:
+            block, block_indent = line.strip()[:-1], indent
+            blocks[block] = 1
+            continue
+        if lifecycle and (indent, line.strip()) in LIFECYCLE_BLOCKS:
+            block, block_indent = "lifecycle", indent
+            blocks[block] = blocks.get(block, 0) + 1
             continue
         if line.strip() in CAP_LINES:
             caps.append(line.strip())
             continue
         out.append(line)
-    return "".join(out), removed, caps
+    return "".join(out), blocks, caps
+
+
+def block_sizes(text: str, name: str) -> list[int]:
+    """The number of lines of each ``<name>:`` block of ``text`` (its own line included), in file order."""
+    sizes: list[int] = []
+    indent = -1
+    for line in text.splitlines():
+        depth = len(line) - len(line.lstrip(" "))
+        if indent >= 0 and depth > indent:
+            sizes[-1] += 1
+            continue
+        indent = -1
+        if line.strip() == f"{name}:":
+            sizes.append(1)
+            indent = depth
+    return sizes
 
 
 @pytest.mark.parametrize("path", sorted(CRD_BY_FILE))
-def test_crd_file_below_its_header_is_upstreams_file_byte_for_byte_but_for_the_retry_block_and_caps(
+def test_crd_file_below_its_header_is_upstreams_file_byte_for_byte_but_for_our_blocks_and_caps(
     path: str,
 ) -> None:
     text = (ROOT / path).read_text(encoding="utf-8")
     header, separator, body = text.partition("\n---\n")
     assert separator and all(line.startswith("#") for line in header.splitlines())
-    body, removed, caps = without_our_lines(body)
     # The JobFlow CRD's retry block is 12 lines (retry:, properties:, backoff's 3, maxRetries' 4, required's 2,
     # type:), and it has one line per cap (targets come first in the file); no other file has either.
+    # The failure-aware blocks: failurePolicy and rule an enum (5 and 9 lines), continueOnFailure a boolean (2),
+    # skippedJobs a list of strings (4), finally its entries (a name and a patch of the flows' schema).
     jobflows = path.endswith("flow.volcano.sh_jobflows.yaml")
-    assert removed == (12 if jobflows else 0)
+    body, blocks, caps = without_our_lines(body, lifecycle=jobflows)
+    # The lifecycle blocks 28 (4 for each of the three int64 fields, 6 for shutdown's enum, 2 for suspend
+    # and retryRequest, 3 for each time).
+    expected = {"failurePolicy": 5, "continueOnFailure": 2, "rule": 9, "retry": 12, "skippedJobs": 4, "lifecycle": 28}
+    if jobflows:
+        # finally: the block's 11 lines of its own (items, name, required, maxItems, ...) and a patch block
+        # exactly as long as a flow's (the same schema).
+        finally_patch, flow_patch = block_sizes(text, "patch")
+        assert finally_patch == flow_patch
+        expected["finally"] = 11 + flow_patch
+    assert blocks == (expected if jobflows else {})
     assert caps == ([f"maxItems: {MAX_TARGETS}", f"maxItems: {MAX_FLOWS}"] if jobflows else [])
     assert hashlib.sha256(f"---\n{body}".encode()).hexdigest() == UPSTREAM_FILE_SHA256[Path(path).name]
 
@@ -282,13 +352,14 @@ def test_jobflow_crd_has_no_cel_rules_and_no_bounds_upstream_lacks_but_the_two_c
     assert at(flows, "[].dependsOn.targets") == {"items": {"type": "string"}, "maxItems": MAX_TARGETS, "type": "array"}
 
 
-@pytest.mark.parametrize("path", sorted(CRD_BY_FILE))
+@pytest.mark.parametrize("path", JOB_SPEC_CRD_FILES)
 def test_pod_template_has_no_field_newer_than_upstreams_kubernetes_1_36(path: str) -> None:
     # Kubernetes 1.37 added these to the pod spec; upstream's CRDs, built on k8s.io/api v0.36, lack them.
     templates = [
         node for node_path, node in schema_nodes(root_schema(CRD_BY_FILE[path])) if node_path.endswith(".template")
     ]
-    assert len(templates) == 1
+    # The JobFlow CRD has two: a flow's patch and a finally entry's (the same schema).
+    assert len(templates) == (2 if path.endswith("flow.volcano.sh_jobflows.yaml") else 1)
     for template in templates:
         pod = at(template, "spec")
         assert "evictionResponders" not in pod["properties"]
@@ -395,9 +466,9 @@ def test_structural_check_catches_what_the_api_server_refuses() -> None:
     assert structural_problems(listed) == [": map key 'k' is neither required nor defaulted"]
 
 
-@pytest.mark.parametrize("name", sorted(CRDS))
-def test_embedded_object_meta_is_controller_gens_subset(name: str) -> None:
-    metas = [node for path, node in schema_nodes(root_schema(CRDS[name])) if path.endswith(".metadata") and path]
+@pytest.mark.parametrize("path", JOB_SPEC_CRD_FILES)
+def test_embedded_object_meta_is_controller_gens_subset(path: str) -> None:
+    metas = [node for p, node in schema_nodes(root_schema(CRD_BY_FILE[path])) if p.endswith(".metadata") and p]
     embedded = [m for m in metas if m != {"type": "object"}]
     assert embedded, "the pod templates' metadata"
     for meta in embedded:
@@ -485,6 +556,25 @@ def test_job_status_schema() -> None:
 # --- JobFlow and JobTemplate ----------------------------------------------------------------------------
 
 
+#: The status fields of docs/lifecycle.md, ours.
+LIFECYCLE_STATUS = {"finishedAt", "retryRequest", "suspendedSince"}
+
+
+def test_jobflow_lifecycle_fields_are_optional_bounded_and_typed() -> None:
+    schema = root_schema(JOBFLOW)
+    seconds = {"format": "int64", "minimum": 0, "type": "integer"}
+    assert at(schema, "spec.activeDeadlineSeconds") == at(schema, "spec.ttlSecondsAfterFinished") == seconds
+    assert at(schema, "spec.flows.[].activeDeadlineSeconds") == seconds
+    assert at(schema, "spec.suspend") == {"type": "boolean"}
+    assert at(schema, "spec.shutdown") == {"enum": ["", "Stop", "Terminate"], "type": "string"}
+    assert "required" not in at(schema, "spec")
+    assert {key: at(schema, f"status.{key}") for key in sorted(LIFECYCLE_STATUS)} == {
+        "finishedAt": {"format": "date-time", "type": "string"},
+        "retryRequest": {"type": "string"},
+        "suspendedSince": {"format": "date-time", "type": "string"},
+    }
+
+
 def test_jobflow_spec_schema() -> None:
     spec = at(root_schema(JOBFLOW), "spec")
     assert at(spec, "jobRetainPolicy") == {"enum": ["retain", "delete"], "type": "string"}
@@ -500,19 +590,67 @@ def test_jobflow_spec_schema() -> None:
     assert at(probe, "httpGetList.[].httpHeader")["required"] == ["name", "value"]
     assert at(probe, "taskStatusList.[].phase")["maxLength"] == 63
     assert sorted(at(flow, "patch")["properties"]) == ["jobSpec"]
-    assert sorted(flow["properties"]) == ["dependsOn", "name", "patch", "retry"]
+    assert sorted(flow["properties"]) == [
+        "activeDeadlineSeconds",
+        "continueOnFailure",
+        "dependsOn",
+        "name",
+        "patch",
+        "retry",
+    ]
     assert at(flow, "retry")["required"] == ["maxRetries"]
+
+
+def test_jobflow_failure_aware_fields_are_optional_without_defaults() -> None:
+    # Issue 22 (docs/rules.md): a JobFlow that sets none of them is stored exactly as upstream's.
+    spec = at(root_schema(JOBFLOW), "spec")
+    assert sorted(spec["properties"]) == [
+        "activeDeadlineSeconds",
+        "failurePolicy",
+        "finally",
+        "flows",
+        "jobRetainPolicy",
+        "shutdown",
+        "suspend",
+        "ttlSecondsAfterFinished",
+    ]
+    assert "required" not in spec
+    assert at(spec, "failurePolicy") == {"enum": ["FailFast", "RunToCompletion"], "type": "string"}
+    assert at(spec, "flows.[].dependsOn.rule") == {
+        "enum": ["AllCompleted", "AnyCompleted", "AllFailed", "AnyFailed", "AllDone", "NoneFailed"],
+        "type": "string",
+    }
+    assert at(spec, "flows.[].continueOnFailure") == {"type": "boolean"}
+    assert sorted(at(spec, "flows.[].dependsOn")["properties"]) == ["probe", "rule", "targets"]
+    finally_ = at(spec, "finally")
+    assert (finally_["type"], finally_["maxItems"]) == ("array", MAX_FINALLY)
+    assert finally_["items"]["required"] == ["name"]
+    assert at(finally_, "[].name") == {"minLength": 1, "type": "string"}
+    assert at(finally_, "[].patch") == at(spec, "flows.[].patch")
+    assert at(root_schema(JOBFLOW), "status.skippedJobs") == {"items": {"type": "string"}, "type": "array"}
+    for field in ("failurePolicy", "finally", "flows.[].dependsOn.rule", "flows.[].continueOnFailure"):
+        assert "default" not in at(spec, field)
+
+
+def test_the_jobflow_printer_columns_are_upstreams() -> None:
+    # `kubectl get jf` shows what upstream's shows: no column for the failure-aware fields.
+    (version,) = JOBFLOW["spec"]["versions"]
+    assert version["additionalPrinterColumns"] == [
+        {"jsonPath": ".status.state.phase", "name": "Status", "type": "string"},
+        {"jsonPath": ".metadata.creationTimestamp", "name": "Age", "type": "date"},
+    ]
 
 
 def test_jobflow_status_schema_has_upstreams_json_names() -> None:
     status = at(root_schema(JOBFLOW), "status")
-    assert sorted(status["properties"]) == [
+    assert sorted(set(status["properties"]) - LIFECYCLE_STATUS) == [
         "completedJobs",
         "conditions",
         "failedJobs",
         "jobStatusList",
         "pendingJobs",
         "runningJobs",
+        "skippedJobs",
         "state",
         "terminatedJobs",
         "unKnowJobs",

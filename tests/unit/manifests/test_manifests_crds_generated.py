@@ -22,12 +22,13 @@ def test_committed_files_equal_the_generator_output() -> None:
         assert path.read_text(encoding="utf-8") == text, f"{path} is stale: run hack/gen_crds.py"
 
 
-def test_generator_writes_the_crds_the_patch_and_volcanos_job_crd_apart() -> None:
+def test_generator_writes_the_crds_the_patch_and_volcanos_job_and_command_crds_apart() -> None:
     assert set(crds.generated_files()) == {
         "manifests/crds/flow.volcano.sh_jobflows.yaml",
         "manifests/crds/flow.volcano.sh_jobtemplates.yaml",
         "manifests/crd-validation/jobflow-validation.yaml",
         "hack/local-crds/batch.volcano.sh_jobs.yaml",
+        "hack/local-crds/bus.volcano.sh_commands.yaml",
     }
 
 

@@ -82,6 +82,8 @@ EXPECTED_CLUSTER_GRANTS: frozenset[Grant] = frozenset(
         ("batch.volcano.sh", "jobs", "watch", None),
         ("batch.volcano.sh", "jobs", "create", None),
         ("batch.volcano.sh", "jobs", "delete", None),
+        # Terminating a Job is a Volcano Command (docs/lifecycle.md): created, never read or deleted.
+        ("bus.volcano.sh", "commands", "create", None),
         ("", "events", "create", None),
         ("", "events", "patch", None),
         # dependsOn.probe's Pod informer (docs/probe.md).

@@ -77,3 +77,24 @@ def test_a_malformed_patch_gets_its_shape_problem_only(client: WebhookClient) ->
         'jobflow Flow "train": patch.jobSpec.tasks[0]: has no name '
         "(patch entries are matched to the template's by name)"
     )
+
+
+def test_a_finally_patch_is_held_to_the_allowed_fields_as_a_flows(client: WebhookClient) -> None:
+    """Issue 22: a finally entry runs a Job like a flow's; its patch could otherwise set any field."""
+    obj = job_flow(flow("a"))
+    obj["spec"]["finally"] = [{"name": "notify", "patch": {"jobSpec": {"queue": "vip"}}}]
+    response = client.review(review(obj))
+    assert response["allowed"] is False
+    assert response["status"]["message"] == (
+        'jobflow Finally "notify": patch.jobSpec.queue: not among the fields a patch may set '
+        "(--jobflow-patch-allowed-fields=minAvailable,tasks.replicas)"
+    )
+
+
+def test_an_update_that_changes_only_finally_is_held_to_the_allowed_fields(client: WebhookClient) -> None:
+    old = job_flow(flow("a"))
+    new = job_flow(flow("a"))
+    new["spec"]["finally"] = [{"name": "notify", "patch": {"jobSpec": {"tasks": [{"name": "t", "replicas": 2}]}}}]
+    assert client.review(review(new, operation="UPDATE", old=old))["allowed"] is True
+    new["spec"]["finally"][0]["patch"]["jobSpec"]["queue"] = "vip"
+    assert client.review(review(new, operation="UPDATE", old=old))["allowed"] is False

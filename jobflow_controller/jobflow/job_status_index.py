@@ -1,0 +1,49 @@
+"""`jobStatusList` read by name: the recorded entries of a JobFlow, and the index a sync merges into."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from jobflow_controller.apis import jobflow as jf
+from jobflow_controller.apis.status import JobStatus
+
+Obj = Mapping[str, Any]
+
+
+def recorded_entries(job_flow: Obj) -> dict[str, Obj]:
+    """The status's `jobStatusList` by Job name (the first entry of a name, as upstream's lookup),
+    unparsed: only the flows still waiting read theirs."""
+    out: dict[str, Obj] = {}
+    for raw in jf.job_status_list(job_flow):
+        out.setdefault(str(raw.get("name") or ""), raw)
+    return out
+
+
+class JobStatusIndex:
+    """`jobStatusList` with its positions by name, so that a sync stays linear in its Jobs.
+
+    `merge` is upstream's: replace the first entry of the same name in place, or append (never
+    pruned). A stored list may hold a name twice (written by hand); every lookup sees all of them.
+    """
+
+    def __init__(self, entries: list[JobStatus]) -> None:
+        self.entries = entries
+        self._at: dict[str, list[int]] = {}
+        for i, entry in enumerate(entries):
+            self._at.setdefault(entry.name, []).append(i)
+
+    def first(self, name: str) -> JobStatus | None:
+        at = self._at.get(name)
+        return self.entries[at[0]] if at else None
+
+    def named(self, name: str) -> list[JobStatus]:
+        return [self.entries[i] for i in self._at.get(name, ())]
+
+    def merge(self, entry: JobStatus) -> None:
+        at = self._at.get(entry.name)
+        if at:
+            self.entries[at[0]] = entry
+        else:
+            self._at[entry.name] = [len(self.entries)]
+            self.entries.append(entry)
