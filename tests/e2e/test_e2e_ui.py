@@ -21,10 +21,10 @@ from browser import headless_chromium, node_phases, phases_become, screenshot, w
 from e2e_helpers import RunningManager, wait_for
 from jobflows import create_all, examples, failing_template, flow, phase_of, template
 
+from jobflow_controller.apis.lifecycle_fields import RETRY_REQUEST_ANNOTATION
 from jobflow_controller.kube.clientset import Clientset
 from jobflow_controller.kube.config import build_config
 from jobflow_controller.kube.resources import Resource
-from jobflow_controller.kubectl_jobflow.ui.actions import RETRY_REQUEST_ANNOTATION
 from jobflow_controller.kubectl_jobflow.ui.command import Session, open_session
 from jobflow_controller.local.controlplane import ControlPlane
 from jobflow_controller.local.kubectl import kubectl_path, plugin_env
@@ -170,6 +170,36 @@ def test_a_jobflow_page_shows_every_flow_and_follows_a_job_completing(
     screenshot(browser, "dag.png")
 
 
+def test_skipped_flows_rules_and_finally_flows_are_drawn_as_the_controller_decides(
+    ui: Session, browser: Any, controller: RunningManager, clientset: Clientset, namespace: str
+) -> None:
+    quick = [template(name, namespace, FAST) for name in ("quick", "alert", "notify")]
+    create_all(clientset, [failing_template("breaks", namespace), *quick])
+    flows = [
+        {"name": "breaks"},
+        {"name": "quick", "dependsOn": {"targets": ["breaks"]}},
+        {"name": "alert", "dependsOn": {"targets": ["breaks"], "rule": "AnyFailed"}},
+    ]
+    doc = flow("rules", namespace, flows)
+    doc["spec"]["finally"] = [{"name": "notify"}]
+    clientset.job_flows(namespace).create(doc)
+    browser.get(ui.server.url + f"#/flow/{namespace}/rules")
+    phases_become(browser, {"breaks": "Failed", "quick": "Skipped", "alert": "Completed", "notify": "Completed"})
+    wait_for(lambda: phase_of(clientset, namespace, "rules") in ("Succeed", "Failed"), what="the JobFlow to finish")
+    status = clientset.job_flows(namespace).get("rules")["status"]
+    assert status["skippedJobs"] == ["rules-quick"]
+    finals = browser.execute_script(
+        "return Array.from(document.querySelectorAll('#dag g.node.final')).map(function (g) {"
+        " return g.dataset.flow; });"
+    )
+    assert finals == ["notify"]
+    labels = browser.execute_script(
+        "return Array.from(document.querySelectorAll('#dag .edge-label')).map(function (t) { return t.textContent; });"
+    )
+    assert labels == ["AnyFailed"]
+    screenshot(browser, "dag-rules.png")
+
+
 def test_retry_is_sent_as_the_plugins_annotation_after_a_confirmation(
     ui: Session, browser: Any, controller: RunningManager, clientset: Clientset, namespace: str
 ) -> None:
@@ -194,21 +224,12 @@ def test_retry_is_sent_as_the_plugins_annotation_after_a_confirmation(
         what="the retry request annotation",
     )
     request = json.loads(annotation)
-    assert request["id"] and request["flows"] == []
-
-
-def crd_has_field(clientset: Clientset, field: str) -> bool:
-    crds = Resource("apiextensions.k8s.io", "v1", "customresourcedefinitions", "CustomResourceDefinition", False)
-    crd = clientset.resource(crds).get("jobflows.flow.volcano.sh")
-    schema = crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"]
-    return field in schema["properties"]["spec"].get("properties", {})
+    assert request["id"] and "flows" not in request  # every Failed and Skipped flow
 
 
 def test_suspend_sets_spec_suspend(
     ui: Session, browser: Any, controller: RunningManager, clientset: Clientset, namespace: str
 ) -> None:
-    if not crd_has_field(clientset, "suspend"):
-        pytest.skip("the installed JobFlow CRD has no spec.suspend yet (issue 23's CRD); the API server would prune it")
     create_all(clientset, [template("long", namespace, "Pending:0.2s,Running:30s,Completed")])
     clientset.job_flows(namespace).create(flow("hold", namespace, [{"name": "long"}]))
     browser.get(ui.server.url + f"#/flow/{namespace}/hold")

@@ -9,18 +9,25 @@ would be refused.
 from __future__ import annotations
 
 import datetime
-import json
 import secrets
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 from jobflow_controller.apis import jobflow as jf
 from jobflow_controller.apis.constants import Phase
+from jobflow_controller.apis.lifecycle_fields import (
+    RETRY_REQUEST_ANNOTATION,
+    SHUTDOWN,
+    Shutdown,
+    retry_request_value,
+    shutdown_change_allowed,
+)
+from jobflow_controller.apis.lifecycle_fields import (
+    SUSPEND as SUSPEND_FIELD,
+)
 
-RETRY_REQUEST_ANNOTATION = "flow.volcano.sh/retry-request"
 SUSPEND, RESUME, STOP, TERMINATE, RETRY = "suspend", "resume", "stop", "terminate", "retry"
 ACTIONS = (SUSPEND, RESUME, STOP, TERMINATE, RETRY)
-STOP_VALUE, TERMINATE_VALUE = "Stop", "Terminate"
 #: The status lists whose flows a retry re-runs (issue 23: every Failed and Skipped flow).
 RETRIED_LISTS = ("failedJobs", "terminatedJobs", "skippedJobs")
 
@@ -39,21 +46,22 @@ def retryable(job_flow: Mapping[str, Any]) -> bool:
 def _reason(job_flow: Mapping[str, Any], action: str) -> str | None:
     """Why `action` does not apply to the JobFlow as it is, or None when it does."""
     spec = jf.spec(job_flow)
-    shutdown = str(spec.get("shutdown") or "")
+    shutdown = str(spec.get(SHUTDOWN) or "")
     if action == RETRY:
         return None if retryable(job_flow) else "no flow has Failed or been Skipped"
     if action == RESUME:
-        return None if spec.get("suspend") else "the JobFlow is not suspended"
+        return None if spec.get(SUSPEND_FIELD) else "the JobFlow is not suspended"
     if _finished(job_flow):
         return FINISHED_REASON
     if action == SUSPEND:
-        if spec.get("suspend"):
+        if spec.get(SUSPEND_FIELD):
             return "the JobFlow is already suspended"
         return f"the JobFlow is shutting down ({shutdown})" if shutdown else None
-    if action == STOP:
-        return f"spec.shutdown is already {shutdown}" if shutdown else None
-    # terminate: "" -> Terminate and Stop -> Terminate are the allowed transitions.
-    return "spec.shutdown is already Terminate" if shutdown == TERMINATE_VALUE else None
+    # stop and terminate: spec.shutdown only moves forward ("" -> Stop -> Terminate).
+    wanted = Shutdown.STOP if action == STOP else Shutdown.TERMINATE
+    if shutdown == wanted or not shutdown_change_allowed(shutdown, wanted):
+        return f"spec.shutdown is already {shutdown}"
+    return None
 
 
 def availability(job_flow: Mapping[str, Any], denied: str | None) -> dict[str, dict[str, Any]]:
@@ -72,22 +80,16 @@ def fresh_retry_id(now: datetime.datetime | None = None) -> str:
     return f"{now.astimezone(datetime.UTC):%Y%m%dT%H%M%SZ}-{secrets.token_hex(3)}"
 
 
-def retry_request(request_id: str, flows: Sequence[str]) -> str:
-    return json.dumps({"id": request_id, "flows": list(flows)}, separators=(",", ":"))
-
-
 def patch_for(action: str, flows: Sequence[str] = (), request_id: str | None = None) -> dict[str, Any]:
     """The JSON merge patch of `action` (a `ValueError` for an unknown one)."""
-    if action == SUSPEND:
-        return {"spec": {"suspend": True}}
-    if action == RESUME:
-        return {"spec": {"suspend": False}}
+    if action in (SUSPEND, RESUME):
+        return {"spec": {SUSPEND_FIELD: action == SUSPEND}}
     if action == STOP:
-        return {"spec": {"shutdown": STOP_VALUE}}
+        return {"spec": {SHUTDOWN: Shutdown.STOP.value}}
     if action == TERMINATE:
-        return {"spec": {"shutdown": TERMINATE_VALUE}}
+        return {"spec": {SHUTDOWN: Shutdown.TERMINATE.value}}
     if action == RETRY:
-        value = retry_request(request_id or fresh_retry_id(), flows)
+        value = retry_request_value(request_id or fresh_retry_id(), flows)
         return {"metadata": {"annotations": {RETRY_REQUEST_ANNOTATION: value}}}
     raise ValueError(f"unknown action {action!r}")
 

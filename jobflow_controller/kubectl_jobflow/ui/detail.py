@@ -15,7 +15,7 @@ from typing import Any
 
 from jobflow_controller.apis import jobflow as jf
 from jobflow_controller.apis import meta
-from jobflow_controller.kubectl_jobflow.ui.actions import RETRY_REQUEST_ANNOTATION
+from jobflow_controller.apis.lifecycle_fields import RETRY_REQUEST_ANNOTATION
 from jobflow_controller.kubectl_jobflow.ui.layout import Layout
 from jobflow_controller.kubectl_jobflow.ui.rows import finished_at, list_row
 from jobflow_controller.kubectl_jobflow.view import NOT_CREATED, WAITING, FlowRow, build_view

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from informers.errors import ApiStatusError
-from jobflow_controller.kubectl_jobflow.ui import actions
+from jobflow_controller.apis.lifecycle_fields import RETRY_REQUEST_ANNOTATION
 from jobflow_controller.kubectl_jobflow.ui.backend import Backend, Outcome
 from jobflow_controller.kubectl_jobflow.ui.cache import ChangeLog, involved_object_index_func
 from jobflow_controller.kubectl_jobflow.ui.server import TOKEN_HEADER, UIServer
@@ -340,7 +340,7 @@ def test_retry_of_chosen_flows_is_one_annotation() -> None:
     api = RecordedApi()
     assert backend(api, job_flow()).act("ns/p", "retry", ["b"]).code == 200
     ((name, patch),) = api.patches
-    request_doc = json.loads(patch["metadata"]["annotations"][actions.RETRY_REQUEST_ANNOTATION])
+    request_doc = json.loads(patch["metadata"]["annotations"][RETRY_REQUEST_ANNOTATION])
     assert name == "p" and request_doc["flows"] == ["b"] and request_doc["id"]
 
 

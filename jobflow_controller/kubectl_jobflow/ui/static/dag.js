@@ -33,7 +33,8 @@ window.JobflowDag = (function () {
     var out = '<polyline class="edge" marker-end="url(#arrow)" points="' + pts + '"/>';
     if (edge.label) {
       var a = edge.points[edge.points.length - 2], b = edge.points[edge.points.length - 1];
-      var x = (a[0] + b[0]) / 2, y = (a[1] + b[1]) / 2 - 4;
+      // Near the flow the rule belongs to, on the last stretch of the edge.
+      var x = a[0] + (b[0] - a[0]) * 0.6, y = a[1] + (b[1] - a[1]) * 0.6 - 4;
       out += '<text class="edge-label" text-anchor="middle" x="' + x + '" y="' + y + '">' + esc(edge.label) + "</text>";
     }
     return out;
@@ -54,16 +55,16 @@ window.JobflowDag = (function () {
     var boxes = finals.map(function (n) { return page.drawing.boxes[n.name]; });
     var x = boxes[0][0] - 10, top = Math.min.apply(null, boxes.map(function (b) { return b[1]; }));
     var bottom = Math.max.apply(null, boxes.map(function (b) { return b[1]; })) + NODE_H;
-    return '<rect class="finally-box" rx="8" x="' + x + '" y="' + (top - 4) + '" width="' + (NODE_W + 20) +
-      '" height="' + (bottom - top + 8) + '"/>' +
-      '<text class="finally-title" x="' + (x + 6) + '" y="' + (top + 2) + '">finally</text>';
+    return '<rect class="finally-box" rx="8" x="' + x + '" y="' + (top - 20) + '" width="' + (NODE_W + 20) +
+      '" height="' + (bottom - top + 28) + '"/>' +
+      '<text class="finally-title" x="' + (x + 8) + '" y="' + (top - 6) + '">finally</text>';
   }
 
   // Draws the whole SVG into `container`; returns the milliseconds it took, layout included.
   function draw(container, page) {
     var start = performance.now();
     var d = page.drawing, finals = page.nodes.some(function (n) { return n.finally; });
-    var top = finals ? 14 : 0, parts = [];
+    var top = finals ? 24 : 0, parts = [];
     parts.push('<svg class="graph" xmlns="http://www.w3.org/2000/svg" width="' + d.width + '" height="' +
       (d.height + top) + '" viewBox="0 0 ' + d.width + " " + (d.height + top) + '" data-width="' + d.width +
       '" data-height="' + (d.height + top) + '"><defs><marker id="arrow" viewBox="0 0 10 10" refX="10" refY="5" markerWidth="7" ' +
