@@ -8,7 +8,7 @@ STAMP := $(VENV)/.installed
 # process starts its own control plane. PYTEST_PARALLEL= runs everything in one process.
 PYTEST_PARALLEL ?= -n 2 --dist loadfile
 
-.PHONY: install test test-unit test-e2e lint control-plane bench demo clean
+.PHONY: install test test-unit test-e2e lint control-plane browser bench demo clean
 
 $(STAMP): pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -21,6 +21,20 @@ install: $(STAMP)
 control-plane:
 	@bash hack/build-control-plane.sh >/dev/null
 
+# The UI's browser tests (tests/e2e/test_e2e_ui*.py) drive Debian's Chromium and chromedriver:
+# installed here when missing and we are root with apt-get, as on CI. It never fails the build:
+# without Chromium those tests are skipped, each saying why.
+browser:
+	@if ! command -v chromium >/dev/null 2>&1 || ! command -v chromedriver >/dev/null 2>&1; then \
+		if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+			echo "installing Debian's chromium and chromium-driver for the UI's browser tests" >&2; \
+			(apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium chromium-driver >/dev/null) \
+				|| echo "could not install chromium: the UI's browser tests will be skipped" >&2; \
+		else \
+			echo "no chromium and no way to install it (not root, or no apt-get): the UI's browser tests will be skipped" >&2; \
+		fi; \
+	fi
+
 lint: install
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
@@ -30,10 +44,10 @@ lint: install
 test-unit: install
 	$(BIN)/pytest tests/unit
 
-test-e2e: install control-plane
+test-e2e: install control-plane browser
 	$(BIN)/pytest $(PYTEST_PARALLEL) tests/e2e
 
-test: install control-plane lint
+test: install control-plane browser lint
 	$(BIN)/pytest $(PYTEST_PARALLEL) tests
 
 demo: install control-plane

@@ -36,6 +36,7 @@ from jobflow_controller.kube.resources import JOB_FLOWS
 from jobflow_controller.kube.rest import RestClient, default_user_agent
 from jobflow_controller.kubectl_jobflow.dot import render_dot
 from jobflow_controller.kubectl_jobflow.render import branches_for, render_tree, use_color
+from jobflow_controller.kubectl_jobflow.ui import command as ui_command
 from jobflow_controller.kubectl_jobflow.verbs import VERBS, VerbError, add_verb_parsers, run_verb
 from jobflow_controller.kubectl_jobflow.view import FlowView, build_view
 
@@ -52,6 +53,7 @@ EXAMPLES = """examples:
   kubectl jobflow dot ml-pipeline | dot -Tsvg > ml-pipeline.svg
   kubectl jobflow suspend ml-pipeline              no new Job until `kubectl jobflow resume ml-pipeline`
   kubectl jobflow retry ml-pipeline --flow model-evaluation   re-run a failed step and what follows it
+  kubectl jobflow ui -A                            a live web view of every JobFlow, on 127.0.0.1
 """
 
 
@@ -92,6 +94,7 @@ def _parser() -> argparse.ArgumentParser:
     dot = sub.add_parser("dot", parents=[common], help="the DAG in Graphviz DOT, for `dot -Tsvg`")
     dot.add_argument("name", metavar="NAME", help="the JobFlow")
     add_verb_parsers(sub, common)
+    ui_command.add_parser(sub, common)
     return parser
 
 
@@ -158,6 +161,8 @@ def _one_line(err: BaseException) -> str:
 
 
 def run(args: argparse.Namespace, stdout: TextIO) -> int:
+    if args.command == "ui":
+        return ui_command.run(args, stdout)
     configuration, default_namespace = build_client_config(
         getattr(args, "kubeconfig", None), getattr(args, "context", None)
     )

@@ -53,6 +53,7 @@ LOOK_AROUND = (
     "kubectl jobflow tree ml-pipeline",
     "kubectl jobflow dot parallel-pipeline   # Graphviz: | dot -Tsvg > parallel.svg",
     "kubectl get vcjob nightly-report-notify-team -o jsonpath='{.metadata.annotations}'",
+    "kubectl jobflow ui                      # live DAGs in the browser, on 127.0.0.1 (Ctrl-C stops it)",
 )
 PHASE_ORDER = ("Pending", "Running", "Completing", "Completed", "Failed", "Terminated", "Aborted", "")
 

@@ -25,3 +25,4 @@ def test_the_demo_runs_the_examples_to_their_end_and_tears_down() -> None:
     assert "$ kubectl jobflow tree nightly-report\nJobFlow default/nightly-report   Failed   7 flows, 1 finally" in (
         result.stdout
     )
+    assert "kubectl jobflow ui" in result.stdout

@@ -1,0 +1,328 @@
+"""`kubectl jobflow ui` used as a person would: headless Chromium on the real control plane, with the
+controller and the simulator running the pipelines. Screenshots go to .test-artifacts/ui/."""
+
+from __future__ import annotations
+
+import json
+import re
+import signal
+import subprocess
+import time
+import urllib.error
+import urllib.request
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from browser import headless_chromium, node_phases, phases_become, screenshot, wait_js
+from e2e_helpers import RunningManager, wait_for
+from jobflows import create_all, examples, failing_template, flow, phase_of, template
+
+from jobflow_controller.apis.lifecycle_fields import RETRY_REQUEST_ANNOTATION
+from jobflow_controller.kube.clientset import Clientset
+from jobflow_controller.kube.config import build_config
+from jobflow_controller.kube.resources import Resource
+from jobflow_controller.kubectl_jobflow.ui.command import Session, open_session
+from jobflow_controller.local.controlplane import ControlPlane
+from jobflow_controller.local.kubectl import kubectl_path, plugin_env
+from jobflow_controller.local.simulator import JobSimulator
+
+pytestmark = pytest.mark.e2e
+
+SERVICE_ACCOUNTS = Resource("", "v1", "serviceaccounts", "ServiceAccount")
+ROLES = Resource("rbac.authorization.k8s.io", "v1", "roles", "Role")
+ROLE_BINDINGS = Resource("rbac.authorization.k8s.io", "v1", "rolebindings", "RoleBinding")
+#: Long enough Running for the page to show it before it completes.
+SLOW = "Pending:0.3s,Running:4s,Completed"
+FAST = "Pending:0.2s,Running:0.3s,Completed"
+
+
+@pytest.fixture(scope="module")
+def controller(kubeconfig: Path, simulator: JobSimulator) -> Iterator[RunningManager]:
+    running = RunningManager(str(kubeconfig), worker_threads=2)
+    yield running
+    running.stop()
+
+
+@pytest.fixture(scope="module")
+def ui(kubeconfig: Path) -> Iterator[Session]:
+    """The UI over every namespace, as the control plane's admin (the test kubeconfig)."""
+    session = open_session(build_config(str(kubeconfig)), None)
+    yield session
+    session.close()
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Any]:
+    with headless_chromium() as driver:
+        yield driver
+
+
+def test_the_command_prints_its_url_serves_it_and_stops_on_ctrl_c(kubeconfig: Path) -> None:
+    """`kubectl jobflow ui` run through kubectl, as a user runs it."""
+    process = subprocess.Popen(
+        [kubectl_path(), "jobflow", "ui", "-A", "--no-browser", "--kubeconfig", str(kubeconfig)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=plugin_env(kubeconfig),
+    )
+    try:
+        assert process.stdout is not None
+        line = process.stdout.readline()
+        match = re.search(r"(http://127\.0\.0\.1:\d+/\?token=[\w-]+)", line)
+        assert line.startswith("JobFlows of all namespaces at ") and match, line
+        url = match.group(1)
+        with urllib.request.urlopen(url, timeout=10) as response:
+            assert response.status == 200 and b"JobFlows" in response.read()
+        with pytest.raises(urllib.error.HTTPError) as refused:
+            urllib.request.urlopen(url.split("?")[0], timeout=10)
+        assert refused.value.code == 403
+        # kubectl execs the plugin, so Ctrl-C reaches it directly: it stops at once and cleanly
+        started = time.monotonic()
+        process.send_signal(signal.SIGINT)
+        assert process.wait(timeout=15) == 0
+        assert time.monotonic() - started < 5
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+
+
+def test_the_list_shows_the_demo_pipelines_live(
+    ui: Session, browser: Any, controller: RunningManager, clientset: Clientset, namespace: str
+) -> None:
+    browser.get(ui.server.url + "#/")
+    wait_js(browser, "return document.getElementById('rows') !== null", "the list page")
+    create_all(clientset, examples(namespace, FAST))
+    for name in ("ml-pipeline", "parallel-pipeline"):
+        wait_for(lambda n=name: phase_of(clientset, namespace, n) == "Succeed", timeout=90, what=f"{name} to Succeed")
+    rows = wait_js(
+        browser,
+        "var rows = {}; document.querySelectorAll('#rows tr').forEach(function (tr) {"
+        " rows[tr.getAttribute('data-key')] = [tr.getAttribute('data-phase'), tr.querySelector('.done').textContent];"
+        f" }}); var k1 = '{namespace}/ml-pipeline', k2 = '{namespace}/parallel-pipeline';"
+        " return rows[k1] && rows[k2] && rows[k1][0] === 'Succeed' && rows[k2][0] === 'Succeed' ? rows : null;",
+        "both pipelines Succeed in the list, without a reload",
+    )
+    flows_of = {
+        n: len(clientset.job_flows(namespace).get(n)["spec"]["flows"]) for n in ("ml-pipeline", "parallel-pipeline")
+    }
+    for name, total in flows_of.items():
+        assert rows[f"{namespace}/{name}"][1] == f"{total}/{total}"
+    # the namespace filter keeps this namespace's rows only
+    browser.execute_script(
+        "var s = document.getElementById('f-ns'); s.value = arguments[0]; s.dispatchEvent(new Event('input'));",
+        namespace,
+    )
+    keys = browser.execute_script(
+        "return Array.from(document.querySelectorAll('#rows tr')).map(function (tr) { return tr.dataset.key; });"
+    )
+    assert sorted(keys) == [f"{namespace}/ml-pipeline", f"{namespace}/parallel-pipeline"]
+    screenshot(browser, "list.png")
+
+
+def test_a_jobflow_page_shows_every_flow_and_follows_a_job_completing(
+    ui: Session, browser: Any, controller: RunningManager, clientset: Clientset, namespace: str
+) -> None:
+    create_all(clientset, [template("slow", namespace, SLOW), template("quick", namespace, FAST)])
+    flows = [
+        {"name": "slow"},
+        {"name": "quick", "dependsOn": {"targets": ["slow"]}},
+    ]
+    clientset.job_flows(namespace).create(flow("pipe", namespace, flows))
+    browser.get(ui.server.url + f"#/flow/{namespace}/pipe")
+    phases_become(browser, {"slow": "Running", "quick": "Waiting"})
+    assert sorted(node_phases(browser)) == ["quick", "slow"]
+    draws = browser.execute_script("return window.jobflowUI.draws")
+    job = wait_for(lambda: clientset.jobs(namespace).get("pipe-slow")["status"]["state"]["phase"] == "Running")
+    assert job
+    screenshot(browser, "dag-running.png")
+    # the Job completes: the page follows without a reload (no new page load, no redraw of the shape)
+    phases_become(browser, {"slow": "Completed", "quick": "Completed"})
+    assert clientset.jobs(namespace).get("pipe-slow")["status"]["state"]["phase"] == "Completed"
+    assert browser.execute_script("return window.jobflowUI.draws") == draws
+    wait_js(browser, "return document.querySelector('#summary .badge').textContent === 'Succeed'", "Succeed")
+    # a node shows its Job's record and events; the JobFlow's events are below
+    clientset.events(namespace).create(
+        {
+            "apiVersion": "v1",
+            "kind": "Event",
+            "metadata": {"name": f"pipe-slow.{uuid.uuid4().hex[:8]}"},
+            "involvedObject": {"kind": "Job", "name": "pipe-slow", "namespace": namespace},
+            "reason": "Checked",
+            "message": "looked at by the UI test",
+            "type": "Normal",
+        }
+    )
+    browser.find_element("css selector", '#dag g.node[data-flow="slow"]').click()
+    side = wait_js(
+        browser,
+        "var t = document.getElementById('side').textContent;"
+        " return t.indexOf('looked at by the UI test') >= 0 && t.indexOf('Running histories') >= 0 ? t : null;",
+        "the flow's Job record and event in the side panel",
+    )
+    assert "pipe-slow" in side and "restart count" in side
+    wait_js(browser, "return document.getElementById('events').textContent.indexOf('Created') >= 0", "Created")
+    screenshot(browser, "dag.png")
+
+
+def test_skipped_flows_rules_and_finally_flows_are_drawn_as_the_controller_decides(
+    ui: Session, browser: Any, controller: RunningManager, clientset: Clientset, namespace: str
+) -> None:
+    quick = [template(name, namespace, FAST) for name in ("quick", "alert", "notify")]
+    create_all(clientset, [failing_template("breaks", namespace), *quick])
+    flows = [
+        {"name": "breaks"},
+        {"name": "quick", "dependsOn": {"targets": ["breaks"]}},
+        {"name": "alert", "dependsOn": {"targets": ["breaks"], "rule": "AnyFailed"}},
+    ]
+    doc = flow("rules", namespace, flows)
+    doc["spec"]["finally"] = [{"name": "notify"}]
+    clientset.job_flows(namespace).create(doc)
+    browser.get(ui.server.url + f"#/flow/{namespace}/rules")
+    phases_become(browser, {"breaks": "Failed", "quick": "Skipped", "alert": "Completed", "notify": "Completed"})
+    wait_for(lambda: phase_of(clientset, namespace, "rules") in ("Succeed", "Failed"), what="the JobFlow to finish")
+    status = clientset.job_flows(namespace).get("rules")["status"]
+    assert status["skippedJobs"] == ["rules-quick"]
+    finals = browser.execute_script(
+        "return Array.from(document.querySelectorAll('#dag g.node.final')).map(function (g) {"
+        " return g.dataset.flow; });"
+    )
+    assert finals == ["notify"]
+    labels = browser.execute_script(
+        "return Array.from(document.querySelectorAll('#dag .edge-label')).map(function (t) { return t.textContent; });"
+    )
+    assert labels == ["AnyFailed"]
+    screenshot(browser, "dag-rules.png")
+
+
+def test_retry_is_sent_as_the_plugins_annotation_after_a_confirmation(
+    ui: Session, browser: Any, controller: RunningManager, clientset: Clientset, namespace: str
+) -> None:
+    create_all(clientset, [failing_template("breaks", namespace)])
+    clientset.job_flows(namespace).create(flow("broken", namespace, [{"name": "breaks"}]))
+    wait_for(lambda: phase_of(clientset, namespace, "broken") == "Failed", timeout=60, what="the JobFlow to fail")
+    browser.get(ui.server.url + f"#/flow/{namespace}/broken")
+    phases_become(browser, {"breaks": "Failed"})
+    button = wait_js(
+        browser,
+        "var b = document.querySelector('#toolbar button[data-action=retry]'); return b && !b.disabled ? b : null;",
+        "an enabled Retry button",
+    )
+    button.click()
+    wait_js(browser, "return document.getElementById('confirm').open", "the confirmation")
+    screenshot(browser, "confirm-retry.png")
+    browser.find_element("id", "confirm-ok").click()
+    annotation = wait_for(
+        lambda: (clientset.job_flows(namespace).get("broken")["metadata"].get("annotations") or {}).get(
+            RETRY_REQUEST_ANNOTATION
+        ),
+        what="the retry request annotation",
+    )
+    request = json.loads(annotation)
+    assert request["id"] and "flows" not in request  # every Failed and Skipped flow
+
+
+def test_suspend_sets_spec_suspend(
+    ui: Session, browser: Any, controller: RunningManager, clientset: Clientset, namespace: str
+) -> None:
+    create_all(clientset, [template("long", namespace, "Pending:0.2s,Running:30s,Completed")])
+    clientset.job_flows(namespace).create(flow("hold", namespace, [{"name": "long"}]))
+    browser.get(ui.server.url + f"#/flow/{namespace}/hold")
+    button = wait_js(
+        browser,
+        "var b = document.querySelector('#toolbar button[data-action=suspend]'); return b && !b.disabled ? b : null;",
+        "an enabled Suspend button",
+    )
+    button.click()
+    wait_js(browser, "return document.getElementById('confirm').open", "the confirmation")
+    browser.find_element("id", "confirm-ok").click()
+    wait_for(lambda: clientset.job_flows(namespace).get("hold")["spec"].get("suspend") is True, what="spec.suspend")
+    wait_js(
+        browser,
+        "var b = document.querySelector('#toolbar button[data-action=resume]'); return b && !b.disabled;",
+        "Resume enabled once suspended",
+    )
+
+
+def reader_kubeconfig(control_plane: ControlPlane, clientset: Clientset, namespace: str) -> Path:
+    """A ServiceAccount that may get, list and watch JobFlows, Jobs and events, and nothing else."""
+    clientset.resource(SERVICE_ACCOUNTS, namespace).create(
+        {"apiVersion": "v1", "kind": "ServiceAccount", "metadata": {"name": "viewer"}}
+    )
+    read = ["get", "list", "watch"]
+    rules = [
+        {"apiGroups": ["flow.volcano.sh"], "resources": ["jobflows"], "verbs": read},
+        {"apiGroups": ["batch.volcano.sh"], "resources": ["jobs"], "verbs": read},
+        {"apiGroups": [""], "resources": ["events"], "verbs": read},
+    ]
+    clientset.resource(ROLES, namespace).create(
+        {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "Role", "metadata": {"name": "viewer"}, "rules": rules}
+    )
+    clientset.resource(ROLE_BINDINGS, namespace).create(
+        {
+            "apiVersion": "rbac.authorization.k8s.io/v1",
+            "kind": "RoleBinding",
+            "metadata": {"name": "viewer"},
+            "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": "viewer"},
+            "subjects": [{"kind": "ServiceAccount", "name": "viewer", "namespace": namespace}],
+        }
+    )
+    token = clientset.rest.request(
+        "POST",
+        SERVICE_ACCOUNTS.path(namespace, "viewer", "token"),
+        body={"apiVersion": "authentication.k8s.io/v1", "kind": "TokenRequest", "spec": {"expirationSeconds": 600}},
+    )["status"]["token"]
+    path = Path(control_plane.root) / f"viewer-{uuid.uuid4().hex[:6]}.kubeconfig"
+    cluster = {"server": control_plane.server, "certificate-authority": str(control_plane.ca_path)}
+    path.write_text(
+        yaml.safe_dump(
+            {
+                "apiVersion": "v1",
+                "kind": "Config",
+                "clusters": [{"name": "c", "cluster": cluster}],
+                "users": [{"name": "viewer", "user": {"token": token}}],
+                "contexts": [{"name": "c", "context": {"cluster": "c", "user": "viewer", "namespace": namespace}}],
+                "current-context": "c",
+            }
+        )
+    )
+    return path
+
+
+def test_a_user_who_may_not_patch_sees_every_action_disabled_with_the_reason(
+    control_plane: ControlPlane, browser: Any, controller: RunningManager, clientset: Clientset, namespace: str
+) -> None:
+    create_all(clientset, [template("long", namespace, "Pending:0.2s,Running:30s,Completed")])
+    clientset.job_flows(namespace).create(flow("watched", namespace, [{"name": "long"}]))
+    session = open_session(build_config(str(reader_kubeconfig(control_plane, clientset, namespace))), namespace)
+    try:
+        browser.get(session.server.url + f"#/flow/{namespace}/watched")
+        phases_become(browser, {"long": "Running"})
+        buttons = wait_js(
+            browser,
+            "var bs = Array.from(document.querySelectorAll('#toolbar button.action'));"
+            " return bs.length === 5 ? bs.map(function (b) { return [b.dataset.action, b.disabled, b.title]; }) : 0;",
+            "the action buttons",
+        )
+        for action, disabled, title in buttons:
+            assert disabled, action
+            assert "RBAC does not allow patch" in title, (action, title)
+        assert "RBAC" in browser.find_element("id", "rbac-reason").text
+        screenshot(browser, "forbidden.png")
+        # and the server refuses the action itself, whatever a page sends
+        status = browser.execute_async_script(
+            "var done = arguments[arguments.length - 1];"
+            " fetch('/api/action?token=' + encodeURIComponent(new URLSearchParams(location.search).get('token')),"
+            " {method: 'POST', headers: {'Content-Type': 'application/json'},"
+            f" body: JSON.stringify({{key: '{namespace}/watched', action: 'stop'}})}})"
+            " .then(function (r) { done(r.status); });"
+        )
+        assert status == 409
+        assert not clientset.job_flows(namespace).get("watched")["spec"].get("shutdown")
+    finally:
+        session.close()

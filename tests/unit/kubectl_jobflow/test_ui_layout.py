@@ -1,0 +1,168 @@
+"""`kubectl jobflow ui`: the DAG layout (longest-path layers, barycentre ordering, coordinates)."""
+
+from __future__ import annotations
+
+import random
+import time
+
+import pytest
+
+from jobflow_controller.kubectl_jobflow.ui.layout import (
+    Geometry,
+    assign_layers,
+    count_crossings,
+    layout,
+    order_layers,
+    split_long_edges,
+)
+
+G = Geometry()
+
+
+def deps(*pairs: str) -> dict[str, list[str]]:
+    """'b<a' means b depends on a."""
+    out: dict[str, list[str]] = {}
+    for pair in pairs:
+        flow, target = pair.split("<")
+        out.setdefault(flow, []).append(target)
+    return out
+
+
+@pytest.mark.parametrize(
+    ("names", "targets", "expected"),
+    [
+        (["a"], {}, {"a": 0}),
+        (["a", "b", "c"], deps("b<a", "c<b"), {"a": 0, "b": 1, "c": 2}),
+        # the longest path decides: d waits for c, two steps from a
+        (["a", "b", "c", "d"], deps("b<a", "c<b", "d<a", "d<c"), {"a": 0, "b": 1, "c": 2, "d": 3}),
+        # spec order does not matter: a dependent listed before its target
+        (["d", "a"], deps("d<a"), {"d": 1, "a": 0}),
+        # a target that names no flow is ignored (admission refuses it)
+        (["a", "b"], deps("b<ghost"), {"a": 0, "b": 0}),
+        # a cycle (admission refuses it) still gets layers: broken at the first stuck flow in spec order
+        (["a", "b", "c"], deps("b<a", "b<c", "c<b"), {"a": 0, "b": 1, "c": 2}),
+        # a self-dependency is ignored
+        (["a"], deps("a<a"), {"a": 0}),
+    ],
+)
+def test_a_flow_sits_one_layer_right_of_its_deepest_target(
+    names: list[str], targets: dict[str, list[str]], expected: dict[str, int]
+) -> None:
+    assert assign_layers(names, targets) == expected
+
+
+def test_an_edge_over_several_layers_passes_through_one_dummy_per_layer_between() -> None:
+    names = ["a", "b", "c", "d"]
+    targets = deps("b<a", "c<b", "d<c", "d<a")
+    layers, edges, chains = split_long_edges(names, targets, assign_layers(names, targets))
+    chain = chains[("a", "d")]
+    assert chain[0] == "a" and chain[-1] == "d" and len(chain) == 4
+    assert [sum(n in layer for n in chain[1:-1]) for layer in layers] == [0, 1, 1, 0]
+    assert len(edges) == 3 + 3  # three short edges, and a -> d cut in three
+
+
+@pytest.mark.parametrize(
+    ("upper", "lower", "edges", "crossings"),
+    [
+        (["a", "b"], ["x", "y"], [("a", "x"), ("b", "y")], 0),
+        (["a", "b"], ["x", "y"], [("a", "y"), ("b", "x")], 1),
+        # edges sharing an end never cross
+        (["a", "b"], ["x"], [("a", "x"), ("b", "x")], 0),
+        # K(2,2) drawn any way crosses once
+        (["a", "b"], ["x", "y"], [("a", "x"), ("a", "y"), ("b", "x"), ("b", "y")], 1),
+        (["a", "b", "c"], ["x", "y", "z"], [("a", "z"), ("b", "y"), ("c", "x")], 3),
+    ],
+)
+def test_crossings_between_two_layers_are_counted(
+    upper: list[str], lower: list[str], edges: list[tuple[str, str]], crossings: int
+) -> None:
+    assert count_crossings(upper, lower, edges) == crossings
+
+
+def test_the_barycentre_sweeps_untangle_two_crossed_chains() -> None:
+    ordered, crossings = order_layers([["a", "b"], ["y", "x"]], [("a", "x"), ("b", "y")])
+    assert crossings == 0
+    assert ordered[0].index("a") == ordered[1].index("x")
+
+
+def test_a_tree_is_drawn_without_crossings() -> None:
+    rng = random.Random(7)
+    names = [f"n{i}" for i in range(60)]
+    targets = {n: [names[rng.randrange(i)]] for i, n in enumerate(names) if i}
+    assert layout(names, targets).crossings == 0
+
+
+def test_edges_run_left_to_right_from_a_targets_right_side_to_the_flows_left_side() -> None:
+    names = ["a", "b", "c", "d"]
+    result = layout(names, deps("b<a", "c<a", "d<b", "d<c"))
+    boxes = {n.name: n for n in result.nodes}
+    for route in result.edges:
+        source, target = boxes[route.source], boxes[route.target]
+        assert route.points[0] == (source.x + G.node_width, source.y + G.node_height / 2)
+        assert route.points[-1] == (target.x, target.y + G.node_height / 2)
+        xs = [x for x, _ in route.points]
+        assert xs == sorted(xs)
+    assert boxes["a"].x < boxes["b"].x == boxes["c"].x < boxes["d"].x
+
+
+def test_no_two_boxes_overlap_and_all_fit_in_the_drawing() -> None:
+    rng = random.Random(3)
+    names = [f"f{i}" for i in range(120)]
+    targets = {n: rng.sample(names[:i], min(i, 3)) for i, n in enumerate(names) if i}
+    result = layout(names, targets, ["notify", "cleanup"])
+    seen = set()
+    for node in result.nodes:
+        assert (node.x, node.y) not in seen
+        seen.add((node.x, node.y))
+        assert node.x >= 0 and node.x + G.node_width <= result.width
+        assert node.y >= 0 and node.y + G.node_height <= result.height
+
+
+def test_finally_flows_get_a_column_of_their_own_right_of_the_dag() -> None:
+    result = layout(["a", "b"], deps("b<a"), ["notify", "cleanup"])
+    boxes = {n.name: n for n in result.nodes}
+    assert boxes["notify"].x == boxes["cleanup"].x > boxes["b"].x + G.node_width + G.column_gap
+    assert boxes["notify"].y < boxes["cleanup"].y
+    assert not [e for e in result.edges if "notify" in (e.source, e.target)]
+
+
+def test_a_jobflow_of_only_finally_flows_and_an_empty_one_still_lay_out() -> None:
+    assert [n.name for n in layout([], {}, ["notify"]).nodes] == ["notify"]
+    empty = layout([], {})
+    assert empty.nodes == () and empty.width >= 0 and empty.height >= 0
+
+
+def test_the_ordering_reduces_crossings_of_a_shuffled_layered_dag() -> None:
+    rng = random.Random(11)
+    layers = [[f"l{depth}-{i}" for i in range(12)] for depth in range(5)]
+    names = [n for layer in layers for n in layer]
+    targets = {
+        n: [layers[d - 1][(i + rng.choice((-1, 0, 1))) % 12]] for d in range(1, 5) for i, n in enumerate(layers[d])
+    }
+    shuffled = names[:]
+    rng.shuffle(shuffled)
+    layered = assign_layers(shuffled, targets)
+    cut, edges, _ = split_long_edges(shuffled, targets, layered)
+    before = sum(count_crossings(cut[i], cut[i + 1], [e for e in edges if e[0] in cut[i]]) for i in range(4))
+    assert layout(shuffled, targets).crossings < before
+
+
+def five_hundred_flows(seed: int = 1) -> tuple[list[str], dict[str, list[str]]]:
+    """10 layers of 50 flows, each depending on up to 3 flows of the layers before it."""
+    rng = random.Random(seed)
+    names = [f"flow-{i:03d}" for i in range(500)]
+    targets = {}
+    for i, name in enumerate(names[50:], start=50):
+        before = names[: i - i % 50]
+        targets[name] = rng.sample(before[-100:], rng.randint(1, 3))
+    return names, targets
+
+
+def test_a_500_flow_dag_lays_out_in_under_a_second() -> None:
+    names, targets = five_hundred_flows()
+    start = time.perf_counter()
+    result = layout(names, targets, ["notify"])
+    took = time.perf_counter() - start
+    print(f"\n500-flow layout: {took * 1000:.0f} ms, {len(result.edges)} edges, {result.crossings} crossings")
+    assert len(result.nodes) == 501
+    assert took < 1.0
