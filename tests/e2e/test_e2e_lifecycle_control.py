@@ -6,6 +6,7 @@ restart, and a re-run of the last of five steps after it failed."""
 from __future__ import annotations
 
 import json
+import subprocess
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -15,10 +16,12 @@ import pytest
 from e2e_helpers import RunningManager, wait_for
 from jobflows import FAST, create_all, events_of, failing_template, flow, job_names, phase_of, template
 
+from jobflow_controller.apis.lifecycle_fields import RETRY_REQUEST_ANNOTATION as RETRY_REQUEST
 from jobflow_controller.apis.retry import ATTEMPT_ANNOTATION
 from jobflow_controller.apis.rules import OUTCOME_ANNOTATION
 from jobflow_controller.kube.clientset import Clientset
 from jobflow_controller.kube.errors import NotFoundError
+from jobflow_controller.local.kubectl import kubectl_path, plugin_env
 from jobflow_controller.local.simulator import JobSimulator
 
 SLOW = "Pending:0.2s,Running:3s,Completed"
@@ -190,8 +193,8 @@ def test_ttl_counts_from_the_recorded_finish_across_a_controller_restart(
     assert stamped
 
 
-def test_retry_after_a_failure_in_the_last_of_five_steps_reruns_only_that_step(
-    controller: RunningManager, clientset: Clientset, namespace: str, kubectl_run: Callable[..., str]
+def test_kubectl_jobflow_retry_after_a_failure_in_the_last_of_five_steps_reruns_only_that_step(
+    controller: RunningManager, clientset: Clientset, namespace: str, kubeconfig: Path
 ) -> None:
     names = ["s1", "s2", "s3", "s4", "s5"]
     templates = [template(n, namespace) for n in names[:4]] + [failing_template("s5", namespace, then=FAST)]
@@ -199,14 +202,21 @@ def test_retry_after_a_failure_in_the_last_of_five_steps_reruns_only_that_step(
     create_all(clientset, [*templates, flow("five", namespace, flows)])
     wait_for(lambda: phase_of(clientset, namespace, "five") == "Failed", 40, what="five Failed")
     uids = {n: clientset.jobs(namespace).get(f"five-{n}")["metadata"]["uid"] for n in names[:4]}
-    request = json.dumps({"id": "first", "flows": []})
-    clientset.job_flows(namespace).patch(
-        "five", {"metadata": {"annotations": {"flow.volcano.sh/retry-request": request}}}
+    done = subprocess.run(
+        [kubectl_path(), "jobflow", "retry", "five", "-n", namespace, f"--kubeconfig={kubeconfig}"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=plugin_env(),
+        check=False,
     )
+    assert done.returncode == 0, done.stderr
+    assert "retry requested" in done.stdout
     wait_for(lambda: phase_of(clientset, namespace, "five") == "Succeed", 40, what="five Succeed after the re-run")
     assert {n: clientset.jobs(namespace).get(f"five-{n}")["metadata"]["uid"] for n in names[:4]} == uids
     status = status_of(clientset, namespace, "five")
-    assert status["retryRequest"] == "first"
+    request = json.loads(clientset.job_flows(namespace).get("five")["metadata"]["annotations"][RETRY_REQUEST])
+    assert status["retryRequest"] == request["id"]
     restarts = {e["name"]: e.get("restartCount", 0) for e in status["jobStatusList"]}
     assert restarts == {"five-s1": 0, "five-s2": 0, "five-s3": 0, "five-s4": 0, "five-s5": 1}
     retried = [m for t, r, m, _ in events_of(clientset, namespace, "five") if (t, r) == ("Normal", "Retried")]
