@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import random
-import time
 
 import pytest
 
@@ -158,11 +157,9 @@ def five_hundred_flows(seed: int = 1) -> tuple[list[str], dict[str, list[str]]]:
     return names, targets
 
 
-def test_a_500_flow_dag_lays_out_in_under_a_second() -> None:
+def test_a_500_flow_dag_is_laid_out_whole() -> None:
+    # Its time is bench/ui_layout.py's figure, not a timed test.
     names, targets = five_hundred_flows()
-    start = time.perf_counter()
     result = layout(names, targets, ["notify"])
-    took = time.perf_counter() - start
-    print(f"\n500-flow layout: {took * 1000:.0f} ms, {len(result.edges)} edges, {result.crossings} crossings")
     assert len(result.nodes) == 501
-    assert took < 1.0
+    assert len({(n.x, n.y) for n in result.nodes}) == 501  # no two boxes in one place

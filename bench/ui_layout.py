@@ -1,0 +1,58 @@
+"""The `kubectl jobflow ui` DAG layout of a 500-flow JobFlow (issue 24: drawn in under 2 s).
+
+Prints one JSON document: the layout's time in Python (median and max of 5 runs) for 10 layers of
+50 flows, each depending on up to 3 flows of the layers before it, plus a finally flow; the edges and
+the crossings left. The browser's drawing time is measured by tests/e2e/test_e2e_ui_scale.py.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import statistics
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from jobflow_controller.kubectl_jobflow.ui.layout import layout
+
+BUDGET_MS = 2000.0
+
+
+def five_hundred_flows(seed: int = 1) -> tuple[list[str], dict[str, list[str]]]:
+    rng = random.Random(seed)
+    names = [f"flow-{i:03d}" for i in range(500)]
+    targets = {}
+    for i, name in enumerate(names[50:], start=50):
+        before = names[: i - i % 50]
+        targets[name] = rng.sample(before[-100:], rng.randint(1, 3))
+    return names, targets
+
+
+def main() -> int:
+    names, targets = five_hundred_flows()
+    times = []
+    result = None
+    for _ in range(5):
+        start = time.perf_counter()
+        result = layout(names, targets, ["notify"])
+        times.append((time.perf_counter() - start) * 1000)
+    assert result is not None
+    doc = {
+        "flows": 500,
+        "layout_ms_median": round(statistics.median(times), 1),
+        "layout_ms_max": round(max(times), 1),
+        "budget_ms": BUDGET_MS,
+        "edges": len(result.edges),
+        "crossings": result.crossings,
+        "load_avg_1m": round(os.getloadavg()[0], 2),
+    }
+    print(json.dumps(doc, indent=2))
+    return 0 if doc["layout_ms_median"] < BUDGET_MS else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
