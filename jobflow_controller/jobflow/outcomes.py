@@ -130,7 +130,8 @@ def _evaluate(world: World, halted: bool, stop: str | None = None) -> Outcomes:
             outcome[flow.name] = Outcome.SKIPPED
         elif state == MET:
             met.add(flow.name)
-    unhandled = tuple(f.name for f in flows if outcome.get(f.name) == Outcome.FAILED and not _handled(f, flows))
+    handled = _handled(flows)
+    unhandled = tuple(f.name for f in flows if outcome.get(f.name) == Outcome.FAILED and f.name not in handled)
     settled = not going if halted else all(f.name in outcome for f in flows)
     finally_of = {}
     finally_going = False
@@ -176,10 +177,13 @@ def _retried(world: World, flow: jf.Flow, job: Mapping[str, object], entry: JobS
     return policy is not None and jf.phase(world.job_flow) in retry.RETRYABLE_FLOW and done < policy.max_retries
 
 
-def _handled(flow: jf.Flow, flows: Sequence[jf.Flow]) -> bool:
-    if flow.continue_on_failure:
-        return True
-    return any(flow.name in (g.targets or ()) and rule_of(g) in HANDLING_RULES for g in flows)
+def _handled(flows: Sequence[jf.Flow]) -> set[str]:
+    """The flows whose failure is handled: `continueOnFailure`, or a dependent whose rule runs after one."""
+    out = {f.name for f in flows if f.continue_on_failure}
+    for flow in flows:
+        if rule_of(flow) in HANDLING_RULES:
+            out.update(flow.targets or ())
+    return out
 
 
 def _dependency_order(flows: Sequence[jf.Flow]) -> list[jf.Flow]:
