@@ -8,23 +8,20 @@ would be refused.
 
 from __future__ import annotations
 
-import datetime
-import secrets
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 from jobflow_controller.apis import jobflow as jf
 from jobflow_controller.apis.constants import Phase
 from jobflow_controller.apis.lifecycle_fields import (
-    RETRY_REQUEST_ANNOTATION,
     SHUTDOWN,
     Shutdown,
-    retry_request_value,
     shutdown_change_allowed,
 )
 from jobflow_controller.apis.lifecycle_fields import (
     SUSPEND as SUSPEND_FIELD,
 )
+from jobflow_controller.kubectl_jobflow.verbs import new_request_id, verb_patch
 
 SUSPEND, RESUME, STOP, TERMINATE, RETRY = "suspend", "resume", "stop", "terminate", "retry"
 ACTIONS = (SUSPEND, RESUME, STOP, TERMINATE, RETRY)
@@ -74,24 +71,9 @@ def availability(job_flow: Mapping[str, Any], denied: str | None) -> dict[str, d
     return out
 
 
-def fresh_retry_id(now: datetime.datetime | None = None) -> str:
-    """A request id never used before: the UTC time and 24 random bits."""
-    now = now or datetime.datetime.now(datetime.UTC)
-    return f"{now.astimezone(datetime.UTC):%Y%m%dT%H%M%SZ}-{secrets.token_hex(3)}"
-
-
 def patch_for(action: str, flows: Sequence[str] = (), request_id: str | None = None) -> dict[str, Any]:
-    """The JSON merge patch of `action` (a `ValueError` for an unknown one)."""
-    if action in (SUSPEND, RESUME):
-        return {"spec": {SUSPEND_FIELD: action == SUSPEND}}
-    if action == STOP:
-        return {"spec": {SHUTDOWN: Shutdown.STOP.value}}
-    if action == TERMINATE:
-        return {"spec": {SHUTDOWN: Shutdown.TERMINATE.value}}
-    if action == RETRY:
-        value = retry_request_value(request_id or fresh_retry_id(), flows)
-        return {"metadata": {"annotations": {RETRY_REQUEST_ANNOTATION: value}}}
-    raise ValueError(f"unknown action {action!r}")
+    """The JSON merge patch of `action`: the plugin verb's (`ValueError` for an unknown one)."""
+    return verb_patch(action, request_id or new_request_id(), flows)
 
 
 def access_review(namespace: str) -> dict[str, Any]:

@@ -307,7 +307,7 @@ def test_retry_writes_the_request_annotation_with_a_fresh_id_and_the_flows() -> 
     first = json.loads(actions.patch_for("retry")["metadata"]["annotations"][RETRY_REQUEST_ANNOTATION])
     second = json.loads(actions.patch_for("retry")["metadata"]["annotations"][RETRY_REQUEST_ANNOTATION])
     assert first["id"] and first["id"] != second["id"] and "flows" not in first  # every Failed and Skipped flow
-    with pytest.raises(ValueError, match="unknown action"):
+    with pytest.raises(ValueError, match="unknown verb"):
         actions.patch_for("delete")
 
 
