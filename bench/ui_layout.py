@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import os
-import random
 import statistics
 import sys
 import time
@@ -20,16 +19,6 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from jobflow_controller.kubectl_jobflow.ui.layout import layout
 
 BUDGET_MS = 2000.0
-
-
-def five_hundred_flows(seed: int = 1) -> tuple[list[str], dict[str, list[str]]]:
-    rng = random.Random(seed)
-    names = [f"flow-{i:03d}" for i in range(500)]
-    targets = {}
-    for i, name in enumerate(names[50:], start=50):
-        before = names[: i - i % 50]
-        targets[name] = rng.sample(before[-100:], rng.randint(1, 3))
-    return names, targets
 
 
 def main() -> int:
