@@ -14,9 +14,13 @@ import sys
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+_ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(_ROOT))
+sys.path.insert(0, str(_ROOT / "tests" / "unit" / "kubectl_jobflow"))
 
-from jobflow_controller.kubectl_jobflow.ui.layout import layout
+from test_ui_layout import five_hundred_flows  # noqa: E402
+
+from jobflow_controller.kubectl_jobflow.ui.layout import layout  # noqa: E402
 
 BUDGET_MS = 2000.0
 
