@@ -34,6 +34,9 @@ Obj = Mapping[str, Any]
 #: A Job's TerminateJob Command is sent again if the Job still runs this long after the last one
 #: (Volcano deletes a Command once it acted on it; one lost is sent again, not one per sync).
 COMMAND_RESEND_SECONDS = 30.0
+#: The most Commands one sync sends (as `MAX_CREATES_PER_SYNC` for Jobs): terminating a 500-flow
+#: JobFlow must not hold a worker for seconds; the JobFlow is queued again at once for the rest.
+MAX_COMMANDS_PER_SYNC = 25
 
 
 class LifecycleActions:
@@ -60,11 +63,16 @@ class LifecycleActions:
         now = time.monotonic()
         with self._lock:
             self._sent = {uid: at for uid, at in self._sent.items() if now - at < COMMAND_RESEND_SECONDS}
+        sent = 0
         for termination in terminations:
             uid = meta.uid(termination.job)
             with self._lock:
                 if uid in self._sent:
                     continue
+            if sent == MAX_COMMANDS_PER_SYNC:
+                self._requeue_after(meta.namespace(job_flow), meta.name(job_flow), 0.0)
+                break
+            sent += 1
             try:
                 command = job_command(termination.job, CommandAction.TERMINATE_JOB)
                 self._clientset.commands(meta.namespace(termination.job)).create(command)
