@@ -201,6 +201,21 @@ class JobFlowController:
         if uid:
             self.probes.gate.cache.forget(uid)
 
+    def memory_sizes(self) -> dict[str, int]:
+        """How many entries each per-JobFlow memory holds now: every one must fall back to its
+        baseline once the JobFlows are gone (bench/soak.py reads them from /metrics)."""
+        return {
+            "own_writes": len(self.status_writer.own_writes),
+            "own_writes_pending": len(self.status_writer.own_writes.pending_keys()),
+            "create_expectations": len(self.create_expectations),
+            "deleted_jobs": len(self.deleted_jobs),
+            "probe_cache": len(self.probes.gate.cache),
+            "status_reservations": len(self.status_writer.lane),
+            "lifecycle_commands": len(self.sync.lifecycle),
+            "missing_templates_logged": self.sync.missing_logged(),
+            "invalid_warned": len(self.sync.invalid_warned),
+        }
+
     def _requeue_job_flow(self, namespace: str, name: str, delay: float) -> None:
         """Back into the queue in the REACT lane: a probe check finished (0) or a poll or backoff is due."""
         req = self.request_for(namespace, name)
