@@ -72,7 +72,7 @@ class JobFlowController:
             max_requeue_num=max_requeue_num,
             clock=clock,
             queue_metrics_provider=queue_metrics_provider,
-            queue_storage=PriorityStorage(),
+            queue_storage=PriorityStorage(urgency.LANE_SHARES),
         )
         self.queue, self.clock = self.workers.queue, self.workers.clock
         self.clientset, self.informer_factory, self.recorder = clientset, informer_factory, recorder
