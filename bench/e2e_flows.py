@@ -384,7 +384,7 @@ def run_once(workers: int, client_flags: list[str], watchdog: Watchdog, run_time
             log(f"controller ready (pid {controller.pid}, {startup_cpu:.1f} CPU s at start-up); creating JobFlows")
 
             started = time.monotonic()
-            create_job_flows(clientset, flows, CREATE_WORKERS, timeout=60.0)
+            create_job_flows(clientset, flows, CREATE_WORKERS, timeout=max(60.0, len(flows) / 5.0))
             created = time.monotonic()
             log(f"created {len(flows)} JobFlows in {created - started:.1f}s; waiting for Succeed")
             deadline = started + run_timeout
