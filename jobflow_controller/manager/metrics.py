@@ -32,12 +32,15 @@ class _WithSamples:
 
 def exposition(registry: CollectorRegistry) -> bytes:
     text = generate_latest(_WithSamples(registry))
-    lines = text.split(b"\n")
-    sample_names = {ln.split(b"{", 1)[0].split(b" ", 1)[0] for ln in lines if ln and not ln.startswith(b"#")}
+
+    def has_samples(name: bytes) -> bool:
+        # Every sample line follows a newline (the text starts with a HELP line): no set of all names.
+        return b"\n" + name + b"{" in text or b"\n" + name + b" " in text
+
     out = []
-    for line in lines:
-        match = _HEADER.match(line)
-        if match and match.group(2) + b"_total" not in sample_names and match.group(2) in sample_names:
+    for line in text.split(b"\n"):
+        match = _HEADER.match(line) if line.startswith(b"# ") else None
+        if match and not has_samples(match.group(2) + b"_total") and has_samples(match.group(2)):
             line = b"# " + match.group(1) + b" " + match.group(2) + match.group(3)
         out.append(line)
     return b"\n".join(out)
