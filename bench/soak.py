@@ -269,6 +269,7 @@ class Soak:
         base, end = baseline["memory_objects"], final.get("memory_objects") or {}
         by_minute = {round(r["minute"]): r["rss_mib"] for r in self.rows}
         rss10 = next((r["rss_mib"] for r in self.rows if r["minute"] >= 10.0 - 0.01), None)
+        rss30 = next((r["rss_mib"] for r in self.rows if r["minute"] >= 30.0 - 0.01), None)
         rss_end = self.rows[-1]["rss_mib"] if self.rows else None
         return {
             "jobflows_created": self.created,
@@ -286,6 +287,11 @@ class Soak:
             "rss_mib_by_minute": by_minute,
             "rss_growth_minute_10_to_end_pct": (
                 round((rss_end - rss10) / rss10 * 100.0, 1) if rss10 and rss_end and self.args.minutes > 10 else None
+            ),
+            # The event correlator's three LRUs (client-go's 4096 entries each, about 6.4 MiB once
+            # full) fill over the first ~4,500 events: about 20 minutes at 1 JobFlow/s.
+            "rss_growth_minute_30_to_end_pct": (
+                round((rss_end - rss30) / rss30 * 100.0, 1) if rss30 and rss_end and self.args.minutes > 30 else None
             ),
         }
 
