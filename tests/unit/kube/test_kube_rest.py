@@ -225,7 +225,7 @@ class _Echo:
         received: list[bytes] = []
 
         class Handler(http.server.BaseHTTPRequestHandler):
-            def do_PUT(self) -> None:  # noqa: N802 - http.server's naming
+            def do_PUT(self) -> None:
                 body = self.rfile.read(int(self.headers["Content-Length"]))
                 received.append(body)
                 self.send_response(200)
