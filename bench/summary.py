@@ -94,6 +94,54 @@ def _field(*path: str | int, scale: float = 1.0) -> Callable[[Doc], float | None
 
 
 _LATENCY = ("latency", "dependency_completed_to_dependent_added", "p99_ms")
+_FIRST_JOB = ("latency", "jobflow_added_to_first_job_added")
+
+
+def _cpu_ms_per_jobflow(workers: int) -> Callable[[Doc], float | None]:
+    def value(doc: Doc) -> float | None:
+        run = _run(doc, workers)
+        cpu, flows = _get(run, "controller", "cpu_seconds_run"), _get(run, "jobflows")
+        if not isinstance(cpu, int | float) or not isinstance(flows, int) or not flows:
+            return None
+        return round(cpu / flows * 1000.0, 1)
+
+    return value
+
+
+def _memories_not_back(doc: Doc) -> float | None:
+    back = _get(doc, "memories_back_at_baseline")
+    return float(sum(1 for ok in back.values() if not ok)) if isinstance(back, dict) else None
+
+
+def _soak_and_scale_figures() -> list[Figure]:
+    """bench/soak.py's and bench/scale.py's verdicts (issue 25)."""
+    return [
+        Figure("soak", "JobFlows stuck (max of the rows)", _field("max_jobflows_stuck"), at_most=0),
+        Figure("soak", "memories not back at baseline after the drain", _memories_not_back, at_most=0),
+        Figure(
+            "soak", "RSS growth, minute 10 to the end", _field("rss_growth_minute_10_to_end_pct"), " %", at_most=5.0
+        ),
+        Figure("scale", "all JobFlows Succeed at every size", _field("summary", "all_succeeded"), at_least=1),
+        Figure(
+            "scale",
+            "CPU per JobFlow, largest / smallest size",
+            _field("summary", "growth", "cpu_ms_per_jobflow"),
+            at_most=1.2,
+        ),
+        Figure(
+            "scale",
+            "API writes per JobFlow, largest / smallest size",
+            _field("summary", "growth", "writes_per_jobflow"),
+            at_most=1.2,
+        ),
+        Figure(
+            "scale",
+            "RSS growth over cached-object growth",
+            _field("summary", "growth", "rss_over_objects"),
+            at_most=1.0,
+        ),
+    ]
+
 
 #: bench/hostile.py's scenarios, in the order it runs them.
 _HOSTILE = ("baseline", "webhook_attack", "flow_cap", "slow_drip_probe", "retry_storm")
@@ -191,6 +239,11 @@ FIGURES: tuple[Figure, ...] = (
     # The issue's latency targets are for the default flags, three workers; one worker is context.
     Figure("e2e_flows", "reaction p99, fast flags, 1 worker", _run_field(1, *_LATENCY), " ms"),
     Figure("e2e_flows", "reaction p99, fast flags, 3 workers", _run_field(3, *_LATENCY), " ms", at_most=250.0),
+    Figure("e2e_flows", "first Job p50, fast flags, 3 workers", _run_field(3, *_FIRST_JOB, "p50_ms"), " ms"),
+    Figure(
+        "e2e_flows", "first Job p99, fast flags, 3 workers", _run_field(3, *_FIRST_JOB, "p99_ms"), " ms", at_most=2000.0
+    ),
+    Figure("e2e_flows", "controller CPU per JobFlow, 3 workers", _cpu_ms_per_jobflow(3), " ms", at_most=14.0),
     Figure("e2e_flows_default_qps", "API writes per JobFlow, 3 workers", _writes_per_jobflow(3), at_most=10.0),
     Figure(
         "e2e_flows_default_qps",
@@ -199,6 +252,20 @@ FIGURES: tuple[Figure, ...] = (
         " ms",
         at_most=1000.0,
     ),
+    Figure(
+        "e2e_flows_default_qps",
+        "first Job p50, default flags, 3 workers",
+        _run_field(3, *_FIRST_JOB, "p50_ms"),
+        " ms",
+    ),
+    Figure(
+        "e2e_flows_default_qps",
+        "first Job p99, default flags, 3 workers",
+        _run_field(3, *_FIRST_JOB, "p99_ms"),
+        " ms",
+        at_most=10000.0,
+    ),
+    *_soak_and_scale_figures(),
     Figure("failover", "SIGKILL: standby leads after", _field("kill_9_takeover", "median_s"), " s", at_most=17.0),
     Figure("failover", "SIGTERM: standby leads after", _field("sigterm_handover", "median_s"), " s"),
     Figure("chaos", "JobFlows stranded, all faults", _field("flows_stranded_total"), at_most=0),

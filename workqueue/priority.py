@@ -14,6 +14,11 @@ only which ready item is handed out next changes:
   An item never moves down: whoever asked for it urgently still gets it soon;
 * ``add`` without a priority is ``DEFAULT_PRIORITY`` (0), as in controller-runtime.
 
+Ours, not controller-runtime's (whose lanes are strict): a lane may be given a share (``shares``,
+priority -> N): while it holds items, at least one pop in N is from it, however busy the lanes above
+are. Strict lanes starve a lower one for as long as the higher ones stay busy; a share bounds that
+wait by the pops, not by the lulls. Without ``shares`` the lanes are strict, as controller-runtime's.
+
 Unlike controller-runtime's ``GetWithPriority``, a worker is not told which lane its item came
 from: nothing in the controller asks, the lane only decides when an item is handed out.
 
@@ -45,7 +50,13 @@ class PriorityStorage(Generic[T]):
     handed out has asked for.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, shares: dict[int, int] | None = None) -> None:
+        #: priority -> N: that lane gets at least one pop in N while it holds items (N >= 2).
+        self._shares = dict(shares or {})
+        if any(n < 2 for n in self._shares.values()):
+            raise ValueError("a lane's share is one pop in N, N >= 2")
+        #: Per lane with a share: the pops that went to a higher lane since it was last served.
+        self._passed: dict[int, int] = dict.fromkeys(self._shares, 0)
         self._lanes: dict[int, deque[tuple[int, T]]] = {}
         #: Lane priorities in descending order: the few a controller uses, kept sorted on insert.
         self._order: list[int] = []
@@ -76,21 +87,32 @@ class PriorityStorage(Generic[T]):
             self._enter(item, wanted)
 
     def pop(self) -> T:
-        for priority in self._order:
-            lane = self._lanes[priority]
-            while lane:
-                seq, item = lane.popleft()
-                live = self._entries.get(item)
-                if live is not None and live == (priority, seq):
-                    del self._entries[item]
-                    self._counts[priority] -= 1
-                    return item
-        raise IndexError("pop from an empty PriorityStorage")
+        chosen = next((p for p in self._order if self._counts.get(p)), None)
+        if chosen is None:
+            raise IndexError("pop from an empty PriorityStorage")
+        for priority, n in self._shares.items():
+            if priority < chosen and self._counts.get(priority) and self._passed[priority] >= n - 1:
+                chosen = priority
+                break
+        for priority in self._shares:
+            waiting = priority < chosen and self._counts.get(priority)
+            self._passed[priority] = self._passed[priority] + 1 if waiting else 0
+        return self._pop_lane(chosen)
 
     def __len__(self) -> int:
         return len(self._entries)
 
     # -- internals -------------------------------------------------------------------------------
+    def _pop_lane(self, priority: int) -> T:
+        """The oldest live entry of one lane that has one (stale entries are dropped on the way)."""
+        lane = self._lanes[priority]
+        while True:
+            seq, item = lane.popleft()
+            if self._entries.get(item) == (priority, seq):
+                del self._entries[item]
+                self._counts[priority] -= 1
+                return item
+
     def _enter(self, item: T, priority: int) -> None:
         lane = self._lanes.get(priority)
         if lane is None:

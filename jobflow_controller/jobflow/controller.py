@@ -72,7 +72,7 @@ class JobFlowController:
             max_requeue_num=max_requeue_num,
             clock=clock,
             queue_metrics_provider=queue_metrics_provider,
-            queue_storage=PriorityStorage(),
+            queue_storage=PriorityStorage(urgency.LANE_SHARES),
         )
         self.queue, self.clock = self.workers.queue, self.workers.clock
         self.clientset, self.informer_factory, self.recorder = clientset, informer_factory, recorder
@@ -200,6 +200,21 @@ class JobFlowController:
         self.sync.forget(namespace, name)
         if uid:
             self.probes.gate.cache.forget(uid)
+
+    def memory_sizes(self) -> dict[str, int]:
+        """How many entries each per-JobFlow memory holds now: every one must fall back to its
+        baseline once the JobFlows are gone (bench/soak.py reads them from /metrics)."""
+        return {
+            "own_writes": len(self.status_writer.own_writes),
+            "own_writes_pending": len(self.status_writer.own_writes.pending_keys()),
+            "create_expectations": len(self.create_expectations),
+            "deleted_jobs": len(self.deleted_jobs),
+            "probe_cache": len(self.probes.gate.cache),
+            "status_reservations": len(self.status_writer.lane),
+            "lifecycle_commands": len(self.sync.lifecycle),
+            "missing_templates_logged": self.sync.missing_logged(),
+            "invalid_warned": len(self.sync.invalid_warned),
+        }
 
     def _requeue_job_flow(self, namespace: str, name: str, delay: float) -> None:
         """Back into the queue in the REACT lane: a probe check finished (0) or a poll or backoff is due."""

@@ -120,3 +120,8 @@ class LifecycleActions:
         with self._lock:
             for uid in uids:
                 self._sent.pop(uid, None)
+
+    def __len__(self) -> int:
+        """Jobs whose TerminateJob Command is remembered (the memory gauge reads it)."""
+        with self._lock:
+            return len(self._sent)

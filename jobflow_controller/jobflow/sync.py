@@ -85,6 +85,10 @@ class JobFlowSyncer:
         #: Ours (docs/lifecycle.md): Jobs terminated by Command, and the TTL.
         self.lifecycle = LifecycleActions(clientset, recorder, clock, status_writer, requeue_after)
 
+    def missing_logged(self) -> int:
+        """JobFlows whose missing JobTemplates were logged (the memory gauge reads it)."""
+        return len(self._missing_logged)
+
     def forget(self, namespace: str, name: str) -> None:
         """The JobFlow is gone: whether it was warned invalid, and what was logged of it."""
         self.invalid_warned.pop((namespace, name), None)

@@ -15,6 +15,12 @@ again. So requests carry a priority (the queue's lanes, workqueue/priority.py):
   Pending or Running (of a JobFlow without probes; a probe may pass on a Running Job's pods), or
   another sync's status change that was not written at once.
 
+Strict lanes would starve `DEFAULT` for as long as `REACT` stays busy: in a burst of JobFlows
+created at once, each one's first Job waited behind every due dependent (p99 25 s at the default
+client QPS). So `DEFAULT` has a share (`LANE_SHARES`): while it holds requests, at least one pop in
+`DEFAULT_LANE_SHARE` is one of them. `STATUS` has none: its syncs only write what the next sync of
+the same JobFlow would write anyway.
+
 How the `STATUS` syncs are paced is the status writer's business (status_writer.py).
 """
 
@@ -25,3 +31,7 @@ from workqueue import DEFAULT_PRIORITY
 REACT = 10
 DEFAULT = DEFAULT_PRIORITY
 STATUS = -10
+
+#: One pop in this many goes to the `DEFAULT` lane while it holds requests (workqueue/priority.py).
+DEFAULT_LANE_SHARE = 2
+LANE_SHARES = {DEFAULT: DEFAULT_LANE_SHARE}

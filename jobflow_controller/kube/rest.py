@@ -165,18 +165,21 @@ class RestClient:
         headers = {"Accept": "application/json"}
         if body is not None:
             headers["Content-Type"] = content_type
-        _, url, headers, body, _ = self.api_client.param_serialize(
+        # The body is not handed to param_serialize: its sanitize_for_serialization walks and copies
+        # every node in Python (about twice json.dumps' time for a JobFlow status), and our bodies are
+        # plain JSON documents already. Anything json.dumps refuses (a datetime, an Enum) is sanitized
+        # as before: json.dumps raises before anything is sent.
+        _, url, headers, _, _ = self.api_client.param_serialize(
             method=method,
             resource_path=path,
             query_params=params or None,
             header_params=headers,
-            body=body,
             auth_settings=["BearerToken"],
         )
         start = time.monotonic()
         code = "<error>"
         try:
-            response = self.api_client.call_api(method, url, header_params=headers, body=body, _request_timeout=timeout)
+            response = self._call(method, url, headers, body, timeout)
             code = str(response.status)
         except ApiException as err:  # TLS failures surface here with status 0
             raise ConnectionError(f"{method} {path}: {err.reason}") from err
@@ -186,6 +189,16 @@ class RestClient:
         if not 200 <= response.status <= 299:
             raise errors.from_response(response.status, response.read())
         return response
+
+    def _call(self, method: str, url: str, headers: Any, body: Any, timeout: float | tuple[float, float]) -> Any:
+        """`call_api` with the body as it is; sanitized first only if json.dumps cannot take it."""
+        try:
+            return self.api_client.call_api(method, url, header_params=headers, body=body, _request_timeout=timeout)
+        except TypeError:
+            if body is None:
+                raise
+            body = self.api_client.sanitize_for_serialization(body)
+            return self.api_client.call_api(method, url, header_params=headers, body=body, _request_timeout=timeout)
 
 
 #: Above this size a document (a whole LIST the API server would not page) goes to `json.loads`:

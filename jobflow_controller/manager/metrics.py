@@ -8,10 +8,13 @@ whose samples have no `_total`, so `volcano_jobflow_succeed_phase_count` reads e
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 
 from prometheus_client import CollectorRegistry, Counter, Histogram, generate_latest
-from prometheus_client.core import Metric
+from prometheus_client.core import GaugeMetricFamily, Metric
+
+#: Ours: how many entries each per-JobFlow memory of the JobFlow controller holds (label `memory`).
+MEMORY_OBJECTS = "jobflow_controller_memory_objects"
 
 _HEADER = re.compile(rb"^# (HELP|TYPE) ([a-zA-Z_:][a-zA-Z0-9_:]*)_total( .*)$")
 
@@ -29,12 +32,15 @@ class _WithSamples:
 
 def exposition(registry: CollectorRegistry) -> bytes:
     text = generate_latest(_WithSamples(registry))
-    lines = text.split(b"\n")
-    sample_names = {ln.split(b"{", 1)[0].split(b" ", 1)[0] for ln in lines if ln and not ln.startswith(b"#")}
+
+    def has_samples(name: bytes) -> bool:
+        # Every sample line follows a newline (the text starts with a HELP line): no set of all names.
+        return b"\n" + name + b"{" in text or b"\n" + name + b" " in text
+
     out = []
-    for line in lines:
-        match = _HEADER.match(line)
-        if match and match.group(2) + b"_total" not in sample_names and match.group(2) in sample_names:
+    for line in text.split(b"\n"):
+        match = _HEADER.match(line) if line.startswith(b"# ") else None
+        if match and not has_samples(match.group(2) + b"_total") and has_samples(match.group(2)):
             line = b"# " + match.group(1) + b" " + match.group(2) + match.group(3)
         out.append(line)
     return b"\n".join(out)
@@ -72,3 +78,28 @@ class RestClientMetrics:
 
     def observe_rate_limiter(self, verb: str, host: str, seconds: float) -> None:
         self.rate_limiter_latency.labels(verb=verb, host=host).observe(seconds)
+
+
+class MemoryCollector:
+    """`jobflow_controller_memory_objects{memory=...}`, read at scrape time from every running
+    JobFlow controller (summed over shard units): a memory that does not fall back once its
+    JobFlows are gone is a leak, and a soak can only see that from outside the process."""
+
+    def __init__(self, sizes: Callable[[], Iterable[Mapping[str, int]]]) -> None:
+        self._sizes = sizes
+
+    def collect(self) -> Iterator[Metric]:
+        totals: dict[str, int] = {}
+        for sizes in self._sizes():
+            for memory, count in sizes.items():
+                totals[memory] = totals.get(memory, 0) + count
+        family = GaugeMetricFamily(
+            MEMORY_OBJECTS, "Entries held by each per-JobFlow memory of the JobFlow controller.", labels=["memory"]
+        )
+        for memory, count in sorted(totals.items()):
+            family.add_metric([memory], float(count))
+        yield family
+
+    def describe(self) -> Iterator[Metric]:
+        """Nothing at registration: collect() must not run before the controllers exist."""
+        return iter(())

@@ -31,6 +31,7 @@ import structlog
 from prometheus_client import CollectorRegistry, disable_created_metrics
 
 from jobflow_controller import __version__
+from jobflow_controller.jobflow import JobFlowController
 from jobflow_controller.jobflow.constants import COMPONENT
 from jobflow_controller.jobflow.state.metrics import JobFlowMetrics
 from jobflow_controller.kube import resources
@@ -44,7 +45,7 @@ from jobflow_controller.manager.config import Options
 from jobflow_controller.manager.controllers import Controller, build_controllers, run_controllers
 from jobflow_controller.manager.election import leader_locks, run_leader_elected, shard_campaign
 from jobflow_controller.manager.endpoints import Endpoints, StartupError
-from jobflow_controller.manager.metrics import RestClientMetrics
+from jobflow_controller.manager.metrics import MemoryCollector, RestClientMetrics
 from jobflow_controller.manager.shards import ShardUnit, ShardUnits, preferred_shard
 from jobflow_controller.manager.stops import set_when_any
 from jobflow_controller.record import EventBroadcaster
@@ -114,6 +115,7 @@ class Manager:
             )
         else:
             self.shard_units = ShardUnits(self.registry)
+        self.registry.register(MemoryCollector(self._memory_sizes))
         # The one Lease of the process has a watchdog (on /livez); with --shards, /livez asks the campaign.
         leased = options.leader_elect and not options.shards
         self.watchdog = new_leader_healthz_adaptor(LEADER_HEALTHZ_TIMEOUT) if leased else None
@@ -142,6 +144,13 @@ class Manager:
         if self._jobflow_counters is None:
             self._jobflow_counters = JobFlowMetrics(self.registry)
         return self._jobflow_counters
+
+    def _memory_sizes(self) -> list[dict[str, int]]:
+        """Each running JobFlow controller's memory sizes (every held shard's, in sharded mode)."""
+        controllers = list(self.controllers)
+        if self.shard_units is not None:
+            controllers += [ctrl for unit in self.shard_units.units() for ctrl in unit.controllers]
+        return [ctrl.memory_sizes() for ctrl in controllers if isinstance(ctrl, JobFlowController)]
 
     def _shard_client(self, cancel: threading.Event) -> RestClient:
         """A shard unit's client: its hard stop cancels it alone; the QPS budget is the process's."""

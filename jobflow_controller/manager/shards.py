@@ -121,6 +121,10 @@ class ShardUnits:
         with self._mu:
             return sorted(self._units)
 
+    def units(self) -> list[ShardUnit]:
+        with self._mu:
+            return list(self._units.values())
+
     def get(self, shard: int) -> ShardUnit | None:
         with self._mu:
             return self._units.get(shard)

@@ -90,6 +90,10 @@ def test_metrics_expose_the_exact_names(
         "workqueue_retries_total{",
         "rest_client_requests_total{",
         "rest_client_request_duration_seconds_bucket{",
+        # Ours (issue 25): the per-JobFlow memories, back at 0 once the JobFlow's work is done.
+        "# TYPE jobflow_controller_memory_objects gauge",
+        'jobflow_controller_memory_objects{memory="create_expectations"} 0.0',
+        'jobflow_controller_memory_objects{memory="lifecycle_commands"} 0.0',
     ):
         assert name in text, name
     assert "_created" not in text

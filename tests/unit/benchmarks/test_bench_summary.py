@@ -122,3 +122,31 @@ def test_the_hostile_rows_hold_each_scenario_to_its_targets(tmp_path: Path) -> N
     assert _row(table, "retry storm: bystander reaction p99")[4] == "FAIL"
     assert _row(table, "retry storm: retries in the window")[2] == "500"
     assert _row(table, "flow cap: controller peak RSS")[2] == "n/a"
+
+
+def test_first_job_latency_and_cpu_per_jobflow_are_held_to_issue_25s_targets(tmp_path: Path) -> None:
+    fast = _run(3, 9.0, 20.0, 200.0)
+    fast["latency"]["jobflow_added_to_first_job_added"] = {"p50_ms": 900.0, "p99_ms": 2500.0}  # type: ignore[index]
+    fast.update(jobflows=300, controller={"cpu_seconds_run": 3.9})
+    default = _run(3, 9.0, 60.0, 800.0)
+    default["latency"]["jobflow_added_to_first_job_added"] = {"p50_ms": 4000.0, "p99_ms": 9000.0}  # type: ignore[index]
+    _write(tmp_path, "e2e_flows", {"runs": [fast]})
+    _write(tmp_path, "e2e_flows_default_qps", {"runs": [default]})
+    table = rows(tmp_path)
+    assert _row(table, "first Job p99, fast flags, 3 workers")[2:] == ("2500 ms", "<= 2000 ms", "FAIL")
+    assert _row(table, "first Job p50, fast flags, 3 workers")[3:] == ("", "")
+    assert _row(table, "controller CPU per JobFlow, 3 workers")[2:] == ("13 ms", "<= 14 ms", "pass")
+    assert _row(table, "first Job p99, default flags, 3 workers")[2:] == ("9000 ms", "<= 10000 ms", "pass")
+
+
+def test_the_soak_fails_on_a_stuck_jobflow_or_a_memory_not_back_at_baseline(tmp_path: Path) -> None:
+    doc = {
+        "max_jobflows_stuck": 1,
+        "memories_back_at_baseline": {"own_writes": True, "deleted_jobs": False},
+        "rss_growth_minute_10_to_end_pct": 2.5,
+    }
+    _write(tmp_path, "soak", doc)
+    table = rows(tmp_path)
+    assert _row(table, "JobFlows stuck (max of the rows)")[4] == "FAIL"
+    assert _row(table, "memories not back at baseline after the drain")[2:] == ("1", "<= 0", "FAIL")
+    assert _row(table, "RSS growth, minute 10 to the end")[4] == "pass"

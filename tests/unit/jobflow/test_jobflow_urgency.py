@@ -36,8 +36,8 @@ def _controller(*, burst: int = status_writer.STATUS_WRITE_BURST) -> tuple[JobFl
     """A fake controller whose queue records the lane each request is handed out from."""
     storages: list[RecordingPriorityStorage[Any]] = []
 
-    def recording_storage() -> RecordingPriorityStorage[Any]:
-        storages.append(RecordingPriorityStorage())
+    def recording_storage(shares: dict[int, int] | None = None) -> RecordingPriorityStorage[Any]:
+        storages.append(RecordingPriorityStorage(shares))
         return storages[-1]
 
     with mock.patch.object(controller_module, "PriorityStorage", recording_storage):
@@ -274,3 +274,19 @@ def test_an_earlier_wake_up_of_the_same_request_never_strands_its_reservation() 
     _wait_for_queue(controller, 1)
     _sync_next(controller)
     assert _status_writes(clientset) == 1
+
+
+def test_a_job_flow_added_during_a_burst_of_reactions_is_handed_out_after_at_most_one_of_them() -> None:
+    """Strict lanes made a new JobFlow's first Job wait for every due dependent of a burst; the
+    DEFAULT lane's share (one pop in DEFAULT_LANE_SHARE) bounds that wait by the pops."""
+    controller, _, _ = new_fake_controller()
+    assert urgency.LANE_SHARES == {urgency.DEFAULT: 2}
+    for i in range(4):
+        controller.queue.add_with_priority(JobFlowController.request_for("default", f"react-{i}"), urgency.REACT)
+    controller.queue.add(JobFlowController.request_for("default", "new"))
+    order = []
+    while len(controller.queue):
+        req, _ = controller.queue.get(timeout=1)
+        order.append(req.job_flow_name)
+        controller.queue.done(req)
+    assert order == ["react-0", "new", "react-1", "react-2", "react-3"]

@@ -214,3 +214,58 @@ def test_a_document_above_the_large_size_decodes_the_same(monkeypatch: pytest.Mo
     assert decode_json(memoryview(document)) == small
     with pytest.raises(ValueError):
         decode_json(document[:-1])
+
+
+class _Echo:
+    """A local HTTP server that answers every request with the body it received, as JSON."""
+
+    def __init__(self) -> None:
+        import http.server
+
+        received: list[bytes] = []
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def do_PUT(self) -> None:
+                body = self.rfile.read(int(self.headers["Content-Length"]))
+                received.append(body)
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+            def log_message(self, *args: Any) -> None:
+                pass
+
+        self.received = received
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+        self.host = f"http://127.0.0.1:{self.server.server_address[1]}"
+
+    def close(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+
+@pytest.mark.parametrize(
+    ("body", "expected"),
+    [
+        # A plain JSON document goes out as json.dumps writes it (no sanitizing copy first).
+        ({"status": {"state": {"phase": "Succeed"}, "jobs": ["a", "b"], "n": 1.5, "none": None}}, None),
+        # One json.dumps refuses is sanitized as the client library always did: dates in ISO 8601.
+        (
+            {"at": __import__("datetime").datetime(2026, 1, 2, 3, 4, 5)},
+            {"at": "2026-01-02T03:04:05"},
+        ),
+    ],
+)
+def test_a_request_body_is_sent_as_the_json_document_it_is(body: dict[str, Any], expected: Any) -> None:
+    echo = _Echo()
+    rest = RestClient(k8s_client.Configuration(host=echo.host), qps=0)
+    try:
+        answer = rest.request("PUT", "/apis/x", body=body)
+    finally:
+        rest.close()
+        echo.close()
+    assert answer == (expected if expected is not None else body)
+    assert echo.received == [json.dumps(expected if expected is not None else body).encode()]

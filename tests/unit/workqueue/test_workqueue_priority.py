@@ -176,3 +176,46 @@ def _wait_for(condition: object, timeout: float = 2.0) -> None:
     while not condition():  # type: ignore[operator]
         assert time.monotonic() < deadline, "condition not met in time"
         time.sleep(0.005)
+
+
+# -- lane shares (ours: controller-runtime's lanes are strict) -------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("shares", "expected"),
+    [
+        # Strict lanes: the default lane waits for every item of the higher one.
+        ({}, ["h1", "h2", "h3", "h4", "h5", "d1", "d2"]),
+        # One pop in 3 for the default lane while it holds items: h, h, d, h, h, d, then what is left.
+        ({DEFAULT_PRIORITY: 3}, ["h1", "h2", "d1", "h3", "h4", "d2", "h5"]),
+        # One pop in 2.
+        ({DEFAULT_PRIORITY: 2}, ["h1", "d1", "h2", "d2", "h3", "h4", "h5"]),
+        # A share for the low lane only: the default lane is still strict below the high one.
+        ({LOW: 2}, ["h1", "h2", "h3", "h4", "h5", "d1", "d2"]),
+    ],
+)
+def test_a_lane_with_a_share_gets_one_pop_in_n_while_the_lanes_above_stay_busy(
+    shares: dict[int, int], expected: list[str]
+) -> None:
+    q: Queue[Hashable] = Queue(queue=PriorityStorage(shares))
+    q.add("d1")
+    q.add("d2")
+    for i in range(1, 6):
+        q.add_with_priority(f"h{i}", HIGH)
+    assert _drain(q) == expected
+
+
+def test_a_share_counts_only_the_pops_that_passed_over_a_waiting_lane() -> None:
+    q: Queue[Hashable] = Queue(queue=PriorityStorage({DEFAULT_PRIORITY: 3}))
+    for i in range(1, 4):
+        q.add_with_priority(f"h{i}", HIGH)
+    assert _drain(q) == ["h1", "h2", "h3"]  # no default item waited: nothing owed to it
+    q.add("d1")
+    for i in range(4, 7):
+        q.add_with_priority(f"h{i}", HIGH)
+    assert _drain(q) == ["h4", "h5", "d1", "h6"]
+
+
+def test_a_share_below_two_is_refused() -> None:
+    with pytest.raises(ValueError, match="N >= 2"):
+        PriorityStorage({DEFAULT_PRIORITY: 1})

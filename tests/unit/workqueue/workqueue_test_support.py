@@ -130,17 +130,17 @@ class RecordingPriorityStorage(PriorityStorage[T]):
     storage sees ``pop`` but not the queue's ``done``, so ``attach`` wraps the queue's ``done``.
     """
 
-    def __init__(self) -> None:
-        super().__init__()
+    def __init__(self, shares: dict[int, int] | None = None) -> None:
+        super().__init__(shares)
         self._lane_of: dict[T, int] = {}
         self._guard = threading.Lock()
 
     def pop(self) -> T:
-        # pop takes the oldest live entry of the highest lane holding one: the live counts say which.
-        lane = next((p for p in self._order if self._counts.get(p, 0)), None)
-        before = self._counts.get(lane, 0) if lane is not None else 0
-        item = super().pop()  # IndexError when empty, so a lane was found
-        assert lane is not None and self._counts[lane] == before - 1, "the peeked lane is not the one popped"
+        # The lane whose live count went down is the one the item came from (a share may pick a
+        # lower lane than the highest holding items).
+        before = dict(self._counts)
+        item = super().pop()  # IndexError when empty
+        (lane,) = [p for p, n in self._counts.items() if n == before.get(p, 0) - 1]
         with self._guard:
             self._lane_of[item] = lane
         return item
