@@ -360,7 +360,8 @@ def test_a_status_that_would_pass_etcds_limit_fails_the_job_flow_with_one_that_f
     doc["spec"]["tasks"], doc["spec"]["minAvailable"] = tasks, 1
     create_all(clientset, [doc] + [{**template(f"w{i}", namespace), "spec": doc["spec"]} for i in range(80)])
     create_all(clientset, [flow("huge", namespace, [{"name": f"w{i}"} for i in range(80)])])
-    wait_for(lambda: phase_of(clientset, namespace, "huge") == "Failed", 120, interval=0.5, what="Failed")
+    # 80 Jobs of 250 tasks through the simulator: 120 s was not enough at a load average of 15.
+    wait_for(lambda: phase_of(clientset, namespace, "huge") == "Failed", 240, interval=0.5, what="Failed")
     stored = clientset.job_flows(namespace).get("huge")["status"]
     assert len(json.dumps(stored, separators=(",", ":"))) <= 1024 * 1024  # as the controller measures it
     warnings = [e for e in events_of(clientset, namespace, "huge") if e[1] == "StatusTooLarge"]
