@@ -121,6 +121,7 @@ def _soak_and_scale_figures() -> list[Figure]:
         Figure(
             "soak", "RSS growth, minute 10 to the end", _field("rss_growth_minute_10_to_end_pct"), " %", at_most=5.0
         ),
+        Figure("soak", "RSS growth, minute 30 to the end", _field("rss_growth_minute_30_to_end_pct"), " %"),
         Figure("scale", "all JobFlows Succeed at every size", _field("summary", "all_succeeded"), at_least=1),
         Figure(
             "scale",
