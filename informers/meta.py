@@ -2,7 +2,8 @@
 
 Objects are plain dicts shared by the cache, the handlers and the workers, so these helpers only
 ever read. A missing ``metadata`` is an error (the object "has no meta"), a missing field inside it
-reads as empty, exactly as Go's zero values do.
+reads as empty, exactly as Go's zero values do. ``(dict, Mapping)``: a dict, which every decoded object is, passes
+the C-level check before the ten times slower ABC check would run.
 """
 
 from __future__ import annotations
@@ -24,10 +25,10 @@ _EMPTY: Mapping[str, str] = {}
 
 def metadata(obj: object) -> Mapping[str, Any]:
     """``obj["metadata"]``, or :class:`NoMetaError` if there is none."""
-    if not isinstance(obj, Mapping):
+    if not isinstance(obj, (dict, Mapping)):
         raise NoMetaError(obj)
     meta = obj.get("metadata")
-    if not isinstance(meta, Mapping):
+    if not isinstance(meta, (dict, Mapping)):
         raise NoMetaError(obj)
     return meta
 
@@ -51,4 +52,4 @@ def get_resource_version(obj: object) -> str:
 
 def get_labels(obj: object) -> Mapping[str, str]:
     labels = metadata(obj).get("labels")
-    return labels if isinstance(labels, Mapping) else _EMPTY
+    return labels if isinstance(labels, (dict, Mapping)) else _EMPTY

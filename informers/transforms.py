@@ -31,10 +31,10 @@ def strip_managed_fields(obj: Any) -> Any:
     The copy is shallow except for ``metadata`` (the only level that changes), so it costs two small
     dict copies. Anything that is not an object with metadata (a tombstone, say) is returned as is.
     """
-    if not isinstance(obj, Mapping):
+    if not isinstance(obj, (dict, Mapping)):
         return obj
     metadata = obj.get("metadata")
-    if not isinstance(metadata, Mapping) or "managedFields" not in metadata:
+    if not isinstance(metadata, (dict, Mapping)) or "managedFields" not in metadata:
         return obj
     new_metadata = {k: v for k, v in metadata.items() if k != "managedFields"}
     new_obj = dict(obj)
@@ -69,7 +69,7 @@ def drop_fields(*paths: str) -> TransformFunc:
 
 def _without(obj: Any, parts: tuple[str, ...], *, copied: bool) -> Any:
     """``obj`` without the field at ``parts``; ``copied`` says ``obj`` is already a private copy."""
-    if not isinstance(obj, Mapping) or parts[0] not in obj:
+    if not isinstance(obj, (dict, Mapping)) or parts[0] not in obj:
         return obj
     head, rest = parts[0], parts[1:]
     if rest:
@@ -107,7 +107,7 @@ def keep_fields(*paths: FieldPath) -> TransformFunc:
         _add_path(tree, parts)
 
     def keep(obj: Any) -> Any:
-        return _project(obj, tree) if isinstance(obj, Mapping) else obj
+        return _project(obj, tree) if isinstance(obj, (dict, Mapping)) else obj
 
     return keep
 
@@ -131,7 +131,7 @@ def _project(obj: Mapping[str, Any], tree: _Tree) -> dict[str, Any]:
         value = obj[key]
         if subtree is None:
             out[key] = value
-        elif isinstance(value, Mapping):
+        elif isinstance(value, (dict, Mapping)):
             out[key] = _project(value, subtree)
     return out
 

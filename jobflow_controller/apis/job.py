@@ -10,13 +10,13 @@ from jobflow_controller.apis.meta import Obj
 
 def _status(job: Obj) -> Mapping[str, Any]:
     value = job.get("status")
-    return value if isinstance(value, Mapping) else {}
+    return value if isinstance(value, (dict, Mapping)) else {}
 
 
 def phase(job: Obj) -> str:
     """`status.state.phase`; "" until Volcano's job controller (or the simulator) sets it."""
     state = _status(job).get("state")
-    return str(state.get("phase") or "") if isinstance(state, Mapping) else ""
+    return str(state.get("phase") or "") if isinstance(state, (dict, Mapping)) else ""
 
 
 def running_duration(job: Obj) -> str | None:
@@ -30,4 +30,4 @@ def retry_count(job: Obj) -> int:
 
 def task_status_count(job: Obj) -> Mapping[str, Any] | None:
     value = _status(job).get("taskStatusCount")
-    return value if isinstance(value, Mapping) and value else None
+    return value if isinstance(value, (dict, Mapping)) and value else None

@@ -33,24 +33,24 @@ class Flow:
 
 def spec(obj: Obj) -> Mapping[str, Any]:
     value = obj.get("spec")
-    return value if isinstance(value, Mapping) else {}
+    return value if isinstance(value, (dict, Mapping)) else {}
 
 
 def status(obj: Obj) -> Mapping[str, Any]:
     value = obj.get("status")
-    return value if isinstance(value, Mapping) else {}
+    return value if isinstance(value, (dict, Mapping)) else {}
 
 
 def flows(job_flow: Obj) -> list[Flow]:
     out = []
     for raw in spec(job_flow).get("flows") or []:
-        if not isinstance(raw, Mapping):
+        if not isinstance(raw, (dict, Mapping)):
             continue
         depends_on = raw.get("dependsOn")
         targets: tuple[str, ...] | None = None
         probe: Any = None
         rule: str | None = None
-        if isinstance(depends_on, Mapping):
+        if isinstance(depends_on, (dict, Mapping)):
             if isinstance(depends_on.get("targets"), list):
                 targets = tuple(str(t) for t in depends_on["targets"])
             probe = depends_on.get("probe")
@@ -74,7 +74,7 @@ def flow_patch(job_flow: Obj, flow_name: str) -> Any:
     Not checked here: `apis.patch` says what is wrong with it, if anything.
     """
     for raw in spec(job_flow).get("flows") or []:
-        if isinstance(raw, Mapping) and str(raw.get("name") or "") == flow_name:
+        if isinstance(raw, (dict, Mapping)) and str(raw.get("name") or "") == flow_name:
             return raw.get("patch")
     return None
 
@@ -85,12 +85,12 @@ def job_retain_policy(job_flow: Obj) -> str:
 
 def phase(job_flow: Obj) -> str:
     state = status(job_flow).get("state")
-    return str(state.get("phase") or "") if isinstance(state, Mapping) else ""
+    return str(state.get("phase") or "") if isinstance(state, (dict, Mapping)) else ""
 
 
 def job_status_list(job_flow: Obj) -> list[Mapping[str, Any]]:
     value = status(job_flow).get("jobStatusList")
-    return [e for e in value if isinstance(e, Mapping)] if isinstance(value, list) else []
+    return [e for e in value if isinstance(e, (dict, Mapping))] if isinstance(value, list) else []
 
 
 def job_name(job_flow_name: str, flow_name: str) -> str:

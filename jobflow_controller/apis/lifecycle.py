@@ -42,7 +42,7 @@ class Lifecycle:
         spec = jf.spec(job_flow)
         deadlines = {}
         for raw in spec.get("flows") or []:
-            if isinstance(raw, Mapping) and _seconds(raw.get("activeDeadlineSeconds")) is not None:
+            if isinstance(raw, (dict, Mapping)) and _seconds(raw.get("activeDeadlineSeconds")) is not None:
                 deadlines[str(raw.get("name") or "")] = _seconds(raw.get("activeDeadlineSeconds")) or 0
         return cls(
             suspend=spec.get("suspend") is True,

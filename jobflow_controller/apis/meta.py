@@ -1,4 +1,9 @@
-"""Read-only accessors over object metadata, shared by every kind."""
+"""Read-only accessors over object metadata, shared by every kind.
+
+The hot accessors here and in `apis.jobflow`/`apis.job` test `isinstance(x, (dict, Mapping))`: every
+decoded object is a dict, which passes the C-level check at once; the ABC check alone costs ten
+times as much, and these run hundreds of times per sync.
+"""
 
 from __future__ import annotations
 
@@ -10,7 +15,7 @@ Obj = Mapping[str, Any]
 
 def metadata(obj: Obj) -> Mapping[str, Any]:
     md = obj.get("metadata")
-    return md if isinstance(md, Mapping) else {}
+    return md if isinstance(md, (dict, Mapping)) else {}
 
 
 def name(obj: Obj) -> str:
@@ -41,12 +46,12 @@ def creation_timestamp(obj: Obj) -> str | None:
 
 def labels(obj: Obj) -> Mapping[str, str]:
     value = metadata(obj).get("labels")
-    return value if isinstance(value, Mapping) else {}
+    return value if isinstance(value, (dict, Mapping)) else {}
 
 
 def owner_references(obj: Obj) -> list[Mapping[str, Any]]:
     refs = metadata(obj).get("ownerReferences")
-    return [r for r in refs if isinstance(r, Mapping)] if isinstance(refs, list) else []
+    return [r for r in refs if isinstance(r, (dict, Mapping))] if isinstance(refs, list) else []
 
 
 def get_controller_of(obj: Obj) -> Mapping[str, Any] | None:

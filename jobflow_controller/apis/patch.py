@@ -31,13 +31,12 @@ is a pure function of JSON dicts: nothing given is ever modified.
 
 from __future__ import annotations
 
-import copy
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final
 
-from jobflow_controller.apis.jsontype import json_type
+from jobflow_controller.apis.jsontype import json_copy, json_type
 from jobflow_controller.apis.patch_defaults import CRD_DEFAULTS
 
 __all__ = [
@@ -219,7 +218,7 @@ def apply_patch(spec: Mapping[str, Any], patch: object) -> dict[str, Any]:
         raise problems[0]
     job_spec = job_spec_patch(patch)
     if job_spec is None:
-        return copy.deepcopy(dict(spec))
+        return json_copy(dict(spec))
     return merge_job_spec(spec, job_spec, ignore_crd_defaults=True)
 
 
@@ -236,7 +235,7 @@ def merge_job_spec(
     _check_object(job_spec, _JOB_SPEC, _JOB_SPEC_PATH, problems)
     if problems:
         raise problems[0]
-    result = copy.deepcopy(dict(spec))
+    result = json_copy(dict(spec))
     merge = _Merge(CRD_DEFAULTS if ignore_crd_defaults else {})
     merge.merge_object(result, job_spec, _JOB_SPEC, _JOB_SPEC_PATH, "")
     return result
@@ -272,7 +271,7 @@ class _Merge:
                 self.merge_object(merged, value, rule, f"{path}.{name}", field_pattern)
                 target[name] = merged
             else:
-                target[name] = copy.deepcopy(value)
+                target[name] = json_copy(value)
 
     def merge_list(self, target: object, patch: Sequence[Any], rule: _KeyedList, path: str, pattern: str) -> list[Any]:
         """A keyed list: each patch entry merged into the template's entry of its key, or appended."""

@@ -174,7 +174,7 @@ def _annotation_value(job_flow: Obj) -> tuple[Mapping[str, Any], str | None]:
         value = json.loads(raw)
     except ValueError as err:
         return {}, f"{prefix}: not valid JSON: {err}"
-    if not isinstance(value, Mapping):
+    if not isinstance(value, (dict, Mapping)):
         example = '{"a": {"maxRetries": 2, "backoff": "30s"}}'
         return {}, f"{prefix}: must be a JSON object keyed by flow name, e.g. {example}"
     return value, None
@@ -182,7 +182,7 @@ def _annotation_value(job_flow: Obj) -> tuple[Mapping[str, Any], str | None]:
 
 def _annotation(job_flow: Obj) -> str | None:
     annotations = (job_flow.get("metadata") or {}).get("annotations") or {}
-    value = annotations.get(RETRY_ANNOTATION) if isinstance(annotations, Mapping) else None
+    value = annotations.get(RETRY_ANNOTATION) if isinstance(annotations, (dict, Mapping)) else None
     return None if value is None else str(value)
 
 
@@ -199,7 +199,7 @@ def _unknown_flow(where: str, flow: str) -> str:
 
 def _policy_problems(where: str, policy: Any) -> list[str]:
     """The problems of one policy object, each prefixed with `where` (the field or annotation entry)."""
-    if not isinstance(policy, Mapping):
+    if not isinstance(policy, (dict, Mapping)):
         return [f"{where}: must be an object with {MAX_RETRIES} and {BACKOFF}, got {json.dumps(policy)}"]
     problems = [
         f'{where}: unknown field "{key}" (known: {MAX_RETRIES}, {BACKOFF})'
@@ -241,10 +241,10 @@ def _policy(raw: Mapping[str, Any]) -> RetryPolicy:
 
 def _raw_flows(job_flow: Obj) -> list[Mapping[str, Any]]:
     spec = job_flow.get("spec")
-    flows = spec.get("flows") if isinstance(spec, Mapping) else None
+    flows = spec.get("flows") if isinstance(spec, (dict, Mapping)) else None
     if not isinstance(flows, Sequence) or isinstance(flows, str | bytes):
         return []
-    return [f for f in flows if isinstance(f, Mapping)]
+    return [f for f in flows if isinstance(f, (dict, Mapping))]
 
 
 def _flow_names(job_flow: Obj) -> set[str]:

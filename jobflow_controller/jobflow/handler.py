@@ -123,13 +123,13 @@ class JobFlowEventHandlers:
         return FlowRequest(namespace, name, action=Action.SYNC_JOB_FLOW, event=Event.OUT_OF_SYNC)
 
     def add_job_flow(self, obj: Any, is_in_initial_list: bool = False) -> None:
-        if not isinstance(obj, Mapping):
+        if not isinstance(obj, (dict, Mapping)):
             log.error(f"Failed to convert {obj!r} to jobFlow")
             return
         self.enqueue_job_flow(self.request_for(meta.namespace(obj), meta.name(obj)))
 
     def update_job_flow(self, old: Any, new: Any) -> None:
-        if not isinstance(old, Mapping) or not isinstance(new, Mapping):
+        if not isinstance(old, (dict, Mapping)) or not isinstance(new, (dict, Mapping)):
             log.error("Failed to convert to jobFlow", old=repr(old)[:200], new=repr(new)[:200])
             return
         self.status_writer.observed(new)
@@ -162,11 +162,11 @@ class JobFlowEventHandlers:
 
     def add_job(self, obj: Any, is_in_initial_list: bool = False) -> None:
         """Not a trigger (upstream has no Job add handler): a create of ours has arrived."""
-        if isinstance(obj, Mapping):
+        if isinstance(obj, (dict, Mapping)):
             self.create_expectations.observed(meta.namespace(obj), meta.name(obj))
 
     def update_job(self, old: Any, new: Any) -> None:
-        if not isinstance(old, Mapping) or not isinstance(new, Mapping):
+        if not isinstance(old, (dict, Mapping)) or not isinstance(new, (dict, Mapping)):
             return
         self.create_expectations.observed(meta.namespace(new), meta.name(new))
         if not is_controlled_by(new, FLOW_GROUP_VERSION, JOB_FLOW_KIND):
@@ -199,7 +199,7 @@ class JobFlowEventHandlers:
     def delete_job(self, obj: Any) -> None:
         if isinstance(obj, DeletedFinalStateUnknown):
             obj = obj.obj
-        if not isinstance(obj, Mapping):
+        if not isinstance(obj, (dict, Mapping)):
             return
         self.create_expectations.observed(meta.namespace(obj), meta.name(obj))
         if is_controlled_by(obj, FLOW_GROUP_VERSION, JOB_FLOW_KIND):
@@ -241,7 +241,7 @@ class JobFlowEventHandlers:
         """Not a trigger (upstream has no JobFlow delete handler): forget what we remember of it."""
         if isinstance(obj, DeletedFinalStateUnknown):
             obj = obj.obj
-        if isinstance(obj, Mapping):
+        if isinstance(obj, (dict, Mapping)):
             self.forget_job_flow(meta.namespace(obj), meta.name(obj), meta.uid(obj))
 
     def add_job_template(self, obj: Any, is_in_initial_list: bool = False) -> None:
@@ -249,7 +249,7 @@ class JobFlowEventHandlers:
 
         Skipped during the initial list: every JobFlow is synced then anyway (its own add event).
         """
-        if is_in_initial_list or not isinstance(obj, Mapping):
+        if is_in_initial_list or not isinstance(obj, (dict, Mapping)):
             return
         namespace, name = meta.namespace(obj), meta.name(obj)
         for job_flow in self.job_flow_lister.job_flows(namespace).list():
@@ -266,7 +266,7 @@ class JobFlowEventHandlers:
         left to upstream's triggers (their Job is the template verbatim whenever it is created).
         Status writes (the JobTemplate controller's `jobDependsOnList`) keep the generation.
         """
-        if not isinstance(old, Mapping) or not isinstance(new, Mapping):
+        if not isinstance(old, (dict, Mapping)) or not isinstance(new, (dict, Mapping)):
             return
         if meta.metadata(new).get("generation") == meta.metadata(old).get("generation"):
             return

@@ -76,7 +76,7 @@ EventFilterFunc = Callable[[Event], bool]
 
 def _sub(event: Mapping[str, Any], field: str) -> Mapping[str, Any]:
     value = event.get(field)
-    return value if isinstance(value, Mapping) else {}
+    return value if isinstance(value, (dict, Mapping)) else {}
 
 
 def _str(mapping: Mapping[str, Any], field: str) -> str:

@@ -7,7 +7,6 @@ in step), through tenacity with a sleep the broadcaster's shutdown interrupts.
 
 from __future__ import annotations
 
-import copy
 import random
 import threading
 from collections.abc import Callable, Mapping
@@ -16,6 +15,8 @@ from typing import Any
 
 import structlog
 import tenacity
+
+from jobflow_controller.apis.jsontype import json_copy
 
 from ._log_fields import event_fields
 from .events_cache import EventCorrelator
@@ -98,7 +99,7 @@ def record_to_sink(
     that many clients do not hammer a recovering API server in step, later ones are exactly
     ``sleep_duration``. Setting ``stop`` abandons the event at the next sleep.
     """
-    event = copy.deepcopy(event)
+    event = json_copy(event)
     result = correlator.event_correlate(event)
     if result.skip or result.event is None:
         return

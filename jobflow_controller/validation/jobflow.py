@@ -160,7 +160,7 @@ def _flows(job_flow: Mapping[str, Any]) -> list[Any]:
 
 
 def _mapping(value: object) -> Mapping[str, Any]:
-    return value if isinstance(value, Mapping) else {}
+    return value if isinstance(value, (dict, Mapping)) else {}
 
 
 def _sequence(value: object) -> Sequence[Any]:

@@ -25,10 +25,10 @@ def raw_finally(job_flow: Mapping[str, Any]) -> Iterator[tuple[str, Mapping[str,
 
 def _entries(job_flow: Mapping[str, Any], field: str, kind: str) -> Iterator[tuple[str, Mapping[str, Any]]]:
     spec = job_flow.get("spec")
-    entries = spec.get(field) if isinstance(spec, Mapping) else None
+    entries = spec.get(field) if isinstance(spec, (dict, Mapping)) else None
     if not isinstance(entries, Sequence) or isinstance(entries, str | bytes):
         return
     for entry in entries:
-        if isinstance(entry, Mapping):
+        if isinstance(entry, (dict, Mapping)):
             name = entry.get("name")
             yield f'jobflow {kind} "{name if isinstance(name, str) else ""}"', entry
