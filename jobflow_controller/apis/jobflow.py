@@ -68,6 +68,17 @@ def flows(job_flow: Obj) -> list[Flow]:
     return out
 
 
+def has_probes(job_flow: Obj) -> bool:
+    """Whether a flow has a `dependsOn.probe` (`flows`' reading), without building the flows: the
+    Job handlers ask it for every Job event."""
+    for raw in spec(job_flow).get("flows") or []:
+        if isinstance(raw, (dict, Mapping)):
+            depends_on = raw.get("dependsOn")
+            if isinstance(depends_on, (dict, Mapping)) and depends_on.get("probe") is not None:
+                return True
+    return False
+
+
 def flow_patch(job_flow: Obj, flow_name: str) -> Any:
     """The raw `patch` value of the first flow named `flow_name` (None when absent or null).
 

@@ -20,7 +20,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from jobflow_controller.apis import jobflow as jf
-from jobflow_controller.apis.lifecycle_fields import RetryRequest, Shutdown, read_retry_request
+from jobflow_controller.apis.lifecycle_fields import RetryRequest, Shutdown, read_retry_request, retry_request_text
 from jobflow_controller.apis.meta import Obj
 
 __all__ = ["Lifecycle", "RetryRequest", "Shutdown", "pending_retry_request"]
@@ -66,7 +66,13 @@ def _seconds(value: object) -> int | None:
 
 
 def pending_retry_request(job_flow: Obj) -> RetryRequest | None:
-    """The well-formed re-run request not handled yet: its id is not the status's `retryRequest`."""
+    """The well-formed re-run request not handled yet: its id is not the status's `retryRequest`.
+
+    Without the annotation (every JobFlow but one being re-run) the flows are not even parsed:
+    this runs for every JobFlow event and every sync.
+    """
+    if retry_request_text(job_flow) is None:
+        return None
     request = read_retry_request(job_flow, {f.name for f in jf.flows(job_flow)})
     if request is None or jf.status(job_flow).get("retryRequest") == request.id:
         return None

@@ -194,7 +194,7 @@ class JobFlowEventHandlers:
             job_flow = self.job_flow_lister.job_flows(req.namespace).get(req.job_flow_name)
         except NotFoundError:
             return False
-        return any(flow.probe is not None for flow in jf.flows(job_flow))
+        return jf.has_probes(job_flow)
 
     def delete_job(self, obj: Any) -> None:
         if isinstance(obj, DeletedFinalStateUnknown):

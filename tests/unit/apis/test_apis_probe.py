@@ -5,8 +5,10 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
-from jobflow_controller.apis.jobflow import flows
+from jobflow_controller.apis.jobflow import flows, has_probes
 from jobflow_controller.apis.probe import (
     HttpGet,
     Probe,
@@ -124,3 +126,19 @@ def test_parsing_leaves_out_entries_with_problems() -> None:
     assert parse_probe({"tcpSocketList": [{"taskName": "ps", "port": 0}, {"taskName": "ps", "port": 1}]}) == Probe(
         tcp_socket=(TcpSocket("ps", 1),)
     )
+
+
+_ANY = st.one_of(st.none(), st.booleans(), st.integers(), st.text(max_size=3), st.just({}), st.just([]))
+_DEPENDS_ON = st.one_of(_ANY, st.fixed_dictionaries({}, optional={"targets": st.just(["a"]), "probe": _ANY}))
+_FLOW = st.one_of(_ANY, st.fixed_dictionaries({"name": st.just("b")}, optional={"dependsOn": _DEPENDS_ON}))
+
+
+@given(st.one_of(_ANY, st.lists(_FLOW, max_size=4)))
+def test_has_probes_reads_what_flows_reads(raw_flows: Any) -> None:
+    """The Job handlers' shortcut answers as `flows` would, whatever shape the spec has."""
+    job_flow = {"metadata": {"name": "jf"}, "spec": {"flows": raw_flows}}
+    try:
+        parsed = flows(job_flow)
+    except TypeError:  # a non-iterable `flows` (a number): flows() cannot read it either
+        return
+    assert has_probes(job_flow) == any(flow.probe is not None for flow in parsed)
