@@ -13,7 +13,10 @@ etcd and ``kubectl describe``. Every event therefore passes, in this order, thro
    advance the cached count, exactly as in client-go.
 
 Keys are the same field concatenations as client-go's; the caches are LRUs of 4096 entries so a
-controller that touches many objects forgets the oldest rather than growing without bound. The
+controller that touches many objects forgets the oldest rather than growing without bound. Ours:
+what can no longer change a decision (an aggregate record past its window, a spam bucket refilled
+to its burst) is dropped as the correlator goes, and the LRUs keep keys as digests (lru.py), so a
+controller that has met thousands of objects holds a few hundred KiB here, not 7 MiB. The
 spam filter's token buckets (spam_filter.py) and the LRU (lru.py) are modules of their own.
 """
 
@@ -154,11 +157,15 @@ def event_aggregator_by_reason_message_func(event: Mapping[str, Any]) -> str:
     return "(combined from similar events): " + _str(event, "message")
 
 
-@dataclass
+@dataclass(slots=True)
 class _AggregateRecord:
-    """The distinct messages seen under one aggregate key, and when the last one arrived."""
+    """The distinct messages seen under one aggregate key, and when the last one arrived.
 
-    local_keys: set[str]
+    The messages are kept as their hashes in a tuple (at most `max_events` of them): only their
+    number matters, and a set of three strings cost five times the memory.
+    """
+
+    local_keys: tuple[int, ...]
     last_timestamp: float
 
 
@@ -178,7 +185,7 @@ class EventAggregator:
         max_interval_in_seconds: float,
         clock: Clock,
     ) -> None:
-        self._cache: LRUCache[str, _AggregateRecord] = LRUCache(lru_cache_size)
+        self._cache: LRUCache[_AggregateRecord] = LRUCache(lru_cache_size)
         self._key_func = key_func
         self._message_func = message_func
         self._max_events = max_events
@@ -199,14 +206,17 @@ class EventAggregator:
         with self._lock:
             record = self._cache.get(aggregate_key)
             if record is None or now - record.last_timestamp > self._max_interval:
-                record = _AggregateRecord(local_keys=set(), last_timestamp=now)
+                record = _AggregateRecord(local_keys=(), last_timestamp=now)
             record.last_timestamp = now
-            record.local_keys.add(local_key)
+            local = hash(local_key)
+            if local not in record.local_keys:
+                record.local_keys = (*record.local_keys, local)
             self._cache.add(aggregate_key, record)
+            self._forget_expired(now)
             if len(record.local_keys) < self._max_events:
                 return new_event, event_key
             # Keep the set one below the threshold so the next similar event aggregates too.
-            record.local_keys.pop()
+            record.local_keys = record.local_keys[:-1]
         wall = self._clock.wall()
         stamp = format_time(wall)
         ref = dict(_sub(new_event, "involvedObject"))
@@ -232,8 +242,15 @@ class EventAggregator:
         }
         return combined, aggregate_key
 
+    def _forget_expired(self, now: float) -> None:
+        """Drop the records whose window has passed: one found later would be started afresh
+        (above), so dropping it changes nothing but memory. The least recently used record is
+        the one touched longest ago, so the expired ones are the oldest few."""
+        while (oldest := self._cache.oldest()) is not None and now - oldest.last_timestamp > self._max_interval:
+            self._cache.pop_oldest()
 
-@dataclass(frozen=True)
+
+@dataclass(frozen=True, slots=True)
 class _EventLog:
     """What the logger remembers of the last write of an event: enough to PATCH it."""
 
@@ -274,7 +291,7 @@ class _EventLogger:
     """``eventLogger``: remembers each written event so a repeat becomes a count increment."""
 
     def __init__(self, lru_cache_size: int) -> None:
-        self._cache: LRUCache[str, _EventLog] = LRUCache(lru_cache_size)
+        self._cache: LRUCache[_EventLog] = LRUCache(lru_cache_size)
         self._lock = threading.Lock()
 
     def event_observe(self, new_event: Event, key: str) -> tuple[Event, dict[str, Any] | None]:

@@ -27,6 +27,8 @@ class TokenBucketPassiveRateLimiter:
     ``rate.Limiter.AllowN`` leaves its state untouched when it says no.
     """
 
+    __slots__ = ("_burst", "_clock", "_last", "_qps", "_tokens")
+
     def __init__(self, qps: float, burst: int, clock: Clock) -> None:
         self._qps = qps
         self._burst = burst
@@ -36,16 +38,22 @@ class TokenBucketPassiveRateLimiter:
 
     def try_accept(self) -> bool:
         now = self._clock.now()
-        if self._last is None:
-            tokens = float(self._burst)
-        else:
-            elapsed = max(0.0, now - self._last)
-            tokens = min(float(self._burst), self._tokens + elapsed * self._qps)
+        tokens = self._tokens_at(now)
         if tokens < 1.0:
             return False
         self._tokens = tokens - 1.0
         self._last = now
         return True
+
+    def is_full(self) -> bool:
+        """Whether the bucket has refilled to `burst`: it is then as good as a new one."""
+        return self._tokens_at(self._clock.now()) >= self._burst
+
+    def _tokens_at(self, now: float) -> float:
+        if self._last is None:
+            return float(self._burst)
+        elapsed = max(0.0, now - self._last)
+        return min(float(self._burst), self._tokens + elapsed * self._qps)
 
 
 class EventSourceObjectSpamFilter:
@@ -59,7 +67,7 @@ class EventSourceObjectSpamFilter:
         clock: Clock,
         spam_key_func: EventSpamKeyFunc,
     ) -> None:
-        self._cache: LRUCache[str, TokenBucketPassiveRateLimiter] = LRUCache(lru_cache_size)
+        self._cache: LRUCache[TokenBucketPassiveRateLimiter] = LRUCache(lru_cache_size)
         self._burst = burst
         self._qps = qps
         self._clock = clock
@@ -75,4 +83,9 @@ class EventSourceObjectSpamFilter:
                 limiter = TokenBucketPassiveRateLimiter(self._qps, self._burst, self._clock)
             skip = not limiter.try_accept()
             self._cache.add(key, limiter)
+            # A full bucket found later would be replaced by a new one, full too: dropping it
+            # changes nothing but memory. Only the least recently used are looked at, so one
+            # still refilling keeps those behind it until it is full.
+            while (oldest := self._cache.oldest()) is not None and oldest is not limiter and oldest.is_full():
+                self._cache.pop_oldest()
         return skip

@@ -320,7 +320,7 @@ def test_token_bucket_starts_full_and_never_exceeds_burst() -> None:
 
 
 def test_lru_cache_evicts_least_recently_used() -> None:
-    cache: LRUCache[str, int] = LRUCache(2)
+    cache: LRUCache[int] = LRUCache(2)
     cache.add("a", 1)
     cache.add("b", 2)
     assert cache.get("a") == 1  # "b" is now the oldest
@@ -339,3 +339,65 @@ def test_dedup_cache_forgets_beyond_its_size() -> None:
     again = correlator.event_correlate(copy.deepcopy(events[0]))
 
     assert again.event is not None and again.event["count"] == 1
+
+
+def _cached(correlator: EventCorrelator) -> tuple[int, int, int]:
+    """Entries held by the aggregator, the logger and the spam filter."""
+    return len(correlator._aggregator._cache), len(correlator._logger._cache), len(correlator._spam_filter._cache)
+
+
+def test_expired_aggregate_records_and_full_spam_buckets_are_forgotten() -> None:
+    """A record past its window and a bucket refilled to its burst would be started afresh when
+    next met: the correlator drops them as it goes, so a long-running controller's caches hold
+    what is recent, not the last 4096 objects. The logger keeps its entries (a repeat PATCHes)."""
+    clock = ManualClock()
+    correlator = EventCorrelator(clock)
+    for event in make_unique_events(5):  # five objects, one event each
+        correlator.event_correlate(copy.deepcopy(event))
+    assert _cached(correlator) == (5, 5, 5)
+
+    # One token spent of 25, back after 300 s; the aggregation window is 600 s.
+    clock.step(DEFAULT_AGGREGATE_INTERVAL_IN_SECONDS + 1)
+    correlator.event_correlate(copy.deepcopy(FIRST))
+    assert _cached(correlator) == (1, 6, 1)
+
+
+def test_a_spam_bucket_still_refilling_is_kept() -> None:
+    clock = ManualClock()
+    correlator = EventCorrelator(clock)
+    for _ in range(DEFAULT_SPAM_BURST):  # the bucket of DUPLICATE's object is empty
+        correlator.event_correlate(copy.deepcopy(DUPLICATE))
+    clock.step(301)  # one token back, 24 short of full
+    other = make_event("other", "on another object", make_object_reference("Pod", "other-pod", "my-ns"))
+    correlator.event_correlate(other)
+    assert _cached(correlator)[2] == 2
+    # Its state is the one that decides: one event passes, the next is skipped.
+    assert not correlator.event_correlate(copy.deepcopy(DUPLICATE)).skip
+    assert correlator.event_correlate(copy.deepcopy(DUPLICATE)).skip
+
+
+@pytest.mark.parametrize("gap", [1.0, 299.0, 601.0, 7600.0])
+def test_forgetting_changes_no_decision(gap: float, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The same stream, correlated by caches that forget and by caches that cannot (their `oldest`
+    hidden), gives the same events, counts and skips, whatever the gaps."""
+
+    def run() -> tuple[list[tuple[bool, str, int]], tuple[int, int, int]]:
+        clock = ManualClock()
+        correlator = EventCorrelator(clock)
+        out = []
+        for round_ in range(4):
+            stream = [*make_similar_events(4, SIMILAR, f"r{round_}"), *[DUPLICATE] * 12, UNIQUE, FIRST]
+            for event in stream:
+                result = correlator.event_correlate(copy.deepcopy(event))
+                written = result.event or {}
+                out.append((result.skip, str(written.get("message")), int(written.get("count") or 0)))
+            clock.step(gap)
+        correlator.event_correlate(copy.deepcopy(FIRST))
+        return out, _cached(correlator)
+
+    forgetting, forgetting_sizes = run()
+    monkeypatch.setattr(LRUCache, "oldest", lambda self: None)
+    keeping, keeping_sizes = run()
+    assert forgetting == keeping
+    if gap > DEFAULT_AGGREGATE_INTERVAL_IN_SECONDS:
+        assert forgetting_sizes < keeping_sizes
