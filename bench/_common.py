@@ -14,6 +14,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import signal
 import sys
 import threading
 import time
@@ -66,6 +67,10 @@ class Watchdog:
         self._done = threading.Event()
         self._thread = threading.Thread(target=self._watch, name="watchdog", daemon=True)
         self._thread.start()
+        # SIGTERM (a kill, a CI cancel) unwinds like Ctrl-C, so every `finally` stops its control
+        # plane and controller: Python's default would leave them running.
+        if threading.current_thread() is threading.main_thread():
+            signal.signal(signal.SIGTERM, _exit_on_sigterm)
 
     def on_timeout(self, cleanup: Callable[[], None]) -> None:
         self._cleanups.append(cleanup)
@@ -81,6 +86,12 @@ class Watchdog:
             with contextlib.suppress(Exception):
                 cleanup()
         os._exit(1)
+
+
+def _exit_on_sigterm(signum: int, frame: object) -> None:
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)  # a second one must not cut the cleanup short
+    log("SIGTERM: cleaning up and exiting 143")
+    sys.exit(128 + signum)
 
 
 def wait_until(predicate: Callable[[], Any], timeout: float, what: str, interval: float = 0.02) -> Any:
