@@ -15,8 +15,7 @@ etcd and ``kubectl describe``. Every event therefore passes, in this order, thro
 Keys are the same field concatenations as client-go's; the caches are LRUs of 4096 entries so a
 controller that touches many objects forgets the oldest rather than growing without bound. Ours:
 what can no longer change a decision (an aggregate record past its window, a spam bucket refilled
-to its burst) is dropped as the correlator goes, and the LRUs keep keys as digests (lru.py), so a
-controller that has met thousands of objects holds a few hundred KiB here, not 7 MiB. The
+to its burst) is dropped as the correlator goes, and the LRUs keep keys as digests (lru.py). The
 spam filter's token buckets (spam_filter.py) and the LRU (lru.py) are modules of their own.
 """
 
