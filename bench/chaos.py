@@ -261,6 +261,8 @@ class Controller:
     frozen: bool = False
     pids: list[int] = field(default_factory=list)
     expected_exits: int = 0
+    #: Extra environment of the process (the soak gives it the Deployment's MALLOC_ARENA_MAX).
+    environment: dict[str, str] = field(default_factory=dict)
     _lock: threading.Lock = field(default_factory=threading.Lock)
     _generation: int = 0
     _base: dict[str, dict[tuple[str, ...], float]] = field(default_factory=dict)
@@ -270,6 +272,7 @@ class Controller:
         """Start a new process on fresh ports; the seconds until it is ready."""
         self.metrics_port, self.health_port = free_port(), free_port()
         args = [
+            *(["env", *(f"{k}={v}" for k, v in self.environment.items())] if self.environment else []),
             str(VENV_BIN / "jobflow-controller"),
             f"--kubeconfig={self.kubeconfig}",
             *self.flags,

@@ -6,7 +6,8 @@ behind by a restart, or RSS that creeps only shows over time and churn.
 A fresh control plane (etcd, kube-apiserver, and kube-controller-manager, whose garbage collector
 deletes the Jobs of a JobFlow deleted with `jobRetainPolicy: delete` and orphans the others), the
 Volcano job simulator as a process (``bench/e2e_flows.py --simulator``) and the controller as a
-process (``--worker-threads=3``, the default client QPS). Every JobFlow has
+process as the Deployment runs it (``--worker-threads=3``, the default client QPS, the Deployment's
+``MALLOC_ARENA_MAX=2``; ``--default-malloc`` leaves that out). Every JobFlow has
 ``ttlSecondsAfterFinished`` (``TTL``), so the controller deletes the finished ones and every
 JobFlow is gone in the end; half have ``jobRetainPolicy: delete``, and this process deletes the
 Jobs the other half leave behind once their JobFlow is gone (as Volcano's Job TTL would), so the
@@ -67,6 +68,8 @@ OK = "Pending:1s,Running:3s,Completed"
 SLOW = "Pending:1s,Running:30s,Completed"
 KINDS = ("ok", "fails", "retries", "deleted")
 CONTROLLER_FLAGS = ["--leader-elect=false", "--worker-threads=3"]
+#: The Deployment's environment (manifests/deployment.yaml): the soak measures the controller as deployed.
+POD_ENVIRONMENT = {"MALLOC_ARENA_MAX": "2"}
 
 
 # -- the workload ----------------------------------------------------------------------------------
@@ -148,7 +151,12 @@ class Soak:
         self.clientset = Clientset(self.rest)
         seed(self.clientset, self.namespaces)
         self.simulator = simulator_process(plane, self.namespaces)
-        self.controller = Controller(str(plane.kubeconfig_path), plane.root / "controller.log", CONTROLLER_FLAGS)
+        self.controller = Controller(
+            str(plane.kubeconfig_path),
+            plane.root / "controller.log",
+            CONTROLLER_FLAGS,
+            environment={} if args.default_malloc else POD_ENVIRONMENT,
+        )
         watchdog.on_timeout(self.controller.stop)
         watchdog.on_timeout(self.simulator.stop)
         self.observer = Observer(self.clientset)
@@ -306,6 +314,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--minutes", type=float, default=10.0, help="minutes of creation (default %(default)s)")
     parser.add_argument("--rate", type=float, default=1.0, help="JobFlows created per second (default %(default)s)")
+    parser.add_argument("--default-malloc", action="store_true", help="without the Deployment's MALLOC_ARENA_MAX")
     parser.add_argument("--row-minutes", type=float, default=5.0, help="minutes between rows (default %(default)s)")
     args = parser.parse_args()
     watchdog = Watchdog(args.minutes * 60.0 + 900.0, "bench/soak.py")
@@ -319,6 +328,7 @@ def main() -> None:
             "ttl_seconds_after_finished": TTL,
             "retain_policy": "half delete, half retain (their Jobs deleted by the soak once the JobFlow is gone)",
             "controller_flags": CONTROLLER_FLAGS,
+            "controller_environment": {} if args.default_malloc else POD_ENVIRONMENT,
             "stuck_after_seconds": STUCK_AFTER,
         },
     }

@@ -45,6 +45,7 @@ from jobflow_controller.manager.config import Options
 from jobflow_controller.manager.controllers import Controller, build_controllers, run_controllers
 from jobflow_controller.manager.election import leader_locks, run_leader_elected, shard_campaign
 from jobflow_controller.manager.endpoints import Endpoints, StartupError
+from jobflow_controller.manager.memory_trim import start_memory_trim
 from jobflow_controller.manager.metrics import MemoryCollector, RestClientMetrics
 from jobflow_controller.manager.shards import ShardUnit, ShardUnits, preferred_shard
 from jobflow_controller.manager.stops import set_when_any
@@ -93,7 +94,8 @@ class Manager:
         self.rest = client(cancel=self.hard_stop)
         # Events are recorded by the controllers but sent by the broadcaster's own thread; they
         # must still go out after the hard stop (the graceful exit flushes them), so they use a
-        # client the hard stop does not cancel, under the same QPS budget.
+        # client the hard stop does not cancel, with a QPS budget of its own (upstream's events go
+        # through kubeClient, its Jobs and JobFlows through vcClient: two clientsets, two buckets).
         self.event_rest = client()
         self.clientset = Clientset(self.rest)
         self.broadcaster = start_event_broadcaster(self.event_rest)
@@ -219,6 +221,7 @@ class Manager:
             # Upstream accepts it alone and serves plain HTTP too; say so rather than stay silent.
             log.warning("--ca-cert-file has no effect without --tls-cert-file and --tls-private-key-file")
         self.factory.start(self.stop)
+        start_memory_trim(self.stop)
         try:
             try:
                 self.endpoints.start()
