@@ -146,6 +146,16 @@ class BucketRateLimiter(Generic[T]):
     def forget(self, item: T) -> None:
         pass
 
+    def delay(self) -> float:
+        """How long a reservation made now would wait, without making one (rate.Limiter.TokensAt)."""
+        if self._limit == math.inf:
+            return 0.0
+        if self._burst < 1:
+            return INF_DURATION
+        with self._lock:
+            tokens = self._advance(self._clock.now()) - 1.0
+            return self._duration_from_tokens(-tokens) if tokens < 0 else 0.0
+
     def _reserve(self) -> float:
         if self._limit == math.inf:
             return 0.0

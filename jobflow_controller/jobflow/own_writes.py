@@ -139,6 +139,12 @@ class OwnWrites:
             self._pending[key] = _Pending(meta.uid(job_flow), status, stored, since)
             return since
 
+    def pending_since(self, job_flow: Obj) -> float | None:
+        """When the oldest unwritten change of `job_flow` was computed; None if none waits."""
+        with self._lock:
+            earlier = self._pending.get((meta.namespace(job_flow), meta.name(job_flow)))
+            return earlier.since if earlier is not None and earlier.uid == meta.uid(job_flow) else None
+
     def pending_keys(self) -> list[tuple[str, str]]:
         """(namespace, name) of every JobFlow whose status waits to be written."""
         with self._lock:

@@ -43,6 +43,10 @@ STATUS_WRITE_QPS = 10.0
 STATUS_WRITE_BURST = 100
 #: --status-write-interval: 0, a change is written as soon as the bucket has a token for it.
 STATUS_WRITE_INTERVAL = 0.0
+#: While the client-side QPS limiter is backlogged (every token spoken for: a burst at the default
+#: --kube-api-qps), a change that does not finish a JobFlow waits for the backlog to clear, at most
+#: this long after it was computed: the Job creates and final statuses get the tokens first.
+CLIENT_BACKLOG_MAX_DEFERRAL = 30.0
 
 
 class StatusLane:
@@ -141,6 +145,7 @@ class StatusWriter:
         self._clientset = clientset
         self._queue = queue
         self._clock = clock
+        self._client_backlog = clientset.backlog
         self._request_for = request_for
         self._must_stop_now = must_stop_now
         self.own_writes = OwnWrites()
@@ -196,7 +201,9 @@ class StatusWriter:
         req = self._request_for(meta.namespace(job_flow), meta.name(job_flow))
         now = self._clock.now()
         queued_again = self._queue.added_while_processing(req)
-        if self.interval <= 0 and not queued_again and self.lane.write_now(req):
+        paced = self.interval <= 0 and not queued_again
+        client_busy = paced and self._client_busy(job_flow, now)
+        if paced and not client_busy and self.lane.write_now(req):
             return False
         since = self.own_writes.defer(job_flow, body, now)
         if queued_again:
@@ -207,8 +214,20 @@ class StatusWriter:
                 return False
             self._queue.add_after(req, wait, priority=urgency.STATUS)
             return True
+        if client_busy:
+            # One sync when the longest deferral is over (it writes then, backlog or not); any
+            # sync of the JobFlow before that writes as soon as the backlog has cleared.
+            self._queue.add_after(req, since + CLIENT_BACKLOG_MAX_DEFERRAL - now, priority=urgency.STATUS)
+            return True
         self.lane.add(req)
         return True
+
+    def _client_busy(self, job_flow: Obj, now: float) -> bool:
+        """Whether a change that does not finish `job_flow` leaves the client's tokens to others."""
+        if self._client_backlog() <= 0:
+            return False
+        since = self.own_writes.pending_since(job_flow)
+        return since is None or now - since < CLIENT_BACKLOG_MAX_DEFERRAL
 
     # -- what the handlers and the controller tell it ---------------------------------------------
     def request_write(self, req: Hashable) -> None:

@@ -91,6 +91,10 @@ class Clientset:
     def resource(self, resource: Resource, namespace: str | None = None) -> ResourceClient:
         return ResourceClient(self.rest, resource, namespace)
 
+    def backlog(self) -> float:
+        """Seconds a request made now would wait for the client-side QPS limiter (0: none)."""
+        return self.rest.limiter.backlog()
+
     def job_flows(self, namespace: str | None = None) -> ResourceClient:
         return self.resource(resources.JOB_FLOWS, namespace)
 

@@ -82,6 +82,10 @@ class TokenBucket:
         """Take a token and return how long to wait before using it."""
         return self._bucket.when(None)
 
+    def backlog(self) -> float:
+        """How long a request made now would wait for its token (0 while the bucket has one)."""
+        return self._bucket.delay()
+
     def accept(self, stop: threading.Event | None = None) -> None:
         """Wait for a token; raise `RequestCancelled` if `stop` is set first (rate.Limiter.Wait
         with a context): a client throttled to a trickle must not hold a stopping process."""

@@ -105,9 +105,21 @@ def record_to_sink(
         return
     to_write = result.event
     update_existing = int(to_write.get("count") or 0) > 1
-    retrying = _retrying(to_write, sleep_duration, stop, rand)
+    # The first attempt is made here: nearly every write succeeds at once, and building the retry
+    # policy costs about as much CPU as the request. Only a failure goes on to the policy, which
+    # takes this outcome as its attempt 1 (so its sleeps, logs and limit are unchanged).
+    first = record_event(sink, to_write, result.patch, update_existing, correlator)
+    if first.done:
+        return
+    outcomes = [first]
+
+    def attempt() -> _Outcome:
+        if outcomes:
+            return outcomes.pop()
+        return record_event(sink, to_write, result.patch, update_existing, correlator)
+
     try:
-        retrying(record_event, sink, to_write, result.patch, update_existing, correlator)
+        _retrying(to_write, sleep_duration, stop, rand)(attempt)
     except _BroadcasterStopped:
         _log.error("Unable to write event (broadcaster is shut down)", **event_fields(to_write))
 

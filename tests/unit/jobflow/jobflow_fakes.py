@@ -132,6 +132,11 @@ class FakeResourceClient:
 class FakeClientset:
     def __init__(self) -> None:
         self.api = FakeApi()
+        #: What `backlog` answers: seconds a request would wait for the client's QPS limiter.
+        self.client_backlog = 0.0
+
+    def backlog(self) -> float:
+        return self.client_backlog
 
     def resource(self, resource: Resource, namespace: str | None = None) -> FakeResourceClient:
         return FakeResourceClient(self.api, resource, namespace)

@@ -290,3 +290,76 @@ def test_a_job_flow_added_during_a_burst_of_reactions_is_handed_out_after_at_mos
         order.append(req.job_flow_name)
         controller.queue.done(req)
     assert order == ["react-0", "new", "react-1", "react-2", "react-3"]
+
+
+# -- the client's QPS limiter -------------------------------------------------------------------------
+
+
+def test_while_the_client_is_backlogged_a_status_change_waits_and_the_job_is_created_at_once() -> None:
+    controller, clientset, _clock = _controller()
+    clientset.client_backlog = 0.5
+    controller.handlers.add_job_flow(job_flow("f"))
+
+    _sync_next(controller)
+
+    assert [a.name for a in clientset.api.actions if a.verb == "create"] == ["f-a"]
+    assert _status_writes(clientset) == 0
+    assert controller.status_writer.own_writes.pending_keys() == [("default", "f")]
+    assert len(controller.queue) == 0  # one sync, when the longest deferral is over
+
+
+def test_a_sync_after_the_backlog_cleared_writes_the_waiting_status() -> None:
+    controller, clientset, _clock = _controller()
+    clientset.client_backlog = 0.5
+    controller.handlers.add_job_flow(job_flow("f"))
+    _sync_next(controller)
+    clientset.client_backlog = 0.0
+
+    _set_job(controller, "Pending", "2")
+    controller.handlers.update_job(_job("", "1"), _job("Pending", "2"))
+    _sync_next(controller)
+
+    assert _status_writes(clientset) == 1
+    assert _stored(clientset)["jobStatusList"][0]["state"] == "Pending"
+    assert controller.status_writer.own_writes.pending_keys() == []
+
+
+def test_a_status_change_waits_for_the_backlog_at_most_the_longest_deferral() -> None:
+    controller, clientset, clock = _controller()
+    clientset.client_backlog = 0.5
+    controller.handlers.add_job_flow(job_flow("f"))
+    _sync_next(controller)
+
+    clock.step(status_writer.CLIENT_BACKLOG_MAX_DEFERRAL)
+    _wait_for_queue(controller, 1)
+    assert _sync_next(controller) == urgency.STATUS
+
+    assert _status_writes(clientset) == 1  # written although the client is still backlogged
+    assert _stored(clientset)["state"]["phase"] in ("Pending", "Running")
+
+
+def test_succeed_is_written_at_once_while_the_client_is_backlogged() -> None:
+    controller, clientset, _ = _controller()
+    clientset.client_backlog = 5.0
+    _set_job(controller, "Completed", "2", name="f-a")
+    _set_job(controller, "Completed", "2", name="f-b")
+    controller.handlers.update_job(_job("Running", "1", name="f-b"), _job("Completed", "2", name="f-b"))
+
+    _sync_next(controller)
+
+    assert _status_writes(clientset) == 1
+    assert _stored(clientset)["state"] == {"phase": "Succeed"}
+
+
+def test_with_an_interval_the_backlog_is_not_consulted() -> None:
+    controller, clientset, clock = _controller()
+    controller.status_writer.interval = 2.0
+    clientset.client_backlog = 0.5
+    controller.handlers.add_job_flow(job_flow("f"))
+    _sync_next(controller)
+    assert _status_writes(clientset) == 0
+
+    clock.step(2.0)
+    _wait_for_queue(controller, 1)
+    _sync_next(controller)
+    assert _status_writes(clientset) == 1

@@ -108,6 +108,19 @@ def test_the_client_side_bucket_smooths_bursts_to_qps() -> None:
     assert [round(bucket.reserve(), 2) for _ in range(4)] == [0.0, 0.0, 0.1, 0.2]
 
 
+def test_the_backlog_is_how_long_the_next_request_would_wait_and_takes_no_token() -> None:
+    clock = FakeClock()
+    bucket = TokenBucket(qps=10, burst=2, clock=clock)
+    assert bucket.backlog() == 0.0
+    bucket.reserve()
+    bucket.reserve()
+    assert [round(bucket.backlog(), 2) for _ in range(3)] == [0.1, 0.1, 0.1]
+    bucket.reserve()  # a waiter holds the next token: the one after is 0.2 s away
+    assert round(bucket.backlog(), 2) == 0.2
+    clock.step(0.3)
+    assert bucket.backlog() == 0.0
+
+
 def test_a_qps_of_zero_is_unlimited() -> None:
     bucket = TokenBucket(qps=0, burst=1)
     assert [bucket.reserve() for _ in range(3)] == [0.0, 0.0, 0.0]

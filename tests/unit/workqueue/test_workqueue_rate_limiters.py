@@ -312,3 +312,15 @@ def test_default_item_based_rate_limiter_backs_off_1ms_doubling_to_1000s() -> No
 
     assert delays[:20] == pytest.approx([0.001 * 2**k for k in range(20)])
     assert delays[20:] == [1000.0, 1000.0]
+
+
+def test_the_bucket_delay_peeks_without_reserving() -> None:
+    clock = FakeClock()
+    bucket: BucketRateLimiter[str] = BucketRateLimiter(qps=1.0, burst=1, clock=clock)
+    assert bucket.delay() == 0.0
+    assert bucket.when("a") == 0.0
+    assert bucket.delay() == pytest.approx(1.0)
+    assert bucket.when("b") == pytest.approx(1.0)
+    assert bucket.delay() == pytest.approx(2.0)
+    assert BucketRateLimiter(qps=math.inf, burst=1).delay() == 0.0
+    assert BucketRateLimiter(qps=1.0, burst=0).delay() == INF_DURATION
