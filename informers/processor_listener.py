@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from informers.clock import Clock
-from informers.handlers import ResourceEventHandler
+from informers.handlers import ResourceEventHandler, ResourceEventHandlerDetailedFuncs, ResourceEventHandlerFuncs
 
 logger = logging.getLogger(__name__)
 
@@ -59,6 +59,22 @@ def determine_resync_period(desired: float, check: float) -> float:
         )
         return check
     return desired
+
+
+def handles(handler: ResourceEventHandler, notification: Notification) -> bool:
+    """False when `handler` is a funcs adapter without the function for this kind of notification.
+
+    Calling it would do nothing, so it is not queued: the handler's thread is not woken for it (the
+    JobTemplate controller's add-only handler on Jobs would otherwise wake for every Job update).
+    Read at each notification, so a function set later is honoured from then on.
+    """
+    if not isinstance(handler, ResourceEventHandlerFuncs | ResourceEventHandlerDetailedFuncs):
+        return True
+    if isinstance(notification, UpdateNotification):
+        return handler.update_func is not None
+    if isinstance(notification, AddNotification):
+        return handler.add_func is not None
+    return handler.delete_func is not None
 
 
 class ProcessListener:
@@ -106,7 +122,9 @@ class ProcessListener:
     # -- buffer and thread ----------------------------------------------------------------------
 
     def add(self, notification: Notification) -> None:
-        """Queue a notification; never blocks."""
+        """Queue a notification; never blocks. One the handler would do nothing with is not queued."""
+        if not handles(self.handler, notification):
+            return
         with self._cond:
             if self._stop.is_set():
                 return

@@ -102,3 +102,32 @@ def test_should_resync_marks_due_listeners_and_schedules_their_next_resync() -> 
     assert [e[0] for e in never.snapshot()] == ["add"]
     assert not processor.should_resync()  # next one is due at t=4
     processor.stop()
+
+
+def test_a_notification_the_funcs_handler_has_no_function_for_is_not_queued() -> None:
+    lst = listener(ResourceEventHandlerFuncs(add_func=lambda obj: None))  # not started: nothing drains
+    lst.add(UpdateNotification("a", "b"))
+    lst.add(DeleteNotification("b"))
+    assert lst.pending() == 0
+    lst.add(AddNotification("a"))
+    assert lst.pending() == 1
+
+
+def test_an_ignored_initial_add_does_not_hold_back_has_synced() -> None:
+    lst = listener(ResourceEventHandlerFuncs(update_func=lambda old, new: None))
+    lst.add(AddNotification("a", True))
+    assert lst.pending() == 0
+    assert lst.has_synced()
+
+
+def test_a_function_set_after_registration_gets_its_notifications_from_then_on() -> None:
+    seen: list[Any] = []
+    handler = ResourceEventHandlerFuncs(add_func=seen.append)
+    lst = listener(handler)
+    lst.start()
+    lst.add(UpdateNotification("a", "b"))
+    handler.update_func = lambda old, new: seen.append((old, new))
+    lst.add(UpdateNotification("b", "c"))
+    assert eventually(lambda: seen == [("b", "c")])
+    lst.stop()
+    lst.join(1)
