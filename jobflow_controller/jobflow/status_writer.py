@@ -7,8 +7,10 @@ finish the JobFlow: none while the JobFlow is queued again already (its next syn
 status); then, by default, as soon as the status bucket has a token for this JobFlow (`StatusLane`,
 --status-write-qps and --status-write-burst): at once while the controller keeps up, and past the
 burst in the `STATUS` lane (urgency.py) at the reserved time, with every change since. With
---status-write-interval, at most that long after the oldest unwritten change instead. Succeed and
-Failed, a retry's record, and everything once the queue shuts down are written at once.
+--status-write-interval, at most that long after the oldest unwritten change instead. While the
+client-side QPS limiter is backlogged, such a change also waits for it to clear (at most
+`CLIENT_BACKLOG_MAX_DEFERRAL`), so Job creates get the tokens first. Succeed and Failed, a retry's
+record, and everything once the queue shuts down are written at once.
 
 A status kept meanwhile is what the next sync builds on (`OwnWrites.with_pending`), so every phase a
 sync saw still shows in the histories; `flush` queues those JobFlows before a drain, so a stopping
