@@ -153,21 +153,24 @@ class BucketRateLimiter(Generic[T]):
         if self._burst < 1:
             return INF_DURATION
         with self._lock:
-            tokens = self._advance(self._clock.now()) - 1.0
-            return self._duration_from_tokens(-tokens) if tokens < 0 else 0.0
+            return self._next_token(self._clock.now())[1]
 
     def _reserve(self) -> float:
         if self._limit == math.inf:
             return 0.0
         with self._lock:
             now = self._clock.now()
-            tokens = self._advance(now) - 1.0
-            wait = self._duration_from_tokens(-tokens) if tokens < 0 else 0.0
+            tokens, wait = self._next_token(now)
             if self._burst < 1:
                 return INF_DURATION
             self._last = now
             self._tokens = tokens
             return wait
+
+    def _next_token(self, now: float) -> tuple[float, float]:
+        """The tokens left once the next one is taken at `now`, and how long until it exists."""
+        tokens = self._advance(now) - 1.0
+        return tokens, self._duration_from_tokens(-tokens) if tokens < 0 else 0.0
 
     def _advance(self, now: float) -> float:
         last = self._last

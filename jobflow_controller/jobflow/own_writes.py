@@ -134,16 +134,19 @@ class OwnWrites:
         key = (meta.namespace(job_flow), meta.name(job_flow))
         stored = self.stored_status(job_flow)
         with self._lock:
-            earlier = self._pending.get(key)
-            since = earlier.since if earlier is not None and earlier.uid == meta.uid(job_flow) else now
+            since = self._since_locked(job_flow)
+            since = now if since is None else since
             self._pending[key] = _Pending(meta.uid(job_flow), status, stored, since)
             return since
 
     def pending_since(self, job_flow: Obj) -> float | None:
         """When the oldest unwritten change of `job_flow` was computed; None if none waits."""
         with self._lock:
-            earlier = self._pending.get((meta.namespace(job_flow), meta.name(job_flow)))
-            return earlier.since if earlier is not None and earlier.uid == meta.uid(job_flow) else None
+            return self._since_locked(job_flow)
+
+    def _since_locked(self, job_flow: Obj) -> float | None:
+        earlier = self._pending.get((meta.namespace(job_flow), meta.name(job_flow)))
+        return earlier.since if earlier is not None and earlier.uid == meta.uid(job_flow) else None
 
     def pending_keys(self) -> list[tuple[str, str]]:
         """(namespace, name) of every JobFlow whose status waits to be written."""

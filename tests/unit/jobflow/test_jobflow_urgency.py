@@ -216,13 +216,17 @@ def test_a_reaction_past_the_burst_creates_the_job_at_once_and_leaves_its_status
     assert _stored(clientset)["completedJobs"] == ["f-a"]
 
 
-def test_succeed_is_written_at_once_even_with_an_empty_bucket() -> None:
-    controller, clientset, _ = _controller(burst=0)
+def _finish_both_jobs_and_sync(controller: JobFlowController) -> None:
     _set_job(controller, "Completed", "2", name="f-a")
     _set_job(controller, "Completed", "2", name="f-b")
     controller.handlers.update_job(_job("Running", "1", name="f-b"), _job("Completed", "2", name="f-b"))
-
     _sync_next(controller)
+
+
+def test_succeed_is_written_at_once_even_with_an_empty_bucket() -> None:
+    controller, clientset, _ = _controller(burst=0)
+
+    _finish_both_jobs_and_sync(controller)
 
     assert _status_writes(clientset) == 1
     assert _stored(clientset)["state"] == {"phase": "Succeed"}
@@ -341,11 +345,8 @@ def test_a_status_change_waits_for_the_backlog_at_most_the_longest_deferral() ->
 def test_succeed_is_written_at_once_while_the_client_is_backlogged() -> None:
     controller, clientset, _ = _controller()
     clientset.client_backlog = 5.0
-    _set_job(controller, "Completed", "2", name="f-a")
-    _set_job(controller, "Completed", "2", name="f-b")
-    controller.handlers.update_job(_job("Running", "1", name="f-b"), _job("Completed", "2", name="f-b"))
 
-    _sync_next(controller)
+    _finish_both_jobs_and_sync(controller)
 
     assert _status_writes(clientset) == 1
     assert _stored(clientset)["state"] == {"phase": "Succeed"}
