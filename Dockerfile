@@ -43,12 +43,15 @@ ENV PYTHONUNBUFFERED=1 \
 # The runtime set only: no extras, so neither cryptography nor kubernetes-validate (test and local
 # tooling) is in the image; the third command fails the build should a dependency bring either in.
 # The local control plane is not either (.dockerignore keeps jobflow_controller/local out of the
-# build context, so out of the wheel); the last command fails the build should it be importable.
+# build context, so out of the wheel), nor the kubectl plugin (kubectl_jobflow/, a client tool: the
+# context holds only the three runtime packages); the last two commands fail the build should either
+# be importable.
 RUN --mount=type=bind,from=build,source=/wheels,target=/wheels \
     python -m pip install --no-index --find-links=/wheels jobflow-controller \
     && jobflow-controller --version \
     && python -c "import importlib.util as u, sys; bad = [m for m in ('cryptography', 'kubernetes_validate') if u.find_spec(m)]; sys.exit(f'not runtime dependencies, yet installed: {bad}' if bad else 0)" \
-    && python -c "import importlib.util as u, sys; sys.exit('the local control plane is in the image: jobflow_controller.local' if u.find_spec('jobflow_controller.local') else 0)"
+    && python -c "import importlib.util as u, sys; sys.exit('the local control plane is in the image: jobflow_controller.local' if u.find_spec('jobflow_controller.local') else 0)" \
+    && python -c "import importlib.util as u, sys; sys.exit('the kubectl plugin is in the image: kubectl_jobflow' if u.find_spec('kubectl_jobflow') else 0)"
 # The uid/gid manifests/deployment.yaml runs as (runAsUser/runAsGroup 65532), without a home or a
 # login shell.
 RUN groupadd --system --gid 65532 jobflow \

@@ -20,7 +20,7 @@ sys.path.insert(0, str(_ROOT / "tests" / "unit" / "kubectl_jobflow"))
 
 from test_ui_layout import five_hundred_flows  # noqa: E402
 
-from jobflow_controller.kubectl_jobflow.ui.layout import layout  # noqa: E402
+from kubectl_jobflow.ui.layout import layout  # noqa: E402
 
 BUDGET_MS = 2000.0
 

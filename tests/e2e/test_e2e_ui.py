@@ -25,10 +25,10 @@ from jobflow_controller.apis.lifecycle_fields import RETRY_REQUEST_ANNOTATION
 from jobflow_controller.kube.clientset import Clientset
 from jobflow_controller.kube.config import build_config
 from jobflow_controller.kube.resources import Resource
-from jobflow_controller.kubectl_jobflow.ui.command import Session, open_session
 from jobflow_controller.local.controlplane import ControlPlane
 from jobflow_controller.local.kubectl import kubectl_path, plugin_env
 from jobflow_controller.local.simulator import JobSimulator
+from kubectl_jobflow.ui.command import Session, open_session
 
 pytestmark = pytest.mark.e2e
 

@@ -18,7 +18,7 @@ from browser import headless_chromium, node_phases, phases_become, screenshot, w
 
 from jobflow_controller.kube.clientset import Clientset
 from jobflow_controller.kube.config import build_config
-from jobflow_controller.kubectl_jobflow.ui.command import Session, open_session
+from kubectl_jobflow.ui.command import Session, open_session
 
 pytestmark = pytest.mark.e2e
 

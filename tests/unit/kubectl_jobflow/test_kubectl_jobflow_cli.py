@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from informers.errors import NotFoundError
-from jobflow_controller.kubectl_jobflow import cli
+from kubectl_jobflow import cli
 
 NOW = datetime.datetime(2026, 1, 1, tzinfo=datetime.UTC)
 
@@ -122,7 +122,7 @@ def test_a_label_value_too_long_to_exist_lists_every_job() -> None:
 
 def _run(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "jobflow_controller.kubectl_jobflow", *args],
+        [sys.executable, "-m", "kubectl_jobflow", *args],
         capture_output=True,
         text=True,
         timeout=60,

@@ -9,8 +9,8 @@ from typing import Any
 
 import pytest
 
-from jobflow_controller.kubectl_jobflow.dot import render_dot
-from jobflow_controller.kubectl_jobflow.render import (
+from kubectl_jobflow.dot import render_dot
+from kubectl_jobflow.render import (
     ASCII,
     GREEN,
     RED,
@@ -20,7 +20,7 @@ from jobflow_controller.kubectl_jobflow.render import (
     render_tree,
     use_color,
 )
-from jobflow_controller.kubectl_jobflow.view import NOT_CREATED, WAITING, FlowView, build_view
+from kubectl_jobflow.view import NOT_CREATED, WAITING, FlowView, build_view
 
 NOW = datetime.datetime(2026, 1, 1, 0, 10, 0, tzinfo=datetime.UTC)
 UID = "uid-1"

@@ -7,9 +7,9 @@ import datetime
 import re
 from typing import Any
 
-from jobflow_controller.kubectl_jobflow.dot import render_dot
-from jobflow_controller.kubectl_jobflow.render import BLUE, RESET, render_tree
-from jobflow_controller.kubectl_jobflow.view import NOT_CREATED, SKIPPED, WAITING, FlowView, build_view
+from kubectl_jobflow.dot import render_dot
+from kubectl_jobflow.render import BLUE, RESET, render_tree
+from kubectl_jobflow.view import NOT_CREATED, SKIPPED, WAITING, FlowView, build_view
 
 NOW = datetime.datetime(2026, 1, 1, 0, 10, 0, tzinfo=datetime.UTC)
 UID = "uid-1"

@@ -15,8 +15,8 @@ from typing import Any
 import pytest
 
 from jobflow_controller.kube.errors import from_status
-from jobflow_controller.kubectl_jobflow import cli
-from jobflow_controller.kubectl_jobflow.verbs import (
+from kubectl_jobflow import cli
+from kubectl_jobflow.verbs import (
     VerbError,
     done_line,
     new_request_id,

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from jobflow_controller.kubectl_jobflow import cli
+from kubectl_jobflow import cli
 
 
 def test_ui_takes_a_scope_a_port_and_no_browser() -> None:

@@ -9,10 +9,10 @@ from typing import Any
 import pytest
 
 from jobflow_controller.apis.lifecycle_fields import RETRY_REQUEST_ANNOTATION
-from jobflow_controller.kubectl_jobflow.ui import actions
-from jobflow_controller.kubectl_jobflow.ui.detail import flow_rows, layout_json, page, shape
-from jobflow_controller.kubectl_jobflow.ui.layout import layout
-from jobflow_controller.kubectl_jobflow.ui.rows import finished_at, list_row, progress
+from kubectl_jobflow.ui import actions
+from kubectl_jobflow.ui.detail import flow_rows, layout_json, page, shape
+from kubectl_jobflow.ui.layout import layout
+from kubectl_jobflow.ui.rows import finished_at, list_row, progress
 
 NOW = datetime.datetime(2026, 1, 1, 0, 10, 0, tzinfo=datetime.UTC)
 UID = "uid-1"

@@ -6,7 +6,7 @@ import random
 
 import pytest
 
-from jobflow_controller.kubectl_jobflow.ui.layout import (
+from kubectl_jobflow.ui.layout import (
     Geometry,
     assign_layers,
     count_crossings,

@@ -12,9 +12,9 @@ import pytest
 
 from informers.errors import ApiStatusError
 from jobflow_controller.apis.lifecycle_fields import RETRY_REQUEST_ANNOTATION
-from jobflow_controller.kubectl_jobflow.ui.backend import Backend, Outcome
-from jobflow_controller.kubectl_jobflow.ui.cache import ChangeLog, involved_object_index_func
-from jobflow_controller.kubectl_jobflow.ui.server import TOKEN_HEADER, UIServer
+from kubectl_jobflow.ui.backend import Backend, Outcome
+from kubectl_jobflow.ui.cache import ChangeLog, involved_object_index_func
+from kubectl_jobflow.ui.server import TOKEN_HEADER, UIServer
 
 TOKEN = "t0k3n-for-tests"
 

@@ -22,7 +22,8 @@ PYPROJECT_TEXT = (ROOT / "pyproject.toml").read_text(encoding="utf-8")
 CONTRACTS = {c["id"]: c["name"] for c in tomllib.loads(PYPROJECT_TEXT)["tool"]["importlinter"]["contracts"]}
 
 #: A tree that keeps every contract: kube/ imports the client, the others reach it through kube/,
-#: local/ uses the runtime, the manager uses everything but local/.
+#: local/ uses the runtime, the manager uses everything but local/, the kubectl plugin uses the API,
+#: client and validation layers.
 CLEAN_TREE = {
     "jobflow_controller/__init__.py": "",
     "jobflow_controller/apis/__init__.py": "",
@@ -34,6 +35,19 @@ CLEAN_TREE = {
     "jobflow_controller/manager/server.py": (
         "import informers\nimport workqueue\n"
         "from jobflow_controller.apis import phases\nfrom jobflow_controller.kube import rest\n"
+    ),
+    "jobflow_controller/validation/__init__.py": "",
+    "jobflow_controller/jobflow/__init__.py": "",
+    "jobflow_controller/jobtemplate/__init__.py": "",
+    "jobflow_controller/record/__init__.py": "",
+    "jobflow_controller/leaderelection/__init__.py": "",
+    "jobflow_controller/sharding/__init__.py": "",
+    "jobflow_controller/webhook/__init__.py": "",
+    "jobflow_controller/framework.py": "",
+    "kubectl_jobflow/__init__.py": "",
+    "kubectl_jobflow/cli.py": (
+        "import informers\nimport jobflow_controller\nfrom jobflow_controller.apis import phases\n"
+        "from jobflow_controller.kube import rest\nfrom jobflow_controller.validation import x\n"
     ),
     "informers/__init__.py": "from informers import store\n",
     "informers/store.py": "",
@@ -108,6 +122,10 @@ def test_every_module_of_kube_may_import_the_client(tmp_path: Path) -> None:
         pytest.param("apis", {"jobflow_controller/apis/phases.py": "from jobflow_controller.kube import rest\n"}),
         pytest.param("apis", {"jobflow_controller/apis/phases.py": "import informers\n"}, id="apis-informers"),
         pytest.param("no-local", {"jobflow_controller/manager/server.py": "import jobflow_controller.local\n"}),
+        pytest.param("no-plugin", {"jobflow_controller/manager/server.py": "import kubectl_jobflow.cli\n"}),
+        pytest.param("plugin-layers", {"kubectl_jobflow/cli.py": "from jobflow_controller.jobflow import x\n"}),
+        pytest.param("plugin-layers", {"kubectl_jobflow/cli.py": "import workqueue\n"}, id="plugin-workqueue"),
+        pytest.param("kube-door", {"kubectl_jobflow/cli.py": "import kubernetes\n"}, id="plugin-client"),
         pytest.param(
             "no-cycles",
             {"jobflow_controller/kube/rest.py": "from jobflow_controller.manager import server\n"},

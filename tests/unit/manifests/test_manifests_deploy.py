@@ -551,6 +551,15 @@ def test_dockerignore_keeps_the_local_control_plane_out_of_the_build_context() -
     assert not in_build_context("jobflow_controller/__pycache__/__init__.cpython-311.pyc")
 
 
+def test_the_kubectl_plugin_is_left_out_of_the_image() -> None:
+    """The plugin is a client tool (its own top-level package): neither the build context nor the final
+    stage holds it, and the build fails should it become importable there."""
+    assert not in_build_context("kubectl_jobflow/__init__.py")
+    assert not in_build_context("kubectl_jobflow/ui/static/app.js")
+    runs = " ".join(args for keyword, args in final_stage() if keyword == "RUN")
+    assert "u.find_spec('kubectl_jobflow')" in runs
+
+
 def test_dockerfile_final_stage_fails_the_build_if_the_local_control_plane_is_importable() -> None:
     runs = " ".join(args for keyword, args in final_stage() if keyword == "RUN")
     assert f"u.find_spec('{LOCAL_PACKAGE}')" in runs

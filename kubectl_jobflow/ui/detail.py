@@ -16,9 +16,9 @@ from typing import Any
 from jobflow_controller.apis import jobflow as jf
 from jobflow_controller.apis import meta
 from jobflow_controller.apis.lifecycle_fields import RETRY_REQUEST_ANNOTATION
-from jobflow_controller.kubectl_jobflow.ui.layout import Layout
-from jobflow_controller.kubectl_jobflow.ui.rows import finished_at, list_row
-from jobflow_controller.kubectl_jobflow.view import NOT_CREATED, WAITING, FlowRow, build_view
+from kubectl_jobflow.ui.layout import Layout
+from kubectl_jobflow.ui.rows import finished_at, list_row
+from kubectl_jobflow.view import NOT_CREATED, WAITING, FlowRow, build_view
 
 #: A flow whose rule can no longer be met: no Job, its Job name in `status.skippedJobs`.
 SKIPPED = "Skipped"

@@ -19,10 +19,10 @@ from typing import Any
 from informers.errors import ApiStatusError
 from jobflow_controller.kube.clientset import Clientset
 from jobflow_controller.kube.resources import Resource
-from jobflow_controller.kubectl_jobflow.ui import actions, detail
-from jobflow_controller.kubectl_jobflow.ui.cache import LiveCache
-from jobflow_controller.kubectl_jobflow.ui.layout import Layout, layout
-from jobflow_controller.kubectl_jobflow.ui.rows import list_row, list_rows
+from kubectl_jobflow.ui import actions, detail
+from kubectl_jobflow.ui.cache import LiveCache
+from kubectl_jobflow.ui.layout import Layout, layout
+from kubectl_jobflow.ui.rows import list_row, list_rows
 
 SELF_SUBJECT_ACCESS_REVIEWS = Resource(
     "authorization.k8s.io", "v1", "selfsubjectaccessreviews", "SelfSubjectAccessReview", namespaced=False

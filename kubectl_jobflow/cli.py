@@ -34,11 +34,11 @@ from jobflow_controller.kube.clientset import Clientset
 from jobflow_controller.kube.config import ConfigError, build_client_config
 from jobflow_controller.kube.resources import JOB_FLOWS
 from jobflow_controller.kube.rest import RestClient, default_user_agent
-from jobflow_controller.kubectl_jobflow.dot import render_dot
-from jobflow_controller.kubectl_jobflow.render import branches_for, render_tree, use_color
-from jobflow_controller.kubectl_jobflow.ui import command as ui_command
-from jobflow_controller.kubectl_jobflow.verbs import VERBS, VerbError, add_verb_parsers, run_verb
-from jobflow_controller.kubectl_jobflow.view import FlowView, build_view
+from kubectl_jobflow.dot import render_dot
+from kubectl_jobflow.render import branches_for, render_tree, use_color
+from kubectl_jobflow.ui import command as ui_command
+from kubectl_jobflow.verbs import VERBS, VerbError, add_verb_parsers, run_verb
+from kubectl_jobflow.view import FlowView, build_view
 
 PROG = "kubectl jobflow"
 #: What can go wrong talking to the server, besides an API status: DNS, refused, TLS, timeouts.

@@ -4,6 +4,6 @@
 the API through the project's own client (`kube`), never the kubernetes models.
 """
 
-from jobflow_controller.kubectl_jobflow.cli import main
+from kubectl_jobflow.cli import main
 
 __all__ = ["main"]

@@ -20,7 +20,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TextIO
 
-from jobflow_controller.kubectl_jobflow.view import NOT_CREATED, SKIPPED, WAITING, FlowRow, FlowView
+from kubectl_jobflow.view import NOT_CREATED, SKIPPED, WAITING, FlowRow, FlowView
 
 RESET = "\x1b[0m"
 BOLD = "\x1b[1m"

@@ -21,9 +21,9 @@ from jobflow_controller.kube.clientset import Clientset
 from jobflow_controller.kube.config import ConfigError, build_client_config
 from jobflow_controller.kube.resources import JOB_FLOWS
 from jobflow_controller.kube.rest import RestClient, default_user_agent
-from jobflow_controller.kubectl_jobflow.ui.backend import Backend
-from jobflow_controller.kubectl_jobflow.ui.cache import LiveCache
-from jobflow_controller.kubectl_jobflow.ui.server import UIServer
+from kubectl_jobflow.ui.backend import Backend
+from kubectl_jobflow.ui.cache import LiveCache
+from kubectl_jobflow.ui.server import UIServer
 
 #: How long the JobFlow and Job caches may take to fill before the command gives up.
 SYNC_TIMEOUT = 60.0

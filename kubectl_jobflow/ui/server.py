@@ -23,7 +23,7 @@ from importlib import resources
 from typing import Any, cast
 from urllib.parse import parse_qs, urlsplit
 
-from jobflow_controller.kubectl_jobflow.ui.backend import Backend
+from kubectl_jobflow.ui.backend import Backend
 
 TOKEN_PARAM = "token"
 TOKEN_HEADER = "X-JobFlow-Token"
@@ -50,7 +50,7 @@ SECURITY_HEADERS = {
 
 def load_static() -> dict[str, bytes]:
     """The page and its assets, shipped in the package (no network, no build step)."""
-    root = resources.files("jobflow_controller.kubectl_jobflow.ui").joinpath("static")
+    root = resources.files("kubectl_jobflow.ui").joinpath("static")
     return {name: root.joinpath(name).read_bytes() for name in ("index.html", *STATIC_FILES)}
 
 

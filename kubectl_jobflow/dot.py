@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from jobflow_controller.kubectl_jobflow.render import human_duration
-from jobflow_controller.kubectl_jobflow.view import SKIPPED, FlowRow, FlowView
+from kubectl_jobflow.render import human_duration
+from kubectl_jobflow.view import SKIPPED, FlowRow, FlowView
 
 #: Fill colours of the DOT nodes, by phase (light tints of the terminal colours).
 DOT_FILLS: Mapping[str, str] = {

@@ -21,7 +21,7 @@ from jobflow_controller.apis.lifecycle_fields import (
 from jobflow_controller.apis.lifecycle_fields import (
     SUSPEND as SUSPEND_FIELD,
 )
-from jobflow_controller.kubectl_jobflow.verbs import new_request_id, verb_patch
+from kubectl_jobflow.verbs import new_request_id, verb_patch
 
 SUSPEND, RESUME, STOP, TERMINATE, RETRY = "suspend", "resume", "stop", "terminate", "retry"
 ACTIONS = (SUSPEND, RESUME, STOP, TERMINATE, RETRY)

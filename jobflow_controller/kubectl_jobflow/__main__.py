@@ -1,8 +1,0 @@
-"""`python -m jobflow_controller.kubectl_jobflow`, the same command as `kubectl-jobflow`."""
-
-import sys
-
-from jobflow_controller.kubectl_jobflow.cli import main
-
-if __name__ == "__main__":
-    sys.exit(main())
