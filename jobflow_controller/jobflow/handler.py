@@ -23,7 +23,7 @@ from typing import Any
 
 import structlog
 
-from informers import DeletedFinalStateUnknown, ResourceEventHandlerFuncs
+from informers import DeletedFinalStateUnknown, ResourceEventHandlerDetailedFuncs, ResourceEventHandlerFuncs
 from informers.errors import NotFoundError
 from jobflow_controller.apis import (
     FLOW_GROUP_VERSION,
@@ -102,10 +102,11 @@ class JobFlowEventHandlers:
             add_func=self.add_job_flow, update_func=self.update_job_flow, delete_func=self.delete_job_flow
         )
 
-    def job_template_funcs(self) -> ResourceEventHandlerFuncs:
+    def job_template_funcs(self) -> ResourceEventHandlerDetailedFuncs:
         # Upstream registers no JobTemplate handler; ours resumes flows waiting for a template, and
-        # flows whose patch a template edit may have made applicable (docs/patch.md).
-        return ResourceEventHandlerFuncs(add_func=self.add_job_template, update_func=self.update_job_template)
+        # flows whose patch a template edit may have made applicable (docs/patch.md). Detailed: the
+        # add skips the initial list, which only `is_in_initial_list` tells.
+        return ResourceEventHandlerDetailedFuncs(add_func=self.add_job_template, update_func=self.update_job_template)
 
     def job_funcs(self) -> ResourceEventHandlerFuncs:
         # Upstream watches Job updates only; ours also sees deletions (a Job deleted by hand), and
