@@ -12,6 +12,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 from informers_fakes import FakeClock, FakeWatch, new_object
 
 from informers import BackoffManager, ListOptions, ListResult, Store, new_indexer, new_store
@@ -214,3 +216,44 @@ def test_a_watch_list_initial_event_the_store_refuses_is_skipped_not_fatal() -> 
     assert r.store.list_keys() == ["default/b"]
     assert r.resource_versions == ["4"]
     assert r.unavailable == [False]
+
+
+_EVENTS = st.lists(
+    st.tuples(
+        st.sampled_from([EventType.ADDED, EventType.MODIFIED, EventType.DELETED, EventType.BOOKMARK]),
+        st.sampled_from(["a", "b", "c"]),
+    ),
+    max_size=30,
+)
+
+
+@given(_EVENTS)
+def test_the_watch_and_the_watch_list_leave_what_a_dict_of_the_last_states_holds(
+    events: list[tuple[EventType, str]],
+) -> None:
+    """Reference model: adds and updates set the key, deletes drop it, bookmarks change nothing;
+    the RV is the last event's. The watch's store and the watch-list's temporary store agree."""
+    model: dict[str, str] = {}
+    watch, listing = FakeWatch(), FakeWatch()
+    for rv, (event_type, name) in enumerate(events, start=2):
+        obj = bookmark(str(rv)) if event_type == EventType.BOOKMARK else pod(name, str(rv))
+        watch.action(event_type, obj)
+        if event_type != EventType.BOOKMARK:
+            listing.action(event_type, obj)  # a watch-list has no bookmark before the end one
+        if event_type in (EventType.ADDED, EventType.MODIFIED):
+            model[f"default/{name}"] = str(rv)
+        elif event_type == EventType.DELETED:
+            model.pop(f"default/{name}", None)
+    watch.close()
+    end = str(len(events) + 2)
+    listing.action(EventType.BOOKMARK, bookmark(end, {END: "true"}))
+
+    r = StandIn()
+    handle_watch(_as_protocol(r), r.clock.now(), watch, threading.Event(), WatchCycle())
+    stored = {key: r.store.get_by_key(key)[0]["metadata"]["resourceVersion"] for key in r.store.list_keys()}
+    assert stored == model
+    assert r.resource_versions == [str(rv) for rv in range(2, len(events) + 2)]
+
+    temporary = new_store()
+    assert handle_watch_list(_as_protocol(StandIn()), 0.0, listing, temporary, threading.Event()) == end
+    assert sorted(temporary.list_keys()) == sorted(model)
