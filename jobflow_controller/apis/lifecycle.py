@@ -20,10 +20,23 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from jobflow_controller.apis import jobflow as jf
-from jobflow_controller.apis.lifecycle_fields import RetryRequest, Shutdown, read_retry_request, retry_request_text
+from jobflow_controller.apis.lifecycle_fields import (
+    RetryRequest,
+    Shutdown,
+    read_retry_request,
+    retry_request_problems,
+    retry_request_text,
+)
 from jobflow_controller.apis.meta import Obj
 
-__all__ = ["Lifecycle", "RetryRequest", "Shutdown", "pending_retry_request"]
+__all__ = [
+    "Lifecycle",
+    "RetryRequest",
+    "Shutdown",
+    "malformed_retry_request",
+    "pending_retry_request",
+    "retry_request_to_sync",
+]
 
 
 @dataclass(frozen=True)
@@ -77,3 +90,20 @@ def pending_retry_request(job_flow: Obj) -> RetryRequest | None:
     if request is None or jf.status(job_flow).get("retryRequest") == request.id:
         return None
     return request
+
+
+def malformed_retry_request(job_flow: Obj) -> list[str]:
+    """What is wrong with the JobFlow's re-run request; empty when it has none or a well-formed one."""
+    text = retry_request_text(job_flow)
+    if text is None:
+        return []
+    return retry_request_problems(text, {f.name for f in jf.flows(job_flow)})
+
+
+def retry_request_to_sync(new: Obj, old: Obj) -> bool:
+    """Whether an update of the JobFlow brings a request to act on: a pending one, or a new
+    malformed one (its Warning, docs/hostile-input.md). Never raises."""
+    if pending_retry_request(new) is not None:
+        return True
+    text = retry_request_text(new)
+    return text is not None and text != retry_request_text(old) and bool(malformed_retry_request(new))
