@@ -32,12 +32,12 @@ class Flow:
 
 
 def spec(obj: Obj) -> Mapping[str, Any]:
-    value = obj.get("spec")
+    value = obj.get("spec") if isinstance(obj, (dict, Mapping)) else None
     return value if isinstance(value, (dict, Mapping)) else {}
 
 
 def status(obj: Obj) -> Mapping[str, Any]:
-    value = obj.get("status")
+    value = obj.get("status") if isinstance(obj, (dict, Mapping)) else None
     return value if isinstance(value, (dict, Mapping)) else {}
 
 

@@ -54,7 +54,7 @@ class Lifecycle:
     def of(cls, job_flow: Obj) -> Lifecycle:
         spec = jf.spec(job_flow)
         deadlines = {}
-        for raw in spec.get("flows") or []:
+        for raw in jf.raw_flow_list(job_flow):
             if isinstance(raw, (dict, Mapping)) and _seconds(raw.get("activeDeadlineSeconds")) is not None:
                 deadlines[str(raw.get("name") or "")] = _seconds(raw.get("activeDeadlineSeconds")) or 0
         return cls(
@@ -72,10 +72,17 @@ class Lifecycle:
 
 
 def _seconds(value: object) -> int | None:
-    """A non-negative whole number of seconds; anything else is absent (admission refuses it)."""
+    """A non-negative whole number of seconds; anything else is absent (admission refuses it).
+
+    Capped at Go's longest `time.Duration` (about 292 years), which no date arithmetic overflows.
+    """
     if isinstance(value, bool) or not isinstance(value, int) or value < 0:
         return None
-    return value
+    return min(value, MAX_SECONDS)
+
+
+#: `math.MaxInt64` nanoseconds, in whole seconds.
+MAX_SECONDS = (2**63 - 1) // 10**9
 
 
 def pending_retry_request(job_flow: Obj) -> RetryRequest | None:

@@ -26,10 +26,11 @@ how many retries a flow already had:
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final
 
+from jobflow_controller.apis.jobflow import raw_flow_list
 from jobflow_controller.apis.meta import Obj
 from jobflow_controller.apis.tenant_text import excerpt, excerpt_text, load_json
 from jobflow_controller.apis.timeutil import parse_duration_ns
@@ -245,11 +246,7 @@ def _policy(raw: Mapping[str, Any]) -> RetryPolicy:
 
 
 def _raw_flows(job_flow: Obj) -> list[Mapping[str, Any]]:
-    spec = job_flow.get("spec")
-    flows = spec.get("flows") if isinstance(spec, (dict, Mapping)) else None
-    if not isinstance(flows, Sequence) or isinstance(flows, str | bytes):
-        return []
-    return [f for f in flows if isinstance(f, (dict, Mapping))]
+    return [f for f in raw_flow_list(job_flow) if isinstance(f, (dict, Mapping))]
 
 
 def _flow_names(job_flow: Obj) -> set[str]:

@@ -17,7 +17,14 @@ def format_time(t: datetime.datetime) -> str:
 
 
 def parse_time(value: str) -> datetime.datetime:
+    """An RFC3339 time; ValueError for anything else (a wrong type, a text past `MAX_TIME_TEXT`)."""
+    if not isinstance(value, str) or len(value) > MAX_TIME_TEXT:
+        raise ValueError(f"not an RFC3339 time: {str(value)[:MAX_TIME_TEXT]!r}")
     return datetime.datetime.fromisoformat(value.replace("Z", "+00:00")).astimezone(datetime.UTC)
+
+
+#: "2006-01-02T15:04:05.999999999+07:00" is 35 characters.
+MAX_TIME_TEXT = 64
 
 
 _UNIT_NANOS = {
