@@ -371,9 +371,9 @@ class JobFlowSyncer:
         ns, name = meta.namespace(job_flow), meta.name(job_flow)
         for job in jobs:
             try:
-                self._clientset.jobs(ns).delete(meta.name(job))
-            except NotFoundError:
-                continue  # the cache lagged behind a deletion: the Job is gone, which is the goal
+                self._clientset.jobs(ns).delete(meta.name(job), uid=meta.uid(job) or None)
+            except (NotFoundError, ConflictError):
+                continue  # gone (the cache lagged), or the name holds another Job now: never deleted
             except Exception as err:
                 log.error(f"Failed to delete jobs of JobFlow {ns}/{name}: {err}", jobflow=f"{ns}/{name}")
                 raise
