@@ -2,8 +2,9 @@
 request, a malformed retry policy.
 
 Whoever may `patch jobflows` can rewrite an annotation many times a second. Each cause gets one
-Warning event per JobFlow generation and one log line per JobFlow (by uid), whatever the number of
-syncs; the message is cut to `MAX_MESSAGE` characters. Composed into the syncer (sync.py).
+Warning event per JobFlow generation, whatever the number of syncs, and so one log line (the event
+broadcaster's "Event occurred"; nothing is logged here besides); the message is cut to
+`MAX_MESSAGE` characters. Composed into the syncer (sync.py).
 """
 
 from __future__ import annotations
@@ -12,14 +13,10 @@ import threading
 from collections.abc import Mapping
 from typing import Any, Final
 
-import structlog
-
 from jobflow_controller.apis import meta
 from jobflow_controller.apis.lifecycle import RetryRequest, malformed_retry_request, pending_retry_request
 from jobflow_controller.jobflow import constants as c
 from jobflow_controller.jobflow.plan import Warning
-
-log = structlog.get_logger(__name__)
 
 Obj = Mapping[str, Any]
 
@@ -50,18 +47,15 @@ class InputWarnings:
         return pending_retry_request(job_flow)
 
     def warn(self, job_flow: Obj, warning: Warning) -> None:
-        """The Warning, unless this generation already had it; its log line, unless this JobFlow did."""
-        ns, name = meta.namespace(job_flow), meta.name(job_flow)
+        """The Warning, unless this generation of this JobFlow already had it."""
+        key = (meta.namespace(job_flow), meta.name(job_flow))
         mark = (meta.uid(job_flow), meta.generation(job_flow))
         with self._lock:
-            causes = self._warned.setdefault((ns, name), {})
-            last = causes.get(warning.reason)
-            if last == mark:
+            causes = self._warned.setdefault(key, {})
+            if causes.get(warning.reason) == mark:
                 return
             causes[warning.reason] = mark
         message = cut(warning.message_fmt % warning.args)
-        if last is None or last[0] != mark[0]:
-            log.warning(f"{warning.reason}: {message}", jobflow=f"{ns}/{name}")
         self._recorder.eventf(job_flow, c.EVENT_WARNING, warning.reason, "%s", message)
 
     def forget(self, namespace: str, name: str) -> None:
