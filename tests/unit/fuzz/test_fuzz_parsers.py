@@ -62,6 +62,8 @@ HOSTILE_TEXT: list[Any] = [
     "%" * 1_000,
     "1_000",
     "٣",  # an Arabic-Indic digit: int() reads it, Go does not
+    "a" + "-" * 100_000 + "!",  # a name regex's worst case
+    "a." * 50_000 + "!",
 ]
 HOSTILE_BYTES: list[Any] = [
     b"",
