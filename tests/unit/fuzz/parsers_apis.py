@@ -11,6 +11,7 @@ from typing import Any
 
 from registry import Parser
 
+from jobflow_controller.apis import job as vcjob
 from jobflow_controller.apis import jobflow as jf
 from jobflow_controller.apis import (
     lifecycle,
@@ -101,6 +102,15 @@ PARSERS: list[Parser] = [
     # Documented: past orjson's 254 levels it falls back to copy.deepcopy, which recurses; what the API
     # server holds is at most the CRD schema's depth (no preserve-unknown-fields).
     Parser("jobflow_controller.apis.jsontype.json_copy", json_copy, "json", (RecursionError,)),
+    # -- a Job's status (Volcano's, or whoever may write jobs/status) ---------------------------------
+    Parser("jobflow_controller.apis.job.running_duration", lambda v: vcjob.running_duration({"status": v}), "json", ()),
+    Parser("jobflow_controller.apis.job.retry_count", lambda v: vcjob.retry_count({"status": v}), "json", ()),
+    Parser(
+        "jobflow_controller.apis.job.running_duration[text]",
+        lambda t: vcjob.running_duration({"status": {"runningDuration": t}}),
+        "text",
+        (),
+    ),
     # -- one flow's fields ------------------------------------------------------------------------
     Parser("jobflow_controller.apis.probe.probe_problems", probe.probe_problems, "json", ()),
     Parser("jobflow_controller.apis.probe.parse_probe", probe.parse_probe, "json", ()),
