@@ -5,6 +5,8 @@
   cause, a few log lines, no traceback, and the bystander JobFlows Succeed as usual.
 * What the CRD and its CEL Component (the session's control plane installs both) now refuse without
   any webhook: `retry.maxRetries` past 100, a `finally` name that is not a DNS-1123 subdomain.
+* The retain policy's delete of a Job the cache holds stale: the real API server refuses the uid
+  precondition (409) and the Job re-created under the name stays.
 """
 
 from __future__ import annotations
@@ -20,9 +22,12 @@ from jobflows import chain, create_all, events_of, flow, phase_of, template
 
 from jobflow_controller.apis.lifecycle_fields import RETRY_REQUEST_ANNOTATION
 from jobflow_controller.apis.retry import RETRY_ANNOTATION
+from jobflow_controller.jobflow import JobFlowController
 from jobflow_controller.kube.clientset import Clientset
 from jobflow_controller.kube.errors import ApiStatusError
+from jobflow_controller.kube.informers import VolcanoInformerFactory
 from jobflow_controller.local.simulator import JobSimulator
+from jobflow_controller.record import FakeRecorder
 
 HOSTILE = "[" * 5000
 BYSTANDERS = 5
@@ -119,3 +124,26 @@ def test_the_cel_component_takes_a_finally_name_that_is_a_subdomain(clientset: C
     doc = flow("good-finally", namespace, [{"name": "a"}])
     doc["spec"]["finally"] = [{"name": "notify"}, {"name": "clean.up-2"}]
     assert clientset.job_flows(namespace).create(doc, dry_run=True)["metadata"]["name"] == "good-finally"
+
+
+# -- deletes by uid -------------------------------------------------------------------------------------
+
+
+def test_the_retain_delete_of_a_stale_cached_job_spares_the_job_recreated_under_its_name(
+    clientset: Clientset, namespace: str
+) -> None:
+    """The real API server's answer to a uid precondition that fails (409) is "already gone"."""
+    jobs = clientset.jobs(namespace)
+    job = {"apiVersion": "batch.volcano.sh/v1alpha1", "kind": "Job", "metadata": {"name": "f-a"}, "spec": {}}
+    ours = jobs.create({**job, "metadata": {"name": "f-a", "namespace": namespace}})
+    jobs.delete("f-a")
+    wait_for(lambda: "f-a" not in [j["metadata"]["name"] for j in jobs.list()], 30, what="f-a gone")
+    foreign = jobs.create({**job, "metadata": {"name": "f-a", "namespace": namespace}})
+    assert foreign["metadata"]["uid"] != ours["metadata"]["uid"]
+
+    controller = JobFlowController(clientset, VolcanoInformerFactory(clientset), FakeRecorder())
+    succeeded = flow("f", namespace, chain("a"), retain="delete")
+    controller.sync.delete_all_jobs_created_by_job_flow(succeeded, [ours])  # the cache's stale copy: no error
+    assert jobs.get("f-a")["metadata"]["uid"] == foreign["metadata"]["uid"]
+    controller.sync.delete_all_jobs_created_by_job_flow(succeeded, [foreign])
+    wait_for(lambda: "f-a" not in [j["metadata"]["name"] for j in jobs.list()], 30, what="the foreign f-a gone")
