@@ -39,7 +39,7 @@ from jobflow_controller.apis import (
 )
 from jobflow_controller.apis import job as vcjob
 from jobflow_controller.apis import jobflow as jf
-from jobflow_controller.apis.lifecycle import Lifecycle, pending_retry_request
+from jobflow_controller.apis.lifecycle import Lifecycle, pending_retry_request, retry_request_to_sync
 from jobflow_controller.apis.rules import template_names
 from jobflow_controller.jobflow import urgency
 from jobflow_controller.jobflow.expectations import CreateExpectations
@@ -157,7 +157,7 @@ class JobFlowEventHandlers:
         if recreated:
             self.deleted_jobs.forget(meta.namespace(old), meta.name(old), meta.uid(old))
         # Ours (docs/lifecycle.md): a re-run asked for by annotation, in any phase.
-        rerun = pending_retry_request(new) is not None
+        rerun = retry_request_to_sync(new, old)  # or a malformed one to warn about (docs/hostile-input.md)
         if succeeded_for_deletion or spec_changed or recreated or rerun:
             self.enqueue_job_flow(self.request_for(meta.namespace(new), meta.name(new)))
 
