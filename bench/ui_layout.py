@@ -91,7 +91,7 @@ def adversarial(flows: int, limit_s: float, limit_mib: int) -> dict[str, object]
             capture_output=True,
             text=True,
             timeout=limit_s,
-            preexec_fn=limit,  # noqa: PLW1509 - a fresh interpreter, nothing threaded yet
+            preexec_fn=limit,  # a fresh interpreter, nothing threaded yet
             check=False,
         )
     except subprocess.TimeoutExpired:

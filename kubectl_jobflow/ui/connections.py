@@ -19,6 +19,7 @@ ever before the token is even checked. So:
 
 from __future__ import annotations
 
+import contextlib
 import io
 import socket
 import threading
@@ -154,7 +155,5 @@ class ConnectionGate:
 def close_now(conn: object) -> None:
     """End a connection another thread is serving: its blocked read returns, its thread ends."""
     if isinstance(conn, socket.socket):
-        try:
+        with contextlib.suppress(OSError):  # already closed by its client
             conn.shutdown(socket.SHUT_RDWR)
-        except OSError:
-            pass  # already closed by its client

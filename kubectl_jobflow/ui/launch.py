@@ -24,7 +24,7 @@ def redirect_page(url: str) -> str:
     """The HTML that sends the browser to `url` at once."""
     target = html.escape(url, quote=True)
     return (
-        "<!doctype html>\n<html><head><meta charset=\"utf-8\">\n"
+        '<!doctype html>\n<html><head><meta charset="utf-8">\n'
         '<meta name="referrer" content="no-referrer">\n'
         f'<meta http-equiv="refresh" content="0;url={target}">\n'
         "<title>kubectl jobflow ui</title></head>\n"

@@ -4,6 +4,7 @@ here (monkeypatched module constants); docs give the defaults."""
 
 from __future__ import annotations
 
+import contextlib
 import http.client
 import socket
 import threading
@@ -88,10 +89,8 @@ def test_a_head_sent_one_byte_at_a_time_must_still_arrive_by_the_deadline(server
 def test_a_head_larger_than_the_cap_closes_the_connection(server: UIServer) -> None:
     with connect(server) as sock:
         padding = "".join(f"X-Pad-{i}: {'a' * 1000}\r\n" for i in range(40))  # 40 KB > 32 KiB
-        try:
+        with contextlib.suppress(OSError):  # closed by the server before the end: what is tested
             sock.sendall(head(server, extra=padding))
-        except OSError:
-            pass
         assert closed_after(sock) < 3.0
 
 
@@ -107,7 +106,7 @@ def test_a_body_that_does_not_arrive_in_time_closes_the_connection(server: UISer
     with connect(server) as sock:
         sock.sendall(
             f"POST /api/action HTTP/1.1\r\nHost: 127.0.0.1:{server.port}\r\n{TOKEN_HEADER}: {TOKEN}\r\n"
-            "Content-Type: application/json\r\nContent-Length: 100\r\n\r\n{\"key\":".encode()
+            'Content-Type: application/json\r\nContent-Length: 100\r\n\r\n{"key":'.encode()
         )
         assert closed_after(sock) < 3.0
     assert server.backend.acted == []  # type: ignore[attr-defined]

@@ -178,7 +178,9 @@ def adversarial_flows(count: int, fan: int = 99) -> tuple[list[str], dict[str, l
     (at most 100 targets per flow, 500 flows: within the CRD's caps). Every edge from one of the
     first flows spans all the layers between, so a dummy per layer crossed is ~fan x count^2 / 2."""
     names = [f"f{i:03d}" for i in range(count)]
-    targets = {name: list(dict.fromkeys([*names[: min(i - 1, fan)], names[i - 1]])) for i, name in enumerate(names) if i}
+    targets = {
+        name: list(dict.fromkeys([*names[: min(i - 1, fan)], names[i - 1]])) for i, name in enumerate(names) if i
+    }
     return names, targets
 
 
