@@ -37,7 +37,13 @@ from typing import Any, Final
 import structlog
 
 from jobflow_controller.apis.patch_fields import PatchFields
-from jobflow_controller.webhook.admission import ReviewError, check_content_type, decode_review, review_response
+from jobflow_controller.webhook.admission import (
+    ReviewError,
+    body_length,
+    check_content_type,
+    decode_review,
+    review_response,
+)
 from jobflow_controller.webhook.certfiles import CertificateFiles
 from jobflow_controller.webhook.clients import BodyRefusal, ClientShares, Seat
 from jobflow_controller.webhook.connection import BoundedHTTPServer, DeadlineReader, RequestTooLarge, linger
@@ -198,21 +204,11 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _body_length(self) -> int | None:
         """The request's ``Content-Length``, or ``None`` once the request is refused for it."""
-        length_header = self.headers.get("Content-Length")
-        if length_header is None:
-            self._reply_text(411, "a Content-Length is required")
-            return None
         try:
-            length = int(length_header)
-            if length < 0:
-                raise ValueError(length_header)
-        except ValueError:
-            self._reply_text(400, f"invalid Content-Length {length_header!r}")
+            return body_length(self.headers.get("Content-Length"))
+        except ReviewError as err:
+            self._reply_text(err.code, err.message)
             return None
-        if length > MAX_BODY_BYTES:
-            self._reply_text(413, f"request body of {length} bytes is over the limit of {MAX_BODY_BYTES}")
-            return None
-        return length
 
     def _not_found(self) -> None:
         self._reply_text(404, "404 page not found")

@@ -70,6 +70,17 @@ def test_recursion_past_the_depth_check_is_still_a_bad_request(monkeypatch: pyte
     )
 
 
+@pytest.mark.parametrize("number", ["1" * 5_000, "-" + "9" * 4_301])
+def test_a_number_with_too_many_digits_is_a_bad_request(number: str) -> None:
+    # Found by fuzzing (issue 33): json.loads raises a ValueError that is not a JSONDecodeError.
+    with pytest.raises(ReviewError) as raised:
+        decode_review(f'{{"n": {number}}}'.encode(), "application/json")
+    assert (raised.value.code, raised.value.message) == (
+        400,
+        "Request could not be decoded: a number has too many digits",
+    )
+
+
 # --- the strings cut out: verdicts, and the time any text takes ----------------------------------------
 
 #: The cut as it was before issue 33: one ``re.sub``. Its verdicts are the reference; its time is
