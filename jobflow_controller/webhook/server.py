@@ -105,9 +105,10 @@ class _Handler(BaseHTTPRequestHandler):
         except RequestTooLarge:
             log.debug("refused request headers over the limit", client=self.client_address[0])
             self._reply_text(431, f"request headers are over the limit of {MAX_HEADER_BYTES} bytes")
-        except OSError:
-            if not self.seat.evicted:  # taken by another client: shut down, nothing to answer
-                raise
+        except OSError as err:  # the client's doing: gone, past a deadline, or its seat taken by another
+            log.debug(
+                "webhook connection closed", client=self.client_address[0], error=str(err), taken=self.seat.evicted
+            )
 
     def do_POST(self) -> None:
         if self._path() != VALIDATE_PATH:
@@ -291,10 +292,13 @@ class _TLSServer(BoundedHTTPServer):
     def serve_connection(self, request: Any, client_address: Any) -> None:
         seat = self._local.seat = self._seats[request]
         context = self.certificates.context()
-        # Wrapped without the handshake, under the shares' lock, so an eviction can shut it down.
-        connection = self.shares.rewrap(
-            seat, lambda sock: context.wrap_socket(sock, server_side=True, do_handshake_on_connect=False)
-        )
+        try:  # wrapped without the handshake, under the shares' lock, so an eviction can shut it down
+            connection = self.shares.rewrap(
+                seat, lambda sock: context.wrap_socket(sock, server_side=True, do_handshake_on_connect=False)
+            )
+        except OSError as err:  # the client is gone already
+            log.debug("webhook connection closed", client=client_address[0], error=str(err))
+            return
         try:
             # The handshake is one call: its timeout bounds all of it, within the headers' deadline.
             if (left := self.connection_deadline() - time.monotonic()) <= 0:
