@@ -285,31 +285,29 @@ class Attackers:
 
 
 class FreezeBodies:
-    """Each of ``FREEZE_BODIES`` posted again and again until ``until``, one thread per body: what
-    each got back and how long the longest answer took."""
+    """``FREEZE_BODIES`` posted one after another, round and round, until ``until``: what each got
+    back and how long its slowest answer took. One at a time, so an answer's time is its own body's
+    (sent, decoded and refused), not a queue behind the others for the two review slots."""
 
     def __init__(self, target: Target, until: float) -> None:
         self.outcomes: dict[str, Counter[str]] = {name: Counter() for name in FREEZE_BODIES}
         self.slowest: dict[str, float] = dict.fromkeys(FREEZE_BODIES, 0.0)
-        self.threads = [
-            threading.Thread(target=self._run, args=(target, until, name), daemon=True) for name in FREEZE_BODIES
-        ]
-        for thread in self.threads:
-            thread.start()
+        self.thread = threading.Thread(target=self._run, args=(target, until), daemon=True)
+        self.thread.start()
 
-    def _run(self, target: Target, until: float, name: str) -> None:
+    def _run(self, target: Target, until: float) -> None:
         while time.monotonic() < until:
-            started = time.monotonic()
-            try:
-                outcome = str(target.post(FREEZE_BODIES[name]))
-            except (OSError, http.client.HTTPException) as err:
-                outcome = type(err).__name__
-            self.slowest[name] = max(self.slowest[name], time.monotonic() - started)
-            self.outcomes[name][outcome] += 1
+            for name, body in FREEZE_BODIES.items():
+                started = time.monotonic()
+                try:
+                    outcome = str(target.post(body))
+                except (OSError, http.client.HTTPException) as err:
+                    outcome = type(err).__name__
+                self.slowest[name] = max(self.slowest[name], time.monotonic() - started)
+                self.outcomes[name][outcome] += 1
 
     def join(self) -> dict[str, Any]:
-        for thread in self.threads:
-            thread.join(timeout=60)
+        self.thread.join(timeout=60)
         return {
             name: {"answers": dict(self.outcomes[name]), "slowest_answer_s": round(self.slowest[name], 3)}
             for name in FREEZE_BODIES
