@@ -264,7 +264,7 @@ class _TLSServer(BoundedHTTPServer):
         if seat is None:
             if not self._refusing:  # once per spell: until a connection is admitted again
                 log.warning(
-                    "closing new webhook connections from a client: it holds its share",
+                    "closing new webhook connections: the client holds its share, or no bigger holder can give way",
                     client=client_address[0],
                     limit=MAX_CONNECTIONS_PER_CLIENT,
                     open=self.shares.open,
