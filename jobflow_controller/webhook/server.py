@@ -131,6 +131,10 @@ class _Handler(BaseHTTPRequestHandler):
             while len(body) < length:
                 want = min(READ_CHUNK, length - len(body))
                 if (refusal := self.server.shares.take(self.seat, want)) is not None:
+                    # Dropped before the answer is written, so the client's other bodies go on.
+                    body.clear()
+                    self.server.shares.give_back(self.seat, taken)
+                    taken = 0
                     self._refuse_bytes(refusal)
                     return
                 taken += want

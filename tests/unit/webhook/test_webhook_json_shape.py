@@ -183,7 +183,9 @@ HOSTILE_BODIES = {
     "empty strings": '["",' + '"",' * MAX_BODY_BYTES,
     "closing brackets": "]" * MAX_BODY_BYTES,
 }
-#: Measured at 0.1 to 0.3 s of wall time for each under a load of 12 on 2 cores; hours before.
+#: CPU seconds, which is what a check holding the GIL takes from every other thread, and what a
+#: loaded machine does not inflate: measured at 0.15 s at most (wall time 0.1 to 1.1 s under loads
+#: of 12 to 22 on 2 cores); hours before.
 ANSWER_BOUND_S = 1.0
 _TIME_DECODES = """
 import json, sys, time
@@ -192,17 +194,17 @@ from jobflow_controller.webhook.limits import MAX_BODY_BYTES
 bodies = json.loads(sys.stdin.read())
 for name, text in bodies.items():
     body = text.encode()[:MAX_BODY_BYTES]
-    started = time.perf_counter()
+    started = time.thread_time()
     try:
         decode_review(body, "application/json")
         verdict = "decoded"
     except ReviewError as err:
         verdict = err.message[:60]
-    print(json.dumps([name, time.perf_counter() - started, verdict]), flush=True)
+    print(json.dumps([name, time.thread_time() - started, verdict]), flush=True)
 """
 
 
-def test_any_body_at_the_cap_is_answered_within_a_second() -> None:
+def test_any_body_at_the_cap_is_decoded_or_refused_within_a_cpu_second() -> None:
     # A child process: a quadratic cut holds the GIL, so no timeout in this process could fire.
     child = subprocess.run(
         [sys.executable, "-c", _TIME_DECODES],
