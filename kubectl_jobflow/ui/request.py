@@ -77,6 +77,8 @@ def parse_target(raw: str) -> Target:
 def parse_key(value: str) -> str:
     """A JobFlow key from the query (`key=`): any text up to `MAX_KEY` characters (the cache says
     whether such a JobFlow exists)."""
+    if not isinstance(value, str):
+        raise RequestError("the key is not text")
     if len(value) > MAX_KEY:
         raise RequestError(f"the key is longer than {MAX_KEY} characters")
     return value

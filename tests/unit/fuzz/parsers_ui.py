@@ -87,10 +87,13 @@ def _ui() -> UIServer:
         return _server
 
 
-def serve_raw(data: bytes) -> bytes:
+def serve_raw(data: Any) -> bytes:
     """Hand `data` to the UI's HTTP handler as a client would send it, then end the client's
     side; the handler's answer (what it wrote before closing). The handler runs in this thread,
-    so whatever it lets escape reaches the caller."""
+    so whatever it lets escape reaches the caller. A socket carries bytes only: any other value is
+    sent as its UTF-8 text (a str) or its repr."""
+    if not isinstance(data, bytes):
+        data = (data if isinstance(data, str) else repr(data)).encode("utf-8", "surrogatepass")
     client, served = socket.socketpair()
     try:
         client.sendall(data[:MAX_RAW])
