@@ -105,11 +105,17 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     target = args.root / FILES
     wanted = generated_files(args.root)
-    present = {
-        str(p.relative_to(target)) for p in target.rglob("*") if p.is_file() and p.name != "README.md"
-    } if target.is_dir() else set()
+    present = (
+        {str(p.relative_to(target)) for p in target.rglob("*") if p.is_file() and p.name != "README.md"}
+        if target.is_dir()
+        else set()
+    )
     stale = sorted(
-        [name for name, text in wanted.items() if not (target / name).is_file() or (target / name).read_text(encoding="utf-8") != text]
+        [
+            name
+            for name, text in wanted.items()
+            if not (target / name).is_file() or (target / name).read_text(encoding="utf-8") != text
+        ]
         + [name for name in present - set(wanted)]
     )
     if args.check:

@@ -42,7 +42,9 @@ def helm_path() -> str:
     return out.stdout.strip().splitlines()[-1]
 
 
-def helm(*args: str, kubeconfig: os.PathLike[str] | str | None = None, check: bool = True) -> subprocess.CompletedProcess[str]:
+def helm(
+    *args: str, kubeconfig: os.PathLike[str] | str | None = None, check: bool = True
+) -> subprocess.CompletedProcess[str]:
     """Run helm; with `check`, a failure raises with helm's own stderr in the message."""
     env = {**os.environ, "HELM_CACHE_HOME": str(Path(tempfile.gettempdir()) / "jobflow-helm-cache")}
     if kubeconfig is not None:
@@ -68,7 +70,10 @@ def documents(text: str) -> list[Document]:
 
 
 def helm_template(
-    values: Mapping[str, Any] | None = None, files: Sequence[Path] = (), release: str = RELEASE, namespace: str = NAMESPACE
+    values: Mapping[str, Any] | None = None,
+    files: Sequence[Path] = (),
+    release: str = RELEASE,
+    namespace: str = NAMESPACE,
 ) -> list[Document]:
     """`helm template` of the chart, as `helm install <release> -n <namespace>` would render it."""
     return documents(helm("template", release, str(CHART), "-n", namespace, *value_args(values, files)).stdout)
@@ -122,12 +127,14 @@ def differences(path: str, chart: Any, kustomized: Any) -> list[str]:
         return [
             line
             for name in sorted(set(chart) | set(kustomized))
-            for line in differences(
-                f"{path}/{name}", chart.get(name, "<absent>"), kustomized.get(name, "<absent>")
-            )
+            for line in differences(f"{path}/{name}", chart.get(name, "<absent>"), kustomized.get(name, "<absent>"))
         ]
     if isinstance(chart, list) and isinstance(kustomized, list) and len(chart) == len(kustomized):
-        return [line for i, (a, b) in enumerate(zip(chart, kustomized, strict=True)) for line in differences(f"{path}/{i}", a, b)]
+        return [
+            line
+            for i, (a, b) in enumerate(zip(chart, kustomized, strict=True))
+            for line in differences(f"{path}/{i}", a, b)
+        ]
     if chart == kustomized:
         return []
     return [f"{path}: chart {_short(chart)}, kustomize {_short(kustomized)}"]
@@ -152,4 +159,4 @@ def compare(chart: Iterable[Document], kustomized: Iterable[Document]) -> list[s
 
 def helm_label_count(chart: Iterable[Document]) -> int:
     """How many Helm labels the chart's objects carry: the whole of the allowed difference."""
-    return sum(len(HELM_LABELS & set((d["metadata"].get("labels") or {}))) for d in chart)
+    return sum(len(HELM_LABELS & set(d["metadata"].get("labels") or {})) for d in chart)

@@ -18,36 +18,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import test_e2e_deploy as deploy
 import yaml
 from chart_render import CHART, NAMESPACE, RELEASE, documents, helm, key, show
 from e2e_helpers import wait_for
-
-# test_e2e_deploy.py's tests of the controller under its ServiceAccount, run here against the chart's
-# RBAC: the fixtures they use resolve to this module's (sa_kubeconfig, controller, the control plane).
-from test_e2e_deploy import (  # noqa: F401 (collected by pytest)
-    ControllerProcess,
-    Pipeline,
-    as_service_account,
-    controller_process,
-    flow_namespace,
-    pipeline,
-    service_account_kubeconfig,
-    test_controller_log_has_no_forbidden_line,
-    test_controller_under_its_service_account_becomes_ready,
-    test_controller_under_its_service_account_is_live,
-    test_controller_under_its_service_account_takes_its_lease,
-    test_created_events_are_recorded_under_the_service_account,
-    test_jobs_of_the_succeeded_flow_are_deleted_under_the_service_account,
-    test_service_account_can_get_what_a_conflict_retry_reads_again,
-    test_service_account_cannot_create_a_lease_outside_volcano_system,
-    test_service_account_cannot_delete_a_jobflow,
-    test_service_account_cannot_get_a_lease_it_is_not_granted,
-    test_service_account_cannot_read_secrets,
-    test_service_account_cannot_update_a_jobflows_spec,
-    test_service_account_may_create_a_command_and_nothing_else_with_commands,
-    test_service_account_may_list_pods_for_probes_but_not_get_or_create_them,
-    test_two_step_jobflow_succeeds_under_the_service_account,
-)
+from test_e2e_deploy import ControllerProcess, Pipeline, controller_process, service_account_kubeconfig
 
 from jobflow_controller.kube.clientset import Clientset
 from jobflow_controller.kube.config import build_config
@@ -61,6 +36,46 @@ from jobflow_controller.local.kubectl import LOCAL_CRDS_DIR, install_crds, kubec
 from jobflow_controller.local.simulator import COMPONENT as SIMULATOR_COMPONENT
 from jobflow_controller.local.simulator import JobSimulator
 from jobflow_controller.record import EventBroadcaster
+
+# test_e2e_deploy.py's tests of the controller under its ServiceAccount, run here against the chart's
+# RBAC: collected in this module, their fixtures resolve to this module's (sa_kubeconfig, controller,
+# the control plane); the fixtures they need beside those come with them.
+as_service_account = deploy.as_service_account
+flow_namespace = deploy.flow_namespace
+pipeline = deploy.pipeline
+test_controller_log_has_no_forbidden_line = deploy.test_controller_log_has_no_forbidden_line
+test_controller_under_its_service_account_becomes_ready = deploy.test_controller_under_its_service_account_becomes_ready
+test_controller_under_its_service_account_is_live = deploy.test_controller_under_its_service_account_is_live
+test_controller_under_its_service_account_takes_its_lease = (
+    deploy.test_controller_under_its_service_account_takes_its_lease
+)
+test_created_events_are_recorded_under_the_service_account = (
+    deploy.test_created_events_are_recorded_under_the_service_account
+)
+test_jobs_of_the_succeeded_flow_are_deleted_under_the_service_account = (
+    deploy.test_jobs_of_the_succeeded_flow_are_deleted_under_the_service_account
+)
+test_service_account_can_get_what_a_conflict_retry_reads_again = (
+    deploy.test_service_account_can_get_what_a_conflict_retry_reads_again
+)
+test_service_account_cannot_create_a_lease_outside_volcano_system = (
+    deploy.test_service_account_cannot_create_a_lease_outside_volcano_system
+)
+test_service_account_cannot_delete_a_jobflow = deploy.test_service_account_cannot_delete_a_jobflow
+test_service_account_cannot_get_a_lease_it_is_not_granted = (
+    deploy.test_service_account_cannot_get_a_lease_it_is_not_granted
+)
+test_service_account_cannot_read_secrets = deploy.test_service_account_cannot_read_secrets
+test_service_account_cannot_update_a_jobflows_spec = deploy.test_service_account_cannot_update_a_jobflows_spec
+test_service_account_may_create_a_command_and_nothing_else_with_commands = (
+    deploy.test_service_account_may_create_a_command_and_nothing_else_with_commands
+)
+test_service_account_may_list_pods_for_probes_but_not_get_or_create_them = (
+    deploy.test_service_account_may_list_pods_for_probes_but_not_get_or_create_them
+)
+test_two_step_jobflow_succeeds_under_the_service_account = (
+    deploy.test_two_step_jobflow_succeeds_under_the_service_account
+)
 
 #: Where the outputs of `helm install` and `helm upgrade` are kept for a reader (gitignored).
 ARTIFACTS = Path(__file__).resolve().parents[2] / ".test-artifacts" / "helm"
@@ -131,9 +146,7 @@ def record(name: str, text: str) -> None:
 def installed(kubeconfig: Path) -> str:
     """`helm install jobflow-controller -n volcano-system --create-namespace` with the default values;
     its output."""
-    out = helm(
-        "install", RELEASE, str(CHART), "-n", NAMESPACE, "--create-namespace", kubeconfig=kubeconfig
-    ).stdout
+    out = helm("install", RELEASE, str(CHART), "-n", NAMESPACE, "--create-namespace", kubeconfig=kubeconfig).stdout
     record("install.txt", out)
     return out
 
@@ -154,7 +167,9 @@ def missing(path: str, rendered: Any, found: Any) -> list[str]:
     if isinstance(rendered, dict) and isinstance(found, dict):
         return [line for k, v in rendered.items() for line in missing(f"{path}/{k}", v, found.get(k, "<absent>"))]
     if isinstance(rendered, list) and isinstance(found, list) and len(rendered) == len(found):
-        return [line for i, (a, b) in enumerate(zip(rendered, found, strict=True)) for line in missing(f"{path}/{i}", a, b)]
+        return [
+            line for i, (a, b) in enumerate(zip(rendered, found, strict=True)) for line in missing(f"{path}/{i}", a, b)
+        ]
     return [] if rendered == found else [f"{path}: rendered {rendered!r}, live {found!r}"]
 
 

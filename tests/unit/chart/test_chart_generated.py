@@ -27,7 +27,9 @@ def test_check_names_the_copy_a_changed_manifest_makes_stale(
     repository: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     role = repository / "manifests" / "clusterrole.yaml"
-    role.write_text(role.read_text() + "  - apiGroups: [flow.volcano.sh]\n    resources: [cronjobflows]\n    verbs: [list]\n")
+    role.write_text(
+        role.read_text() + "  - apiGroups: [flow.volcano.sh]\n    resources: [cronjobflows]\n    verbs: [list]\n"
+    )
 
     assert gen_chart.main(["--root", str(repository), "--check"]) == 1
     assert "clusterrole.yaml" in capsys.readouterr().err

@@ -57,7 +57,7 @@ def test_the_only_allowed_difference_is_there_and_is_helms_labels() -> None:
     """The comparison ignores exactly HELM_LABELS, and the chart does set them: every object but the
     CRDs (verbatim copies of manifests/crds) and the Namespace (rendered by `helm template` alone)."""
     rendered = helm_template()
-    labelled = [d for d in rendered if HELM_LABELS <= set(d["metadata"].get("labels") or {})]
+    labelled = [d for d in rendered if set(d["metadata"].get("labels") or {}) >= HELM_LABELS]
     unlabelled = sorted(key(d)[0] for d in rendered if d not in labelled)
 
     assert unlabelled == ["CustomResourceDefinition.apiextensions.k8s.io"] * 2 + ["Namespace"]

@@ -88,7 +88,9 @@ def test_leader_election_values_are_its_flags_and_the_roles_lease() -> None:
     assert role["metadata"]["namespace"] == "leases"
     assert role["rules"][0]["resourceNames"] == ["jobflow-leader"]
     binding = next(d for d in docs if d["kind"] == "RoleBinding")
-    assert binding["subjects"] == [{"kind": "ServiceAccount", "name": "jobflow-controller", "namespace": "volcano-system"}]
+    assert binding["subjects"] == [
+        {"kind": "ServiceAccount", "name": "jobflow-controller", "namespace": "volcano-system"}
+    ]
 
 
 def test_disabled_leader_election_passes_false_and_grants_no_lease() -> None:
@@ -143,7 +145,8 @@ def test_pod_values_reach_the_pod_template() -> None:
     c = spec["containers"][0]
     assert c["image"] == "registry.example.com/volcano/jobflow-controller:0.1.0-rc.1"
     assert c["imagePullPolicy"] == "Always"
-    assert c["resources"] == flags["resources"]
+    # Helm merges maps with the defaults: the set's `cpu: null` removes the default CPU limit.
+    assert c["resources"] == {"requests": {"cpu": "200m", "memory": "256Mi"}, "limits": {"memory": "1Gi"}}
     assert controller(docs)["spec"]["replicas"] == 3
     assert {d["kind"] for d in docs}.isdisjoint({"CustomResourceDefinition", "PriorityClass"})
 
