@@ -163,13 +163,15 @@ def live(kubeconfig: Path, doc: dict[str, Any]) -> dict[str, Any]:
 
 def missing(path: str, rendered: Any, found: Any) -> list[str]:
     """Where `found` (the live object) lacks what `rendered` says: the API server may add (defaults,
-    status, metadata), never change or drop."""
+    status, metadata), never change or drop (but for a false it does not write back)."""
     if isinstance(rendered, dict) and isinstance(found, dict):
         return [line for k, v in rendered.items() for line in missing(f"{path}/{k}", v, found.get(k, "<absent>"))]
     if isinstance(rendered, list) and isinstance(found, list) and len(rendered) == len(found):
         return [
             line for i, (a, b) in enumerate(zip(rendered, found, strict=True)) for line in missing(f"{path}/{i}", a, b)
         ]
+    if rendered is False and found == "<absent>":
+        return []  # a Go bool with omitempty (PriorityClass.globalDefault): false is not written back
     return [] if rendered == found else [f"{path}: rendered {rendered!r}, live {found!r}"]
 
 
@@ -198,6 +200,17 @@ def test_the_release_does_not_own_the_namespace_it_was_installed_into(installed:
     assert "Namespace" not in {d["kind"] for d in release_manifest(kubeconfig)}
     namespace = yaml.safe_load(kubectl(kubeconfig, "get", "namespace", NAMESPACE, "-o", "yaml"))
     assert "meta.helm.sh/release-name" not in (namespace["metadata"].get("annotations") or {})
+
+
+def test_the_release_record_fits_in_its_secret(installed: str, kubeconfig: Path) -> None:
+    """Helm keeps each revision (the chart with its CRD copies, and the manifest) in one Secret, whose
+    data the API server caps at 1 MiB."""
+    secret = yaml.safe_load(
+        kubectl(kubeconfig, "-n", NAMESPACE, "get", "secret", f"sh.helm.release.v1.{RELEASE}.v1", "-o", "yaml")
+    )
+    size = len(secret["data"]["release"])
+    record("release-secret-bytes.txt", f"{size}\n")
+    assert size < 1024 * 1024 * 3 // 4  # a quarter of the limit left for growth
 
 
 def test_the_crds_are_established_and_kept_on_uninstall(installed: str, kubeconfig: Path) -> None:

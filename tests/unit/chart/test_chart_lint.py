@@ -30,3 +30,12 @@ def test_helm_lint_strict_fails_on_a_value_the_schema_refuses() -> None:
     out = helm("lint", "--strict", str(CHART), "--set", "workerThreds=3", check=False)
     assert out.returncode != 0
     assert "workerThreds" in out.stdout + out.stderr
+
+
+def test_helm_package_makes_the_versioned_archive(tmp_path: Path) -> None:
+    """What `make chart` runs: dist/jobflow-controller-<version>.tgz, ready for `helm push`."""
+    out = helm("package", str(CHART), "--destination", str(tmp_path))
+
+    archive = tmp_path / "jobflow-controller-0.1.0.tgz"
+    assert f"saved it to: {archive}" in out.stdout
+    assert archive.is_file()
