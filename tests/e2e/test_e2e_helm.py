@@ -20,7 +20,7 @@ from typing import Any
 import pytest
 import test_e2e_deploy as deploy
 import yaml
-from chart_render import CHART, NAMESPACE, RELEASE, documents, helm, key, show
+from chart_render import CHART, NAMESPACE, RELEASE, documents, helm, helm_template, key, kustomize, show
 from e2e_helpers import wait_for
 from test_e2e_deploy import ControllerProcess, Pipeline, controller_process, service_account_kubeconfig
 
@@ -81,7 +81,11 @@ test_two_step_jobflow_succeeds_under_the_service_account = (
 ARTIFACTS = Path(__file__).resolve().parents[2] / ".test-artifacts" / "helm"
 SERVICE_ACCOUNTS = Resource("", "v1", "serviceaccounts", "ServiceAccount")
 VOLCANO_CRDS = ("batch.volcano.sh_jobs.yaml", "bus.volcano.sh_commands.yaml")
-CHART_CRDS = ("jobflows.flow.volcano.sh", "jobtemplates.flow.volcano.sh")
+
+
+def chart_crds() -> list[str]:
+    """The CRDs the chart installs: those of manifests/crds (jobflows, jobtemplates, any added there)."""
+    return sorted(key(d)[2] for d in kustomize() if d["kind"] == "CustomResourceDefinition")
 
 
 # --- this module's control plane: Volcano's CRDs only ----------------------------------------------
@@ -184,13 +188,9 @@ def test_helm_install_deploys_the_release(installed: str) -> None:
 
 def test_every_rendered_object_exists_as_rendered(installed: str, kubeconfig: Path) -> None:
     rendered = release_manifest(kubeconfig)
-    kinds = sorted(key(d)[0] for d in rendered)
-    assert kinds == sorted(
-        ["CustomResourceDefinition.apiextensions.k8s.io"] * 2
-        + ["ServiceAccount", "Service", "Deployment.apps", "PodDisruptionBudget.policy"]
-        + ["PriorityClass.scheduling.k8s.io"]
-        + [f"{k}.rbac.authorization.k8s.io" for k in ("ClusterRole", "ClusterRoleBinding", "Role", "RoleBinding")]
-    )
+    # What `helm template` renders with the same values, but the Namespace (for `helm template` alone).
+    expected = sorted(key(d) for d in helm_template() if d["kind"] != "Namespace")
+    assert sorted(key(d) for d in rendered) == expected
     report = [f"{show(key(d))}: {line}" for d in rendered for line in missing("", d, live(kubeconfig, d))]
     assert report == [], "\n".join(report)
 
@@ -214,7 +214,9 @@ def test_the_release_record_fits_in_its_secret(installed: str, kubeconfig: Path)
 
 
 def test_the_crds_are_established_and_kept_on_uninstall(installed: str, kubeconfig: Path) -> None:
-    for name in CHART_CRDS:
+    names = chart_crds()
+    assert {"jobflows.flow.volcano.sh", "jobtemplates.flow.volcano.sh"} <= set(names)
+    for name in names:
         crd = yaml.safe_load(kubectl(kubeconfig, "get", "crd", name, "-o", "yaml"))
         conditions = {c["type"]: c["status"] for c in crd["status"]["conditions"]}
         assert conditions["Established"] == "True"
@@ -337,7 +339,7 @@ def uninstalled(upgraded: str, kubeconfig: Path) -> str:
 
 def test_helm_uninstall_says_it_keeps_the_crds(uninstalled: str) -> None:
     assert "These resources were kept due to the resource policy:" in uninstalled
-    for name in CHART_CRDS:
+    for name in chart_crds():
         assert f"[CustomResourceDefinition] {name}" in uninstalled
 
 

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import gen_chart
 import pytest
+import yaml
 
 from jobflow_controller.local.kubectl import REPO_ROOT
 
@@ -46,7 +47,9 @@ def test_a_new_crd_in_the_kustomization_is_copied_and_an_old_copy_deleted(reposi
     assert gen_chart.main(["--root", str(repository)]) == 0
 
     copies = repository / gen_chart.FILES / "crds"
-    assert sorted(p.name for p in copies.iterdir()) == ["flow.volcano.sh_jobflows.yaml", renamed.name]
+    listed = yaml.safe_load(kustomization.read_text())["resources"]
+    assert renamed.name in listed and new.name not in listed
+    assert sorted(p.name for p in copies.iterdir()) == sorted(listed)
     assert (copies / renamed.name).read_text() == renamed.read_text()
     assert gen_chart.main(["--root", str(repository), "--check"]) == 0
 
