@@ -16,7 +16,7 @@ from informers import ListOptions, ListResult, WatchEvent
 from jobflow_controller.apis import CREATED_BY_JOB_FLOW, CREATED_BY_JOB_TEMPLATE
 from jobflow_controller.apis.jobflow import Flow
 from jobflow_controller.apis.status import JobFlowStatus
-from jobflow_controller.jobflow import JobFlowController, action
+from jobflow_controller.jobflow import JobFlowController, JobFlowOptions, action
 from jobflow_controller.jobflow.plan import FlowJob, JobCreate
 from jobflow_controller.jobflow.rules_policy import choose_policy
 from jobflow_controller.jobtemplate import JobTemplateController
@@ -169,7 +169,7 @@ def new_fake_controller(
         clientset,  # type: ignore[arg-type]
         factory,
         recorder,
-        max_requeue_num=max_requeue_num,
+        JobFlowOptions(max_requeue_num=max_requeue_num),
         clock=FakeClock(),
     )
     return controller, clientset, recorder
