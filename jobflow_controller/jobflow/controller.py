@@ -5,7 +5,7 @@ What upstream keeps in one Go struct is composed here from plain objects, each n
 (job_flow_queue.py: one request per JobFlow, its lane and delay), `handlers` (handler.py: which
 informer events enqueue what), `sync` (sync.py: observe, plan with action.py, execute),
 `pacing` and `status_writer` (pacing.py, status_writer.py: when and how a status is written),
-`probes` (probe_judge.py: `dependsOn.probe`), and `memories` (memories.py: every per-JobFlow
+`probes` (probes/judge.py: `dependsOn.probe`), and `memories` (memories.py: every per-JobFlow
 memory, forgotten together). Each gets what it uses through its constructor; no callbacks.
 """
 
@@ -24,8 +24,8 @@ from jobflow_controller.apis.patch_fields import PatchFields
 from jobflow_controller.framework import DEFAULT_MAX_REQUEUE_NUM, QueueController
 from jobflow_controller.jobflow import constants as c
 from jobflow_controller.jobflow import urgency
+from jobflow_controller.jobflow.deleted_jobs import DeletedJobs
 from jobflow_controller.jobflow.expectations import CreateExpectations
-from jobflow_controller.jobflow.finished import DeletedJobs
 from jobflow_controller.jobflow.handler import JobFlowEventHandlers
 from jobflow_controller.jobflow.job_flow_queue import JobFlowQueue, request_for
 from jobflow_controller.jobflow.memories import JobFlowMemories
@@ -37,8 +37,8 @@ from jobflow_controller.jobflow.pacing import (
     STATUS_WRITE_QPS,
     StatusPacing,
 )
-from jobflow_controller.jobflow.probe import NetworkProbeRunner, ProbeCache, ProbeRunner
-from jobflow_controller.jobflow.probe_judge import ProbeJudge
+from jobflow_controller.jobflow.probes import NetworkProbeRunner, ProbeCache, ProbeRunner
+from jobflow_controller.jobflow.probes.judge import ProbeJudge
 from jobflow_controller.jobflow.state.metrics import JobFlowMetrics
 from jobflow_controller.jobflow.status_writer import StatusWriter
 from jobflow_controller.jobflow.sync import JobFlowSyncer

@@ -24,7 +24,7 @@ rest), and `choose_policy` picks it from the spec, once per sync; or, when it on
 answer for every policy, it is called from the point named for it below:
 - retries (retry.py): `_next_attempt_wait` ("this flow's next attempt is due": its backoff) and
   `superseded` (a Job its next attempt replaces, the retry's record);
-- probes (probe.py, `targets_met_by_probe`): `_targets_met` ("due, once the verdict is in", a probe flow's rule);
+- probes (probes/gate.py, `targets_met_by_probe`): `_targets_met` ("due, once the verdict is in", a probe flow's rule);
 - lifecycle (lifecycle.py): `may_create` (a suspended JobFlow creates nothing) and `new_status`
   (the stamps the stored status keeps); `stop` says what halted the flows.
 """
@@ -39,7 +39,7 @@ from jobflow_controller.apis.retry import job_attempt
 from jobflow_controller.apis.rules import Outcome
 from jobflow_controller.apis.status import JobStatus
 from jobflow_controller.jobflow import lifecycle, retry
-from jobflow_controller.jobflow.job_status_index import recorded_entries
+from jobflow_controller.jobflow.job_status_index import RecordedEntries
 from jobflow_controller.jobflow.plan import (
     Build,
     Deploy,
@@ -48,11 +48,11 @@ from jobflow_controller.jobflow.plan import (
     Judge,
     PlannedStatus,
     SyncPlan,
-    Warning,
+    WarningEvent,
     World,
     resource_exists,
 )
-from jobflow_controller.jobflow.probe import targets_met_by_probe
+from jobflow_controller.jobflow.probes import targets_met_by_probe
 from jobflow_controller.jobflow.state.base import UpdateJobFlowStatusFn
 
 
@@ -61,7 +61,7 @@ class FlowPolicy:
 
     def __init__(self, world: World) -> None:
         self.world = world
-        self._recorded = recorded_entries(world.job_flow)
+        self._recorded = RecordedEntries(world.job_flow)
 
     # -- what a flow is ---------------------------------------------------------------------------
     def jobs(self, flow: jf.Flow) -> list[str]:
@@ -83,7 +83,7 @@ class FlowPolicy:
         """The flows' Jobs that may be created now, in spec order.
 
         Not a flow that ended, nor a Job that ran to completion, exists (someone else's is an
-        `ErrResourceExists` Warning in `out`), was created moments ago (the informer has not shown
+        `ErrResourceExists` WarningEvent in `out`), was created moments ago (the informer has not shown
         it yet), or whose next attempt is not due yet (`out.requeue_after`).
         """
         world = self.world
@@ -93,7 +93,7 @@ class FlowPolicy:
             for job_name in self.jobs(flow):
                 if job_name in world.completed or self._held(job_name, out) or job_name in world.expected:
                     continue
-                entry = self._entry(job_name)
+                entry = self._recorded.get(job_name)
                 wait = self._next_attempt_wait(flow, entry)
                 if wait > 0:
                     out.requeue_in(wait)
@@ -105,7 +105,7 @@ class FlowPolicy:
         """Upstream's: no targets, or `judge` says every target's Job Completed."""
         return flow.targets is None or self._targets_met(flow, out, judge)
 
-    def closing(self, room: int, out: Deploy, build: Build) -> list[JobCreate | Warning]:
+    def closing(self, room: int, out: Deploy, build: Build) -> list[JobCreate | WarningEvent]:
         """Jobs created once nothing else can run: none under upstream's rule."""
         return []
 
@@ -158,7 +158,3 @@ class FlowPolicy:
         if not meta.is_controlled_by(existing, self.world.job_flow):
             out.steps.append(resource_exists(job_name))
         return True
-
-    def _entry(self, job_name: str) -> JobStatus | None:
-        raw = self._recorded.get(job_name)
-        return None if raw is None else JobStatus.from_dict(raw)

@@ -15,7 +15,7 @@ from typing import Any
 import structlog
 
 from informers.errors import NotFoundError
-from jobflow_controller.apis import Phase, RetainPolicy, meta
+from jobflow_controller.apis import FINISHED_PHASES, RetainPolicy, meta
 from jobflow_controller.apis import jobflow as jf
 from jobflow_controller.apis.command import CommandAction, job_command
 from jobflow_controller.apis.lifecycle import Lifecycle
@@ -89,7 +89,7 @@ class LifecycleActions:
         A finished JobFlow without `finishedAt` (it ended before the TTL was set) is stamped now.
         """
         ttl = Lifecycle.of(job_flow).ttl_seconds_after_finished
-        if ttl is None or jf.phase(job_flow) not in (Phase.SUCCEED, Phase.FAILED):
+        if ttl is None or jf.phase(job_flow) not in FINISHED_PHASES:
             return False
         ns, name = meta.namespace(job_flow), meta.name(job_flow)
         finished = jf.status(job_flow).get("finishedAt")

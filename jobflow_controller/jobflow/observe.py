@@ -3,7 +3,7 @@
 The first of a sync's three steps (observe, plan, execute: sync.py): the JobFlow's Jobs, the Jobs and
 JobTemplates its flows name, the Jobs this process saw deleted Completed or created and the cache
 does not show yet, and the time, taken once into a `World` (plan.py) the decisions read. The probe
-verdicts of the flows `deploy_job` may judge are read here too (probe_judge.py).
+verdicts of the flows `deploy_job` may judge are read here too (probes/judge.py).
 """
 
 from __future__ import annotations
@@ -17,11 +17,11 @@ from jobflow_controller.apis import jobflow as jf
 from jobflow_controller.apis import meta
 from jobflow_controller.apis.patch_fields import PatchFields
 from jobflow_controller.jobflow import action
+from jobflow_controller.jobflow.deleted_jobs import DeletedJobs, recorded_completed
 from jobflow_controller.jobflow.expectations import CreateExpectations
-from jobflow_controller.jobflow.finished import DeletedJobs, recorded_completed
 from jobflow_controller.jobflow.owned_jobs import jobs_created_by_job_flow
 from jobflow_controller.jobflow.plan import JobFlowSpec, World
-from jobflow_controller.jobflow.probe_judge import ProbeJudge
+from jobflow_controller.jobflow.probes.judge import ProbeJudge
 from jobflow_controller.jobflow.status_writer import StatusWriter
 from jobflow_controller.kube.informers import JobFlowLister, JobLister, JobTemplateLister
 from workqueue import Clock

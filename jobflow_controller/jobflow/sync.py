@@ -31,14 +31,14 @@ from jobflow_controller.jobflow.lifecycle_actions import LifecycleActions
 from jobflow_controller.jobflow.memories import JobFlowMemories
 from jobflow_controller.jobflow.observe import JobFlowObserver
 from jobflow_controller.jobflow.owned_jobs import jobs_created_by_job_flow
-from jobflow_controller.jobflow.plan import Deploy, JobCreate, SyncPlan, Warning, World
+from jobflow_controller.jobflow.plan import Deploy, JobCreate, SyncPlan, WarningEvent, World, resource_exists
 from jobflow_controller.jobflow.state import UpdateJobFlowStatusFn, new_state
 from jobflow_controller.jobflow.state.metrics import JobFlowMetrics
 from jobflow_controller.jobflow.status_writer import StatusWriter, WriteResult
 from jobflow_controller.jobflow.validated import ValidationMemory
 from jobflow_controller.kube.clientset import Clientset
+from jobflow_controller.kube.conflict import DEFAULT_RETRY, retry_on_conflict
 from jobflow_controller.kube.errors import AlreadyExistsError, ConflictError, from_status, is_refusal
-from jobflow_controller.kube.retry import DEFAULT_RETRY, retry_on_conflict
 
 log = structlog.get_logger(__name__)
 
@@ -246,7 +246,7 @@ class JobFlowSyncer:
             self._queue.react(ns, name)
         first_err: Exception | None = None
         for step in deploy.steps:
-            if isinstance(step, Warning):
+            if isinstance(step, WarningEvent):
                 self._warn(job_flow, step)
                 continue
             try:
@@ -287,14 +287,14 @@ class JobFlowSyncer:
         except NotFoundError:
             return  # deleted again already; the Job delete event brings the flow back
         if not meta.is_controlled_by(existing, job_flow):
-            self._warn(job_flow, Warning(c.REASON_RESOURCE_EXISTS, c.MESSAGE_RESOURCE_EXISTS, (job_name,)))
+            self._warn(job_flow, resource_exists(job_name))
 
     def _cache_is_behind(self, job_flow: Obj) -> bool:
         """Whether the API server holds a newer JobFlow than `job_flow` (one GET per such create)."""
         latest = self._get_latest_job_flow(meta.namespace(job_flow), meta.name(job_flow))
         return latest is not None and meta.resource_version(latest) != meta.resource_version(job_flow)
 
-    def _warn(self, job_flow: Obj, warning: Warning) -> None:
+    def _warn(self, job_flow: Obj, warning: WarningEvent) -> None:
         """The Warning event (the correlator dedups repeats) and its log line."""
         ns, name = meta.namespace(job_flow), meta.name(job_flow)
         log.warning(f"{warning.reason}: {warning.message_fmt % warning.args}", jobflow=f"{ns}/{name}")

@@ -21,7 +21,7 @@ from jobflow_fakes import FakeClientset, job, job_flow, job_template
 from jobflow_controller.apis.probe import HttpGet, TcpSocket
 from jobflow_controller.jobflow import JobFlowController, JobFlowOptions
 from jobflow_controller.jobflow import constants as c
-from jobflow_controller.jobflow.probe import PROBE_POLL_PERIOD, PROBE_TIMEOUT, ProbeCache, ProbeKey, ProbeResult
+from jobflow_controller.jobflow.probes import PROBE_POLL_PERIOD, PROBE_TIMEOUT, ProbeCache, ProbeKey, ProbeResult
 from jobflow_controller.kube.informers import VolcanoInformerFactory
 from jobflow_controller.record import FakeRecorder
 from workqueue import FakeClock

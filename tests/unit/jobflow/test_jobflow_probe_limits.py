@@ -14,7 +14,7 @@ import pytest
 
 from jobflow_controller.apis.probe import HttpGet, TcpSocket, parse_probe
 from jobflow_controller.jobflow import constants as c
-from jobflow_controller.jobflow.probe import (
+from jobflow_controller.jobflow.probes import (
     MAX_PENDING_CHECKS,
     MAX_PENDING_PER_NAMESPACE,
     PROBE_POLL_PERIOD,
@@ -25,7 +25,7 @@ from jobflow_controller.jobflow.probe import (
     ProbeKey,
     ProbeResult,
 )
-from jobflow_controller.jobflow.probe_net import refused_target
+from jobflow_controller.jobflow.probes.net import refused_target
 from workqueue import FakeClock
 
 UID = "uid-1"

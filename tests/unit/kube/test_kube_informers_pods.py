@@ -10,8 +10,8 @@ import pytest
 
 from jobflow_controller.apis import meta
 from jobflow_controller.apis.probe import parse_probe
-from jobflow_controller.jobflow.probe import ProbeCache, ProbeGate, ProbeResult
-from jobflow_controller.jobflow.probe_judge import _probe_view
+from jobflow_controller.jobflow.probes import ProbeCache, ProbeGate, ProbeResult
+from jobflow_controller.jobflow.probes.judge import _probe_view
 from jobflow_controller.kube.informers import (
     POD_JOB_NAME_LABEL,
     POD_LABEL_SELECTOR,

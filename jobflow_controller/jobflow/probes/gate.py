@@ -14,12 +14,12 @@ A target no entry applies to keeps upstream's rule alone. An entry whose task no
 before the Job exists, JobTemplate) has is a spec error: a Warning `InvalidProbe` and that flow
 waits. A flow without a probe is judged exactly as upstream judges it.
 
-Network checks never run on a worker thread: `ProbeCache` (probe_cache.py) runs them on a small
+Network checks never run on a worker thread: `ProbeCache` (probes/cache.py) runs them on a small
 bounded pool, fair across namespaces, and caches each result per (JobFlow uid, flow, check, pod)
 for `PROBE_POLL_PERIOD`; a worker only reads the cache and, while a check is failing or still
 running, puts the JobFlow back with `add_after`. A finished check also enqueues its JobFlow at once,
 so a pass is acted on without waiting for the poll. The checks themselves, each under one deadline,
-and the addresses never checked are in probe_net.py.
+and the addresses never checked are in probes/net.py.
 """
 
 from __future__ import annotations
@@ -35,7 +35,7 @@ from jobflow_controller.apis import jobflow as jf
 from jobflow_controller.apis.probe import HttpGet, Probe, TaskStatus, TcpSocket
 from jobflow_controller.jobflow import constants as c
 from jobflow_controller.jobflow.plan import ProbeVerdict, World
-from jobflow_controller.jobflow.probe_cache import (
+from jobflow_controller.jobflow.probes.cache import (
     MAX_PENDING_CHECKS,
     MAX_PENDING_PER_NAMESPACE,
     PROBE_POLL_PERIOD,
@@ -44,7 +44,7 @@ from jobflow_controller.jobflow.probe_cache import (
     ProbeCache,
     ProbeKey,
 )
-from jobflow_controller.jobflow.probe_net import (
+from jobflow_controller.jobflow.probes.net import (
     MAX_BODY_BYTES,
     PROBE_TIMEOUT,
     USER_AGENT,
@@ -154,7 +154,7 @@ def ready_pods(pods: Sequence[Obj], job: Obj) -> list[tuple[Obj, str]]:
 
 
 class ProbeOutlet(Protocol):
-    """Where a probe check's consequences go (probe_judge.py): the JobFlow back in the queue, a Warning."""
+    """Where a probe check's consequences go (probes/judge.py): the JobFlow back in the queue, a Warning."""
 
     def react(self, namespace: str, name: str, delay: float = 0.0) -> None:
         """Sync the JobFlow again after `delay` seconds (0: now): a check finished, or a poll is due."""
