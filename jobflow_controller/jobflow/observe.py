@@ -3,7 +3,8 @@
 The first of a sync's three steps (observe, plan, execute: sync.py): the JobFlow's Jobs, the Jobs and
 JobTemplates its flows name, the Jobs this process saw deleted Completed or created and the cache
 does not show yet, and the time, taken once into a `World` (plan.py) the decisions read. The probe
-verdicts of the flows `deploy_job` may judge are read here too (probes/judge.py).
+verdicts of the flows `deploy_job` may judge are the next step's (`check_probes`, probes/judge.py):
+observing reads and starts nothing.
 """
 
 from __future__ import annotations
@@ -78,10 +79,15 @@ class JobFlowObserver:
             probes={},
             now=self._clock.wall(),
         )
-        if not any(f.probe is not None for f in spec.flows):
+        return world
+
+    def check_probes(self, world: World) -> World:
+        """Ours (docs/probe.md): the verdicts of the probe flows `deploy_job` will judge, their checks
+        started now (a check the pool finishes at once counts in this sync; one still running puts
+        the JobFlow back when it ends). A JobFlow without a probe is returned as it is."""
+        if not any(f.probe is not None for f in world.spec.flows):
             return world
-        # Ours (docs/probe.md): the probes of the flows deploy_job will judge, checked before it.
-        probes = self._probes.judge_probes(job_flow, action.flows_to_judge(world), named_jobs)
+        probes = self._probes.judge_probes(world.job_flow, action.flows_to_judge(world), world.named_jobs)
         return replace(world, probes=probes)
 
 

@@ -138,7 +138,7 @@ class JobFlowSyncer:
         """
         request = pending_retry_request(job_flow)
         if request is not None:
-            self.execute(job_flow, rerun.plan_rerun(self.observe(job_flow), request))
+            self.execute(job_flow, rerun.plan_rerun(self.observe_and_check(job_flow), request))
             self._queue.react(meta.namespace(job_flow), meta.name(job_flow))
             return True
         return self.lifecycle.expire(job_flow)
@@ -168,15 +168,21 @@ class JobFlowSyncer:
     # -- syncJobFlow ----------------------------------------------------------------------------
     def sync_job_flow(self, job_flow: Obj, update_state_fn: UpdateJobFlowStatusFn) -> None:
         """Upstream's `syncJobFlow`: the state machine's callback, decided by action.py."""
-        self.execute(job_flow, action.sync_job_flow(self.observe(job_flow), update_state_fn))
+        world = self.observe_and_check(job_flow)
+        plan = action.sync_job_flow(world, update_state_fn)
+        self.execute(job_flow, plan)
 
     def sync_job_flow_status(self, job_flow: Obj, update_state_fn: UpdateJobFlowStatusFn) -> None:
         """The state machine's callback for an invalid JobFlow: its status is written, nothing else."""
-        self.execute(job_flow, action.sync_job_flow_status(self.observe(job_flow), update_state_fn))
+        self.execute(job_flow, action.sync_job_flow_status(self.observe_and_check(job_flow), update_state_fn))
 
     def observe(self, job_flow: Obj) -> World:
         """The sync's first step (observe.py): what it sees, read from the caches."""
         return self._observer.observe(job_flow)
+
+    def observe_and_check(self, job_flow: Obj) -> World:
+        """`observe`, then the probe checks of the flows `deploy_job` will judge (observe.py)."""
+        return self._observer.check_probes(self._observer.observe(job_flow))
 
     def get_all_jobs_created_by_job_flow(self, job_flow: Obj) -> list[Obj]:
         """The Jobs this JobFlow controls (by uid), in creation order (owned_jobs.py)."""
