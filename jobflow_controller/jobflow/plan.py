@@ -7,7 +7,7 @@ is what lets a table test or a property test drive the algorithm with no control
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from functools import cached_property
@@ -21,6 +21,7 @@ from jobflow_controller.apis.probe import Probe
 from jobflow_controller.apis.retry import RetryPolicies, retry_policies
 from jobflow_controller.apis.rules import FailurePolicy
 from jobflow_controller.apis.status import JobFlowStatus
+from jobflow_controller.jobflow import constants as c
 from jobflow_controller.jobflow.finished import recorded_completed, superseded
 
 Obj = Mapping[str, Any]
@@ -128,6 +129,37 @@ class Warning:
     args: tuple[Any, ...] = ()
 
 
+def resource_exists(job_name: str) -> Warning:
+    """`ErrResourceExists`: a Job of the name exists that this JobFlow does not control."""
+    return Warning(c.REASON_RESOURCE_EXISTS, c.MESSAGE_RESOURCE_EXISTS, (job_name,))
+
+
+@dataclass
+class PlannedStatus(JobFlowStatus):
+    """The status a sync computes, and what the planner derives beside it (never written).
+
+    The lists of `JobFlowStatus` name the Jobs that exist, as upstream's; the phase rules also count
+    the Jobs below, which the written status does not list.
+    """
+
+    #: Jobs of the spec's flows that the status records as Completed but that no longer exist
+    #: (deleted by hand or by `ttlSecondsAfterFinished`): the phase rules count them as Completed.
+    deleted_completed_jobs: list[str] = field(default_factory=list)
+    #: Failed or Terminated Jobs that a retry policy (or a re-run) creates again (docs/retry.md): the
+    #: lists still name them, while the phase rules do not count them as failures.
+    retrying_jobs: list[str] = field(default_factory=list)
+
+    def failures(self) -> list[str]:
+        """What the phase rules count as failed: Failed and Terminated Jobs not being retried."""
+        retrying = set(self.retrying_jobs)
+        return [n for n in self.failed_jobs + self.terminated_jobs if n not in retrying]
+
+    def all_completed_jobs(self) -> list[str]:
+        """What the phase rules count as Completed: `completedJobs` and the Completed Jobs since deleted."""
+        completed = set(self.completed_jobs)
+        return self.completed_jobs + [n for n in self.deleted_completed_jobs if n not in completed]
+
+
 @dataclass(frozen=True)
 class Notice:
     """An event the sync records on the JobFlow once its status is written (Normal unless `warning`)."""
@@ -158,6 +190,26 @@ class JobCreate:
     #: Read the JobFlow from the API server first (a flow with a retry policy): a cache behind our
     #: last status write would create the Job under a wrong attempt.
     fresh_read: bool = False
+
+
+@dataclass(frozen=True)
+class FlowJob:
+    """One Job of a flow that may be created now (the flow policy's `unmade`, flow_policy.py)."""
+
+    flow: jf.Flow
+    job_name: str
+    #: The times the Job was created again (a retry, a re-run): its attempt annotation.
+    attempt: int = 0
+    #: Read the JobFlow from the API server before creating it (a flow with a retry policy).
+    fresh_read: bool = False
+    #: Annotations the Job gets besides the template's (a finally Job's outcome).
+    annotations: tuple[tuple[str, str], ...] = ()
+
+
+#: Upstream's dependency rule, action.py's `judge(world, flow, done, missing)`.
+Judge = Callable[[World, jf.Flow, frozenset[str], list[str]], bool]
+#: action.py's `load_job_template_and_set_job`, handed to the policy to build a Job.
+Build = Callable[[World, FlowJob], JobCreate | Warning]
 
 
 @dataclass(frozen=True)
@@ -196,7 +248,7 @@ class SyncPlan:
     deploy: Deploy = field(default_factory=Deploy)
     #: Problems of the retry policies in force (one Warning).
     retry_warning: Warning | None = None
-    status: JobFlowStatus | None = None
+    status: PlannedStatus | None = None
     retries: list[Retry] = field(default_factory=list)
     #: Jobs the status records as retried that are still there: deleted after the status is written.
     retry_deletes: list[Obj] = field(default_factory=list)

@@ -20,10 +20,10 @@ from typing import Any
 from jobflow_controller.apis import JobPhase, Phase, meta
 from jobflow_controller.apis import job as vcjob
 from jobflow_controller.apis.retry import RECREATING, RERUN, RETRYING, RetryPolicy
-from jobflow_controller.apis.status import JobFlowStatus, JobRunningHistory, JobStatus
+from jobflow_controller.apis.status import JobRunningHistory, JobStatus
 from jobflow_controller.apis.timeutil import parse_time
 from jobflow_controller.jobflow import constants as c
-from jobflow_controller.jobflow.plan import Retry, Warning, World
+from jobflow_controller.jobflow.plan import PlannedStatus, Retry, Warning, World
 
 Obj = Mapping[str, Any]
 
@@ -86,7 +86,7 @@ def invalid_policy_warning(world: World, phase: str) -> Warning | None:
     return Warning(c.REASON_INVALID_RETRY, c.MESSAGE_INVALID_RETRY, ("; ".join(problems),))
 
 
-def plan_retries(world: World, phase: str, status: JobFlowStatus) -> list[Retry]:
+def plan_retries(world: World, phase: str, status: PlannedStatus) -> list[Retry]:
     """The flows' Jobs that ended Failed or Terminated and have retries left, in spec order.
 
     Each is added to `status.retrying_jobs`, so the phase rules do not count it as a failure.
@@ -114,7 +114,7 @@ def plan_retries(world: World, phase: str, status: JobFlowStatus) -> list[Retry]
     return out
 
 
-def record_retry(status: JobFlowStatus, retry: Retry, now: str) -> None:
+def record_retry(status: PlannedStatus, retry: Retry, now: str) -> None:
     """Close the Job's last history entry and open a `Retrying` one; count it in restartCount."""
     entry = next((e for e in status.job_status_list if e.name == meta.name(retry.job)), None)
     if entry is None:  # pragma: no cover - the Job exists, so get_all_job_status made its entry

@@ -17,7 +17,8 @@ from jobflow_controller.apis import CREATED_BY_JOB_FLOW, CREATED_BY_JOB_TEMPLATE
 from jobflow_controller.apis.jobflow import Flow
 from jobflow_controller.apis.status import JobFlowStatus
 from jobflow_controller.jobflow import JobFlowController, action
-from jobflow_controller.jobflow.plan import JobCreate
+from jobflow_controller.jobflow.plan import FlowJob, JobCreate
+from jobflow_controller.jobflow.rules_policy import choose_policy
 from jobflow_controller.jobtemplate import JobTemplateController
 from jobflow_controller.kube.errors import from_status
 from jobflow_controller.kube.informers import VolcanoInformerFactory
@@ -285,13 +286,15 @@ def strip_history_starts(status: dict[str, Any]) -> dict[str, Any]:
 # -- the sync's steps one at a time, as upstream's tests call them on the controller -------------
 def deploy_job(controller: JobFlowController, flow: dict[str, Any]) -> None:
     """`deploy_job` decided from the caches and carried out (its creates and Warnings), nothing else."""
-    err = controller.sync.deploy(flow, action.deploy_job(controller.sync.observe(flow)))
+    world = controller.sync.observe(flow)
+    err = controller.sync.deploy(flow, action.deploy_job(world, choose_policy(world)))
     if err is not None:
         raise err
 
 
 def get_all_job_status(controller: JobFlowController, flow: dict[str, Any]) -> JobFlowStatus:
-    return action.get_all_job_status(controller.sync.observe(flow))
+    world = controller.sync.observe(flow)
+    return action.get_all_job_status(world, choose_policy(world))
 
 
 def load_job_template_and_set_job(
@@ -301,7 +304,7 @@ def load_job_template_and_set_job(
     world = controller.sync.observe(flow)
     spec_flow = next((f for f in world.spec.flows if f.name == flow_name), Flow(flow_name, None))
     assert world.job_name(flow_name) == job_name
-    step = action.load_job_template_and_set_job(world, spec_flow)
+    step = action.load_job_template_and_set_job(world, FlowJob(spec_flow, job_name))
     assert isinstance(step, JobCreate), step
     if step.error is not None:
         raise step.error
