@@ -14,7 +14,8 @@ The Component (``params_rules_patch``) adds what needs CEL: the names unique and
 (the bound the estimates need). The rules are of the kind ``crdgen.rules`` estimates (``distinct``
 over at most ``MAX_PARAMS`` names, and ``MAX_MATRIX_PARAMS`` per flow; a regular expression over 63
 characters): far under the per-call limit; the local control plane installs the Component, so every
-e2e run has the API server check the estimates. The 256 combinations, the 500 Jobs counting every matrix index and the length of
+e2e run has the API server check the estimates.
+The 256 combinations, the 500 Jobs counting every matrix index and the length of
 ``<jobflow>-<flow>-<N-1>`` are the webhook's and the controller's alone (a product of list sizes has
 no cheap CEL form, and the names need the JobFlow's).
 """

@@ -11,7 +11,7 @@ from __future__ import annotations
 import itertools
 import json
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any, Final
 
@@ -158,3 +158,28 @@ def _text(value: Any) -> str:
     if isinstance(value, str):
         return value
     return "" if value is None else json.dumps(value)
+
+
+@dataclass(frozen=True)
+class ParamsSpec:
+    """What a sync reads of the three fields: the params, each flow's `when` and `matrix` (by flow name)."""
+
+    params: tuple[Param, ...] = ()
+    when: Mapping[str, tuple[WhenExpression, ...]] = field(default_factory=dict)
+    matrices: Mapping[str, Matrix] = field(default_factory=dict)
+
+    @classmethod
+    def of(cls, job_flow: Obj, flows: Sequence[jf.Flow]) -> ParamsSpec | None:
+        """None for a JobFlow that sets none of the fields (`uses_params`): it is upstream's."""
+        if not uses_params(job_flow, flows):
+            return None
+        matrices = {f.name: m for f in flows if (m := matrix(f.matrix)) is not None}
+        when = {f.name: when_expressions(f.when) for f in flows if f.when is not None}
+        return cls(params(job_flow), when, matrices)
+
+    def job_names(self, job_flow_name: str, flow_name: str) -> list[str]:
+        """The flow's Jobs, in index order: `<jobflow>-<flow>`, or one `<jobflow>-<flow>-<i>` per combination."""
+        found = self.matrices.get(flow_name)
+        if found is None:
+            return [jf.job_name(job_flow_name, flow_name)]
+        return [matrix_job_name(job_flow_name, flow_name, i) for i in range(found.size)]

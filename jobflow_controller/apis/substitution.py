@@ -78,6 +78,17 @@ def expand_values(value: Any, variables: Mapping[str, str]) -> Any:
     return value
 
 
+def expand_job(job: Mapping[str, Any], variables: Mapping[str, str]) -> dict[str, Any]:
+    """A copy of a Job body with its spec, labels and annotations expanded (the rest as it is)."""
+    out = dict(job)
+    metadata = dict(job.get("metadata") or {})
+    for key in ("labels", "annotations"):
+        metadata[key] = expand_values(metadata.get(key) or {}, variables)
+    out["metadata"] = metadata
+    out["spec"] = expand_values(job.get("spec") or {}, variables)
+    return out
+
+
 def context_variables(job_flow: Obj, flow_name: str, matrix_index: int | None = None) -> dict[str, str]:
     """`$(context.*)` for a flow's Job (`context.matrix.index` only for a matrix flow's)."""
     out = {

@@ -32,6 +32,7 @@ answer for every policy, it is called from the point named for it below:
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import TYPE_CHECKING
 
 from jobflow_controller.apis import FINISHED_PHASES, meta
 from jobflow_controller.apis import jobflow as jf
@@ -54,6 +55,9 @@ from jobflow_controller.jobflow.plan import (
 )
 from jobflow_controller.jobflow.probe import targets_met_by_probe
 from jobflow_controller.jobflow.state.base import UpdateJobFlowStatusFn
+
+if TYPE_CHECKING:
+    from jobflow_controller.jobflow.outcomes import FlowShape
 
 
 class FlowPolicy:
@@ -115,6 +119,14 @@ class FlowPolicy:
 
     def record_outcomes(self, status: PlannedStatus, plan: SyncPlan) -> None:
         """What the flows came to, into the status and the events: nothing more under upstream's rule."""
+
+    def shape(self) -> FlowShape | None:
+        """The named point for flows other than upstream's one Job (params_policy.py); None: upstream's."""
+        return None
+
+    def rerun_jobs(self, flow: jf.Flow) -> list[str]:
+        """The flow's Jobs a re-run creates again (rerun.py): all of them (a matrix flow: its Failed ones)."""
+        return self.jobs(flow)
 
     @property
     def stop(self) -> str | None:

@@ -51,6 +51,7 @@ def params_problems(job_flow: Mapping[str, Any]) -> list[str]:
         problems.extend(flow_problems)
         any_matrix = any_matrix or flow.get("matrix") is not None
         jobs += size
+    problems.extend(_matrix_clash_problems(job_flow))
     flows = spec.get("flows")
     if any_matrix and jobs > MAX_FLOWS and not (isinstance(flows, list) and len(flows) > MAX_FLOWS):
         problems.append(f"jobflow has {jobs} Jobs counting every matrix index, more than the {MAX_FLOWS} allowed")
@@ -97,6 +98,47 @@ def flow_params_problems(prefix: str, flow: Mapping[str, Any], job_flow_name: st
                 f" it must be at most {MAX_JOB_NAME_LENGTH}"
             )
     return problems, max(size, 1)
+
+
+def _matrix_clash_problems(job_flow: Mapping[str, Any]) -> list[str]:
+    """A matrix Job that would be another flow's Job, and a probe that waits on a matrix flow.
+
+    `<jobflow>-<flow>-<i>` is also the Job of a flow named `<flow>-<i>`; a `dependsOn.probe` checks
+    one Job per target, which a matrix flow does not have.
+    """
+    flows = [(prefix, flow) for prefix, flow in raw_flows(job_flow)]
+    names = {flow.get("name") for _prefix, flow in flows}
+    finals = _mapping(job_flow.get("spec")).get("finally")
+    names |= {e.get("name") for e in finals if isinstance(e, Mapping)} if isinstance(finals, list) else set()
+    matrices: dict[str, int] = {}
+    problems: list[str] = []
+    for prefix, flow in flows:
+        name, raw = flow.get("name"), flow.get("matrix")
+        if not isinstance(name, str) or not isinstance(raw, Mapping) or not isinstance(raw.get("params"), list):
+            continue
+        size = 1
+        for entry in raw["params"]:
+            values = entry.get("values") if isinstance(entry, Mapping) else None
+            size *= len(values) if isinstance(values, list) else 0
+        matrices[name] = size
+        clash = next((f"{name}-{i}" for i in range(min(size, MAX_MATRIX_COMBINATIONS)) if f"{name}-{i}" in names), None)
+        if clash is not None:
+            problems.append(
+                f"{prefix}: matrix: its Job {_json(f'<jobflow>-{clash}')} would be the Job"
+                f" of the flow or finally entry {_json(clash)}"
+            )
+    for prefix, flow in flows:
+        depends_on = _mapping(flow.get("dependsOn"))
+        targets = depends_on.get("targets")
+        if depends_on.get("probe") is None or not isinstance(targets, list):
+            continue
+        for target in targets:
+            if target in matrices:
+                problems.append(
+                    f"{prefix}: dependsOn.probe: cannot wait on the matrix flow {_json(target)}"
+                    " (a probe checks one Job per target)"
+                )
+    return problems
 
 
 def _when_problems(prefix: str, raw: object) -> list[str]:

@@ -188,3 +188,22 @@ def test_the_caps_on_params_and_matrix_lists() -> None:
     lists = tuple((f"x{i}", ["1"]) for i in range(17))
     problems = validate_job_flow(jf([{"name": "a", "matrix": matrix(*lists)}]))
     assert 'jobflow Flow "a": matrix.params: has 17 lists, more than the 16 allowed' in problems
+
+
+def test_a_matrix_job_may_not_be_another_flows_job() -> None:
+    flows = [{"name": "train", "matrix": matrix(("x", ["1", "2"]))}, {"name": "train-1"}]
+    assert (
+        'jobflow Flow "train": matrix: its Job "<jobflow>-train-1" would be the Job'
+        ' of the flow or finally entry "train-1"' in validate_job_flow(jf(flows))
+    )
+
+
+def test_a_probe_may_not_wait_on_a_matrix_flow() -> None:
+    flows = [
+        {"name": "train", "matrix": matrix(("x", ["1", "2"]))},
+        {"name": "serve", "dependsOn": {"targets": ["train"], "probe": {"taskStatusList": [{"phase": "Running"}]}}},
+    ]
+    assert (
+        'jobflow Flow "serve": dependsOn.probe: cannot wait on the matrix flow "train"'
+        " (a probe checks one Job per target)" in validate_job_flow(jf(flows))
+    )
