@@ -86,20 +86,29 @@ class ParamsPolicy(FailureAwarePolicy):
         return self.world.flow_job_names(flow.name)
 
     def unmade(self, out: Deploy) -> Iterator[FlowJob]:
-        """Upstream's unmade Jobs, a matrix flow's only up to `maxParallel`; each with its values."""
+        """Upstream's unmade Jobs, a matrix flow's only up to `maxParallel`; each with its values.
+
+        A matrix flow whose rule is not met yet gives only its first Job: the one `deploy_job` checks
+        the patch of (one Warning, not one per index).
+        """
+        waiting: set[str] = set()
         for made in super().unmade(out):
-            matrix = self.params.matrices.get(made.flow.name)
+            name = made.flow.name
+            matrix = self.params.matrices.get(name)
             if matrix is None:
-                yield replace(made, variables=self._variables(made.flow.name))
+                yield replace(made, variables=self._variables(name))
+                continue
+            if name in waiting:
                 continue
             index = self.jobs(made.flow).index(made.job_name)
-            if index in self._allowed(made.flow.name, matrix):
+            if index in self._allowed(name, matrix):
+                if not self._started(name) and name not in self.found.met:
+                    waiting.add(name)
                 yield self._matrix_job(made, matrix, index)
 
     def is_due(self, flow: jf.Flow, out: Deploy, judge: Judge) -> bool:
         """A matrix flow that has started stays due (its rule was met) until it ended or the flows halt."""
-        states = self._states.get(flow.name)
-        if states is not None and any(s != JobState.ABSENT for s in states) and self.ended(flow) is None:
+        if self._started(flow.name) and self.ended(flow) is None:
             return not self.found.halted
         return super().is_due(flow, out, judge)
 
@@ -128,6 +137,10 @@ class ParamsPolicy(FailureAwarePolicy):
         return [name for name, state in zip(self.jobs(flow), states, strict=True) if state == JobState.FAILED]
 
     # -- helpers ----------------------------------------------------------------------------------
+    def _started(self, flow_name: str) -> bool:
+        """A matrix flow one of whose Jobs was created (its rule was met then: it stays due)."""
+        return any(s != JobState.ABSENT for s in self._states.get(flow_name, ()))
+
     def _allowed(self, flow_name: str, matrix: Matrix) -> set[int]:
         """The indexes that may be created now: the next ones in room, and those being re-created."""
         states = self._states.get(flow_name, [JobState.ABSENT] * matrix.size)

@@ -107,9 +107,11 @@ def _matrix_clash_problems(job_flow: Mapping[str, Any]) -> list[str]:
     one Job per target, which a matrix flow does not have.
     """
     flows = [(prefix, flow) for prefix, flow in raw_flows(job_flow)]
-    names = {flow.get("name") for _prefix, flow in flows}
     finals = _mapping(job_flow.get("spec")).get("finally")
-    names |= {e.get("name") for e in finals if isinstance(e, Mapping)} if isinstance(finals, list) else set()
+    entries = [flow for _prefix, flow in flows] + (
+        [e for e in finals if isinstance(e, Mapping)] if isinstance(finals, list) else []
+    )
+    names = {e.get("name") for e in entries if isinstance(e.get("name"), str)}
     matrices: dict[str, int] = {}
     problems: list[str] = []
     for prefix, flow in flows:
@@ -133,7 +135,7 @@ def _matrix_clash_problems(job_flow: Mapping[str, Any]) -> list[str]:
         if depends_on.get("probe") is None or not isinstance(targets, list):
             continue
         for target in targets:
-            if target in matrices:
+            if isinstance(target, str) and target in matrices:
                 problems.append(
                     f"{prefix}: dependsOn.probe: cannot wait on the matrix flow {_json(target)}"
                     " (a probe checks one Job per target)"
