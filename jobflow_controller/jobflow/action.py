@@ -35,7 +35,7 @@ from jobflow_controller.jobflow import lifecycle, retry, status_size
 from jobflow_controller.jobflow.flow_policy import FlowPolicy
 from jobflow_controller.jobflow.job_status_index import JobStatusIndex
 from jobflow_controller.jobflow.patch import check_patch, invalid_patch
-from jobflow_controller.jobflow.plan import Deploy, FlowJob, JobCreate, PlannedStatus, SyncPlan, Warning, World
+from jobflow_controller.jobflow.plan import Deploy, FlowJob, JobCreate, PlannedStatus, SyncPlan, WarningEvent, World
 from jobflow_controller.jobflow.policies import choose_policy
 from jobflow_controller.jobflow.state.base import UpdateJobFlowStatusFn
 
@@ -110,7 +110,7 @@ def deploy_job(world: World, policy: FlowPolicy) -> Deploy:
 
     Existing Jobs are never touched, whatever their phase. Upstream re-creates any missing Job, in
     Succeed too; ours: a finished JobFlow creates nothing, and a Job the status records as
-    Completed (or seen deleted while Completed) is done for good (finished.py). A Job deleted
+    Completed (or seen deleted while Completed) is done for good (deleted_jobs.py). A Job deleted
     before it completed is re-created, as upstream. A JobFlow being deleted creates nothing either:
     the garbage collector deleting its Jobs would otherwise have them re-created. The policy says
     which Jobs are unmade, which are due, and what comes once nothing else can run.
@@ -170,11 +170,11 @@ def judge(world: World, flow: jf.Flow, done: AbstractSet[str], missing: list[str
     return True
 
 
-def load_job_template_and_set_job(world: World, made: FlowJob) -> JobCreate | Warning:
+def load_job_template_and_set_job(world: World, made: FlowJob) -> JobCreate | WarningEvent:
     """The Job to create for `made`; its template missing is the create's error, as upstream's lister says.
 
     A patch that cannot apply is no error of the sync (retrying cannot help until the JobFlow or
-    the template changes, and each of those enqueues the JobFlow): an `InvalidPatch` Warning.
+    the template changes, and each of those enqueues the JobFlow): an `InvalidPatch` WarningEvent.
     """
     flow, job_name = made.flow, made.job_name
     template = world.templates.get(flow.name)

@@ -11,12 +11,14 @@ from __future__ import annotations
 from jobflow_controller.apis import meta
 from jobflow_controller.apis.rules import OUTCOME_ANNOTATION
 from jobflow_controller.jobflow.outcomes import Outcomes
-from jobflow_controller.jobflow.plan import Build, Deploy, FlowJob, JobCreate, Warning, World, resource_exists
+from jobflow_controller.jobflow.plan import Build, Deploy, FlowJob, JobCreate, WarningEvent, World, resource_exists
 
 
-def finally_creates(world: World, found: Outcomes, room: int, out: Deploy, build: Build) -> list[JobCreate | Warning]:
+def finally_creates(
+    world: World, found: Outcomes, room: int, out: Deploy, build: Build
+) -> list[JobCreate | WarningEvent]:
     """The finally Jobs not made yet, at most `room` of them (`out.more` when some are left)."""
-    steps: list[JobCreate | Warning] = []
+    steps: list[JobCreate | WarningEvent] = []
     for flow in world.spec.finally_flows:
         job_name = world.job_name(flow.name)
         if job_name in world.completed or flow.name in found.finally_of or job_name in world.expected:

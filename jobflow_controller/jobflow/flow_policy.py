@@ -2,31 +2,33 @@
 
 Upstream has one answer to each question a sync asks about a flow: its Job is `<jobflow>-<flow>`,
 it is due once every target's Job is Completed, it has ended when its Job has, and the JobFlow's
-phase is the state's `updateStateFn`. `FlowPolicy` is that answer; `choose_policy(world)`
+phase is the state's `updateStateFn`. `FlowPolicy` is that answer. `choose_policy(world)`
 (rules_policy.py) picks it, or `FailureAwarePolicy` (docs/rules.md) for a JobFlow that sets a
-failure-aware field. action.py's upstream functions (`deploy_job`, `judge`, `get_all_job_status`) ask the policy
-and test no feature themselves.
+failure-aware field, once per sync (action.py `sync_job_flow`). action.py's upstream functions
+(`deploy_job`, `judge`, `get_all_job_status`) ask the policy and test no feature themselves.
 
 The questions, each a method a policy answers:
-- `jobs(flow)`: the flow's Job names, a list (upstream: one; a matrix: many);
-- `unmade(out)`: the flows' Jobs that may be created now, each a `FlowJob` (its attempt, whether to
-  read the JobFlow afresh first); a limit of unfinished Jobs per flow belongs here;
+- `jobs(flow)`: the flow's Job names, a list (upstream: one; a matrix: one per combination);
+- `unmade(out)`: the flows' Jobs that may be created now, in order, each a `FlowJob` (its attempt,
+  whether to read the JobFlow afresh first, extra annotations); a limit of unfinished Jobs per flow
+  belongs here (stop yielding a flow's Jobs once that many are unfinished);
 - `is_due(flow, out, judge)`: whether the flow's Jobs are due (`judge` is upstream's rule);
-- `ended(flow)`: None while it may still run, else how it ended (`Outcome`: Completed, Failed,
-  Skipped; a flow a condition skips answers Skipped here and is never due);
+- `ended(flow)`: None while the flow may still run, else how it ended (`Outcome`: Completed,
+  Failed, Skipped); a flow a condition skips answers Skipped (and is never unmade, hence never due);
 - `closing(room, out, build)`: Jobs created once nothing else can run (the finally flows);
-- `decide_phase(status, update_state_fn, total)`: the JobFlow's phase; `record_outcomes` what the
-  flows came to (`skippedJobs`, events); `halted` and `stop`: nothing more is created or retried.
+- `decide_phase(status, update_state_fn, total)`: the JobFlow's phase; `record_outcomes(status,
+  plan)`: what the flows came to (`skippedJobs`, events); `halted`, `stop`: nothing more is created
+  or retried, and why.
 
-How an extension plugs in: by a named point, never by a test in action.py. It subclasses
-`FlowPolicy` (overriding the questions it answers differently, and calling `super()` for the
-rest), and `choose_policy` picks it from the spec, once per sync; or, when it only refines one
-answer for every policy, it is called from the point named for it below:
+How an extension plugs in: never by a test in action.py. A new kind of flow subclasses `FlowPolicy`
+(overriding the questions it answers differently and calling `super()` for the rest) and
+`choose_policy` picks it from the spec; an extension that refines one answer for every kind of flow
+is called from the point of `FlowPolicy` named for it:
 - retries (retry.py): `_next_attempt_wait` ("this flow's next attempt is due": its backoff) and
-  `superseded` (a Job its next attempt replaces, the retry's record);
-- probes (probe.py, `targets_met_by_probe`): `_targets_met` ("due, once the verdict is in", a probe flow's rule);
+  `superseded` (a Job its next attempt replaces: its entry is the retry's record);
+- probes (probes/gate.py `targets_met_by_probe`): `_targets_met` ("due, once the verdict is in");
 - lifecycle (lifecycle.py): `may_create` (a suspended JobFlow creates nothing) and `new_status`
-  (the stamps the stored status keeps); `stop` says what halted the flows.
+  (the stamps the stored status keeps).
 """
 
 from __future__ import annotations
@@ -40,7 +42,7 @@ from jobflow_controller.apis.retry import job_attempt
 from jobflow_controller.apis.rules import Outcome
 from jobflow_controller.apis.status import JobStatus
 from jobflow_controller.jobflow import lifecycle, retry
-from jobflow_controller.jobflow.job_status_index import recorded_entries
+from jobflow_controller.jobflow.job_status_index import RecordedEntries
 from jobflow_controller.jobflow.plan import (
     Build,
     Deploy,
@@ -49,11 +51,11 @@ from jobflow_controller.jobflow.plan import (
     Judge,
     PlannedStatus,
     SyncPlan,
-    Warning,
+    WarningEvent,
     World,
     resource_exists,
 )
-from jobflow_controller.jobflow.probe import targets_met_by_probe
+from jobflow_controller.jobflow.probes import targets_met_by_probe
 from jobflow_controller.jobflow.state.base import UpdateJobFlowStatusFn
 
 if TYPE_CHECKING:
@@ -65,7 +67,7 @@ class FlowPolicy:
 
     def __init__(self, world: World) -> None:
         self.world = world
-        self._recorded = recorded_entries(world.job_flow)
+        self._recorded = RecordedEntries(world.job_flow)
 
     # -- what a flow is ---------------------------------------------------------------------------
     def jobs(self, flow: jf.Flow) -> list[str]:
@@ -87,7 +89,7 @@ class FlowPolicy:
         """The flows' Jobs that may be created now, in spec order.
 
         Not a flow that ended, nor a Job that ran to completion, exists (someone else's is an
-        `ErrResourceExists` Warning in `out`), was created moments ago (the informer has not shown
+        `ErrResourceExists` WarningEvent in `out`), was created moments ago (the informer has not shown
         it yet), or whose next attempt is not due yet (`out.requeue_after`).
         """
         world = self.world
@@ -97,7 +99,7 @@ class FlowPolicy:
             for job_name in self.jobs(flow):
                 if job_name in world.completed or self._held(job_name, out) or job_name in world.expected:
                     continue
-                entry = self._entry(job_name)
+                entry = self._recorded.get(job_name)
                 wait = self._next_attempt_wait(flow, entry)
                 if wait > 0:
                     out.requeue_in(wait)
@@ -109,7 +111,7 @@ class FlowPolicy:
         """Upstream's: no targets, or `judge` says every target's Job Completed."""
         return flow.targets is None or self._targets_met(flow, out, judge)
 
-    def closing(self, room: int, out: Deploy, build: Build) -> list[JobCreate | Warning]:
+    def closing(self, room: int, out: Deploy, build: Build) -> list[JobCreate | WarningEvent]:
         """Jobs created once nothing else can run: none under upstream's rule."""
         return []
 
@@ -170,7 +172,3 @@ class FlowPolicy:
         if not meta.is_controlled_by(existing, self.world.job_flow):
             out.steps.append(resource_exists(job_name))
         return True
-
-    def _entry(self, job_name: str) -> JobStatus | None:
-        raw = self._recorded.get(job_name)
-        return None if raw is None else JobStatus.from_dict(raw)

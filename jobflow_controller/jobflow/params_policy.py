@@ -39,7 +39,7 @@ from jobflow_controller.jobflow.plan import (
     Notice,
     PlannedStatus,
     SyncPlan,
-    Warning,
+    WarningEvent,
     World,
 )
 from jobflow_controller.jobflow.rules_policy import FailureAwarePolicy
@@ -112,10 +112,10 @@ class ParamsPolicy(FailureAwarePolicy):
             return not self.found.halted
         return super().is_due(flow, out, judge)
 
-    def closing(self, room: int, out: Deploy, build: Build) -> list[JobCreate | Warning]:
+    def closing(self, room: int, out: Deploy, build: Build) -> list[JobCreate | WarningEvent]:
         """The finally Jobs, expanded as the flows' (params and context)."""
 
-        def expanded(world: World, made: FlowJob) -> JobCreate | Warning:
+        def expanded(world: World, made: FlowJob) -> JobCreate | WarningEvent:
             return build(world, replace(made, variables=self._variables(made.flow.name)))
 
         return super().closing(room, out, expanded)

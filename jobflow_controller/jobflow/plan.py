@@ -23,7 +23,7 @@ from jobflow_controller.apis.retry import RetryPolicies, retry_policies
 from jobflow_controller.apis.rules import FailurePolicy
 from jobflow_controller.apis.status import JobFlowStatus
 from jobflow_controller.jobflow import constants as c
-from jobflow_controller.jobflow.finished import recorded_completed, superseded
+from jobflow_controller.jobflow.deleted_jobs import recorded_completed, superseded
 
 Obj = Mapping[str, Any]
 
@@ -77,7 +77,7 @@ class JobFlowSpec:
 
 @dataclass(frozen=True)
 class ProbeVerdict:
-    """A probe flow's dependency as the probe extension judged it before the sync (probe_judge.py).
+    """A probe flow's dependency as the probe extension judged it before the sync (probes/judge.py).
 
     `probe` is None when the probe cannot be judged (its Warning is already recorded); `met` names
     the targets whose not-yet-Completed Job passed the probe entries that apply to it.
@@ -100,7 +100,7 @@ class World:
     named_jobs: Mapping[str, Obj]
     #: The JobTemplates of the namespace that the flows name, by name.
     templates: Mapping[str, Obj]
-    #: The last state of this JobFlow's Jobs seen deleted while Completed (finished.py).
+    #: The last state of this JobFlow's Jobs seen deleted while Completed (deleted_jobs.py).
     deleted_completed: Mapping[str, Obj]
     #: The Job names created by this process that the informer has not shown yet (expectations.py).
     expected: frozenset[str]
@@ -125,7 +125,7 @@ class World:
 
     @cached_property
     def recorded_completed(self) -> frozenset[str]:
-        """The Jobs this JobFlow's status records as Completed (finished.py)."""
+        """The Jobs this JobFlow's status records as Completed (deleted_jobs.py)."""
         return frozenset(recorded_completed(self.job_flow))
 
     @cached_property
@@ -136,7 +136,7 @@ class World:
 
 
 @dataclass(frozen=True)
-class Warning:
+class WarningEvent:
     """A Warning event the sync records on the JobFlow: `eventf(reason, message_fmt, *args)`."""
 
     reason: str
@@ -144,9 +144,9 @@ class Warning:
     args: tuple[Any, ...] = ()
 
 
-def resource_exists(job_name: str) -> Warning:
+def resource_exists(job_name: str) -> WarningEvent:
     """`ErrResourceExists`: a Job of the name exists that this JobFlow does not control."""
-    return Warning(c.REASON_RESOURCE_EXISTS, c.MESSAGE_RESOURCE_EXISTS, (job_name,))
+    return WarningEvent(c.REASON_RESOURCE_EXISTS, c.MESSAGE_RESOURCE_EXISTS, (job_name,))
 
 
 @dataclass
@@ -190,7 +190,7 @@ class Termination:
     """A Job to terminate with a `TerminateJob` Command (docs/lifecycle.md), and the Warning to say why."""
 
     job: Obj
-    warning: Warning | None = None
+    warning: WarningEvent | None = None
 
 
 @dataclass(frozen=True)
@@ -229,7 +229,7 @@ class FlowJob:
 #: Upstream's dependency rule, action.py's `judge(world, flow, done, missing)`.
 Judge = Callable[[World, jf.Flow, frozenset[str], list[str]], bool]
 #: action.py's `load_job_template_and_set_job`, handed to the policy to build a Job.
-Build = Callable[[World, FlowJob], JobCreate | Warning]
+Build = Callable[[World, FlowJob], JobCreate | WarningEvent]
 
 
 @dataclass(frozen=True)
@@ -247,7 +247,7 @@ class Deploy:
     """What `deploy_job` decided, in spec order."""
 
     #: Jobs to create and Warnings to record, interleaved in spec order.
-    steps: list[JobCreate | Warning] = field(default_factory=list)
+    steps: list[JobCreate | WarningEvent] = field(default_factory=list)
     #: Seconds until a retried flow's backoff is over (the JobFlow is synced again then).
     requeue_after: float | None = None
     #: Target Job names that are missing (upstream logs each, every sync).
@@ -267,13 +267,13 @@ class SyncPlan:
     retain_deletes: list[Obj] | None = None
     deploy: Deploy = field(default_factory=Deploy)
     #: Problems of the retry policies in force (one Warning).
-    retry_warning: Warning | None = None
+    retry_warning: WarningEvent | None = None
     status: PlannedStatus | None = None
     retries: list[Retry] = field(default_factory=list)
     #: Jobs the status records as retried that are still there: deleted after the status is written.
     retry_deletes: list[Obj] = field(default_factory=list)
     #: The status was too large to store: the JobFlow is failed with a reduced one (status_size.py).
-    size_warning: Warning | None = None
+    size_warning: WarningEvent | None = None
     #: Normal events to record after the status write (a flow newly Skipped, docs/rules.md).
     notices: list[Notice] = field(default_factory=list)
     #: Jobs to terminate, after the creates (a shutdown or a deadline, docs/lifecycle.md).

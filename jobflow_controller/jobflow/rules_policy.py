@@ -16,7 +16,16 @@ from jobflow_controller.apis.rules import Rule, rule_of
 from jobflow_controller.jobflow import lifecycle, outcomes
 from jobflow_controller.jobflow.finally_flows import finally_creates
 from jobflow_controller.jobflow.flow_policy import FlowPolicy
-from jobflow_controller.jobflow.plan import Build, Deploy, JobCreate, Judge, PlannedStatus, SyncPlan, Warning, World
+from jobflow_controller.jobflow.plan import (
+    Build,
+    Deploy,
+    JobCreate,
+    Judge,
+    PlannedStatus,
+    SyncPlan,
+    WarningEvent,
+    World,
+)
 from jobflow_controller.jobflow.state.base import UpdateJobFlowStatusFn
 
 
@@ -36,7 +45,7 @@ class FailureAwarePolicy(FlowPolicy):
             return due and not self.found.halted and flow.name not in self.found.of
         return self.found.is_due(flow.name)
 
-    def closing(self, room: int, out: Deploy, build: Build) -> list[JobCreate | Warning]:
+    def closing(self, room: int, out: Deploy, build: Build) -> list[JobCreate | WarningEvent]:
         """The finally flows, once the others are settled (not after Terminate or a passed deadline)."""
         found = self.found
         if not found.settled or not found.finally_allowed or out.more:

@@ -13,7 +13,7 @@ from jobflow_controller.jobflow import action
 from jobflow_controller.jobflow import constants as c
 from jobflow_controller.jobflow.flow_policy import FlowPolicy
 from jobflow_controller.jobflow.params_policy import ParamsPolicy
-from jobflow_controller.jobflow.plan import JobCreate, JobFlowSpec, Warning, World
+from jobflow_controller.jobflow.plan import JobCreate, JobFlowSpec, WarningEvent, World
 from jobflow_controller.jobflow.policies import choose_policy
 from jobflow_controller.jobflow.rules_policy import FailureAwarePolicy
 
@@ -108,4 +108,4 @@ def test_a_waiting_matrix_flow_with_a_bad_patch_gets_one_warning() -> None:
     world = world_of(flows)
     steps = action.deploy_job(world, choose_policy(world)).steps
     assert [s.job_name for s in steps if isinstance(s, JobCreate)] == ["jf-a"]
-    assert [s.reason for s in steps if isinstance(s, Warning)] == [c.REASON_INVALID_PATCH]
+    assert [s.reason for s in steps if isinstance(s, WarningEvent)] == [c.REASON_INVALID_PATCH]
