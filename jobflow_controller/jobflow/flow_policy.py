@@ -3,8 +3,9 @@
 Upstream has one answer to each question a sync asks about a flow: its Job is `<jobflow>-<flow>`,
 it is due once every target's Job is Completed, it has ended when its Job has, and the JobFlow's
 phase is the state's `updateStateFn`. `FlowPolicy` is that answer. `choose_policy(world)`
-(rules_policy.py) picks it, or `FailureAwarePolicy` (docs/rules.md) for a JobFlow that sets a
-failure-aware field, once per sync (action.py `sync_job_flow`). action.py's upstream functions
+(policies.py) picks it, or `FailureAwarePolicy` (rules_policy.py, docs/rules.md) for a JobFlow that
+sets a failure-aware field, or `ParamsPolicy` (params_policy.py, docs/params.md) for one that sets
+`params`, `when` or `matrix`, once per sync (action.py `sync_job_flow`). action.py's upstream functions
 (`deploy_job`, `judge`, `get_all_job_status`) ask the policy and test no feature themselves.
 
 The questions, each a method a policy answers:
@@ -28,7 +29,9 @@ is called from the point of `FlowPolicy` named for it:
   `superseded` (a Job its next attempt replaces: its entry is the retry's record);
 - probes (probes/gate.py `targets_met_by_probe`): `_targets_met` ("due, once the verdict is in");
 - lifecycle (lifecycle.py): `may_create` (a suspended JobFlow creates nothing) and `new_status`
-  (the stamps the stored status keeps).
+  (the stamps the stored status keeps);
+- other kinds of flows (params_policy.py): `shape` (outcomes.py's `FlowShape`: a flow's outcome from
+  its Jobs', a flow Skipped though its rule is met) and `rerun_jobs` (the Jobs a re-run creates again).
 """
 
 from __future__ import annotations
