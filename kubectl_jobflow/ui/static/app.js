@@ -252,7 +252,9 @@
     if (!n) return;
     var r = n.record, c = r.condition || {};
     var html = "<h2>" + esc(n.name) + "</h2>" + kv([
-      ["phase", badge(n.phase)], ["job", esc(n.job)], ["kind", n.finally ? "finally" : "flow"],
+      ["phase", badge(n.phase)],
+      n.jobs && n.jobs.length ? ["jobs", esc(n.jobs[0].job + " … " + n.jobs[n.jobs.length - 1].job)] : ["job", esc(n.job)],
+      ["kind", n.finally ? "finally" : "flow"],
       ["depends on", esc(n.targets.join(", "))], ["rule", esc(n.rule)],
       ["continue on failure", n.continueOnFailure ? "yes" : ""],
       ["deadline", n.activeDeadlineSeconds != null ? human(n.activeDeadlineSeconds) : ""],
