@@ -83,3 +83,30 @@ def test_a_flow_without_matrix_has_no_matrix_index() -> None:
     variables = context_variables(JOB_FLOW, "prepare")
     assert expand("$(context.matrix.index)", variables) == "$(context.matrix.index)"
     assert expand("$(context.flow.name)", variables) == "prepare"
+
+
+def test_a_job_has_its_spec_labels_and_annotations_expanded_and_nothing_else() -> None:
+    from jobflow_controller.apis.substitution import expand_job
+
+    job = {
+        "apiVersion": "batch.volcano.sh/v1alpha1",
+        "metadata": {
+            "name": "$(params.mode)",
+            "labels": {"mode": "$(params.mode)"},
+            "annotations": {"$(params.mode)": "lr=$(matrix.lr)"},
+            "ownerReferences": [{"name": "$(params.mode)"}],
+        },
+        "spec": {"queue": "$(params.mode)"},
+    }
+    before = copy.deepcopy(job)
+    assert expand_job(job, VARS) == {
+        "apiVersion": "batch.volcano.sh/v1alpha1",
+        "metadata": {
+            "name": "$(params.mode)",
+            "labels": {"mode": "full"},
+            "annotations": {"$(params.mode)": "lr=0.1"},
+            "ownerReferences": [{"name": "$(params.mode)"}],
+        },
+        "spec": {"queue": "full"},
+    }
+    assert job == before
