@@ -71,10 +71,11 @@ class FlowPolicy:
     def __init__(self, world: World) -> None:
         self.world = world
         self._recorded = RecordedEntries(world.job_flow)
+        self._job_flow_name = world.name
 
     # -- what a flow is ---------------------------------------------------------------------------
     def jobs(self, flow: jf.Flow) -> list[str]:
-        return [self.world.job_name(flow.name)]
+        return [jf.job_name(self._job_flow_name, flow.name)]
 
     def ended(self, flow: jf.Flow) -> str | None:
         """Completed once each of its Jobs ran to completion (a failed Job is created again, as upstream)."""
@@ -96,11 +97,12 @@ class FlowPolicy:
         it yet), or whose next attempt is not due yet (`out.requeue_after`).
         """
         world = self.world
+        done = world.completed
         for flow in world.spec.flows:
             if self.ended(flow) is not None:
                 continue
             for job_name in self.jobs(flow):
-                if job_name in world.completed or self._held(job_name, out) or job_name in world.expected:
+                if job_name in done or self._held(job_name, out) or job_name in world.expected:
                     continue
                 entry = self._recorded.get(job_name)
                 wait = self._next_attempt_wait(flow, entry)

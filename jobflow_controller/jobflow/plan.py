@@ -11,7 +11,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from functools import cached_property
-from typing import Any
+from typing import Any, NamedTuple
 
 from jobflow_controller.apis import jobflow as jf
 from jobflow_controller.apis import meta, rules
@@ -207,8 +207,7 @@ class JobCreate:
     fresh_read: bool = False
 
 
-@dataclass(frozen=True)
-class FlowJob:
+class FlowJob(NamedTuple):
     """One Job of a flow that may be created now (the flow policy's `unmade`, flow_policy.py)."""
 
     flow: jf.Flow
