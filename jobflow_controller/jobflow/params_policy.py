@@ -16,7 +16,6 @@ the policy's named points:
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import replace
 
 from jobflow_controller.apis import jobflow as jf
 from jobflow_controller.apis.params import (
@@ -96,7 +95,7 @@ class ParamsPolicy(FailureAwarePolicy):
             name = made.flow.name
             matrix = self.params.matrices.get(name)
             if matrix is None:
-                yield replace(made, variables=self._variables(name))
+                yield made._replace(variables=self._variables(name))
                 continue
             if name in waiting:
                 continue
@@ -116,7 +115,7 @@ class ParamsPolicy(FailureAwarePolicy):
         """The finally Jobs, expanded as the flows' (params and context)."""
 
         def expanded(world: World, made: FlowJob) -> JobCreate | WarningEvent:
-            return build(world, replace(made, variables=self._variables(made.flow.name)))
+            return build(world, made._replace(variables=self._variables(made.flow.name)))
 
         return super().closing(room, out, expanded)
 
@@ -152,8 +151,7 @@ class ParamsPolicy(FailureAwarePolicy):
         if combinations is None:
             combinations = self._combinations[made.flow.name] = matrix.combinations()
         combination = combinations[index]
-        return replace(
-            made,
+        return made._replace(
             variables=self._variables(made.flow.name, combination, index),
             labels=((MATRIX_INDEX_LABEL, str(index)),),
             annotations=(*made.annotations, (MATRIX_PARAMS_ANNOTATION, matrix_params_json(combination))),
