@@ -105,7 +105,8 @@ def run(args: argparse.Namespace, stdout: TextIO) -> int:
         stdout.write(f"JobFlows of {where} at {session.server.url}\n(Ctrl-C to stop)\n")
         stdout.flush()
         if not args.no_browser:
-            redirect = open_browser(session.server.url)
+            redirect = RedirectFile(session.server.url)
+            open_browser(redirect)
         while not session.stop.wait(0.5):
             pass
         return 0

@@ -51,8 +51,7 @@ class RedirectFile:
         shutil.rmtree(self.directory, ignore_errors=True)
 
 
-def open_browser(url: str, opener: Callable[[str], object] = webbrowser.open) -> RedirectFile:
-    """Open the browser on a redirect file to `url`; the caller removes it when the UI stops."""
-    redirect = RedirectFile(url)
+def open_browser(redirect: RedirectFile, opener: Callable[[str], object] = webbrowser.open) -> None:
+    """Open the browser on `redirect`. The caller made it and removes it when the UI stops, so a
+    Ctrl-C while the opener runs (`webbrowser` waits for a `$BROWSER` command) leaves nothing behind."""
     opener(redirect.uri)
-    return redirect

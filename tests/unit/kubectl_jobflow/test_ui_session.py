@@ -4,10 +4,14 @@ token is never in its command line."""
 
 from __future__ import annotations
 
+import argparse
 import http.client
+import io
 import json
 import os
 import stat
+import tempfile
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -15,6 +19,7 @@ from typing import Any
 import pytest
 from test_ui_server import TOKEN, FakeBackend
 
+from kubectl_jobflow.ui import command
 from kubectl_jobflow.ui.auth import Credentials
 from kubectl_jobflow.ui.launch import RedirectFile, open_browser, redirect_page
 from kubectl_jobflow.ui.server import UIServer
@@ -94,8 +99,9 @@ def test_the_token_is_compared_in_constant_time_whatever_the_text(given: str | N
 def test_the_browser_is_given_a_private_file_that_sends_it_on_and_never_the_token(tmp_path: Path) -> None:
     url = f"http://127.0.0.1:4242/?token={TOKEN}"
     opened: list[str] = []
-    redirect = open_browser(url, opened.append)
+    redirect = RedirectFile(url)
     try:
+        open_browser(redirect, opened.append)
         assert opened == [redirect.uri] and redirect.uri.startswith("file://")
         assert TOKEN not in opened[0]
         assert stat.S_IMODE(os.stat(redirect.path).st_mode) == 0o600
@@ -119,3 +125,31 @@ def test_the_redirect_file_is_never_written_through_something_already_there(tmp_
         assert redirect.directory.parent == tmp_path and redirect.path.exists()
     finally:
         redirect.remove()
+
+
+def test_a_ctrl_c_while_the_browser_starts_leaves_no_redirect_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`webbrowser` waits for a `$BROWSER` command, so a Ctrl-C lands inside the opener: the UI made
+    the file before calling it, and its `finally` removes it (an e2e run under load found the race)."""
+    stopped: list[bool] = []
+
+    class FakeSession:
+        server = type("S", (), {"url": f"http://127.0.0.1:1/?token={TOKEN}"})()
+        stop = threading.Event()
+
+        def close(self) -> None:
+            stopped.append(True)
+
+    def interrupted(redirect: RedirectFile) -> None:
+        assert redirect.path.exists()
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    monkeypatch.setattr(command, "build_client_config", lambda *_: (object(), "default"))
+    monkeypatch.setattr(command, "open_session", lambda *_: FakeSession())
+    monkeypatch.setattr(command, "open_browser", interrupted)
+    args = argparse.Namespace(namespace=None, all_namespaces=True, port=0, no_browser=False)
+    assert command.run(args, io.StringIO()) == 0
+    assert stopped == [True]
+    assert list(tmp_path.iterdir()) == []
