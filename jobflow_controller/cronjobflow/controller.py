@@ -24,10 +24,10 @@ from informers.tombstone import DeletedFinalStateUnknown
 from jobflow_controller.apis import cronjobflow as cjf
 from jobflow_controller.apis import meta
 from jobflow_controller.apis.constants import CRON_JOB_FLOW_KIND
+from jobflow_controller.apis.cron_schedule import ScheduleError, TimeZoneError, next_schedule_delay, parse_schedule
 from jobflow_controller.cronjobflow.crd_wait import wait_for_crd
 from jobflow_controller.cronjobflow.decide import earliest_time
 from jobflow_controller.cronjobflow.metrics import CronJobFlowMetrics
-from jobflow_controller.cronjobflow.schedule import ScheduleError, TimeZoneError, next_schedule_delay, parse_schedule
 from jobflow_controller.cronjobflow.sync import CronJobFlowSync
 from jobflow_controller.framework import QueueController
 from jobflow_controller.kube import resources

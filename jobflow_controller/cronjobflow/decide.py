@@ -27,9 +27,7 @@ from jobflow_controller.apis import cronjobflow as cjf
 from jobflow_controller.apis import jobflow as jf
 from jobflow_controller.apis import meta
 from jobflow_controller.apis.constants import Phase
-from jobflow_controller.apis.timeutil import format_time, parse_time
-from jobflow_controller.cronjobflow import events as ev
-from jobflow_controller.cronjobflow.schedule import (
+from jobflow_controller.apis.cron_schedule import (
     MAX_MISSED_TIMES,
     ScheduleError,
     TimeZoneError,
@@ -38,6 +36,8 @@ from jobflow_controller.cronjobflow.schedule import (
     next_schedule_delay,
     parse_schedule,
 )
+from jobflow_controller.apis.timeutil import format_time, parse_time
+from jobflow_controller.cronjobflow import events as ev
 
 Obj = Mapping[str, Any]
 _FINISHED = (Phase.SUCCEED.value, Phase.FAILED.value)

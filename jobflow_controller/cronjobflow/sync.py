@@ -18,6 +18,7 @@ import structlog
 from informers.errors import NotFoundError, has_status_cause
 from jobflow_controller.apis import cronjobflow as cjf
 from jobflow_controller.apis import meta
+from jobflow_controller.apis.cron_schedule import load_time_zone
 from jobflow_controller.apis.timeutil import format_time, parse_time
 from jobflow_controller.cronjobflow import events as ev
 from jobflow_controller.cronjobflow.decide import (
@@ -30,7 +31,6 @@ from jobflow_controller.cronjobflow.decide import (
     reconcile_children,
 )
 from jobflow_controller.cronjobflow.metrics import CronJobFlowMetrics
-from jobflow_controller.cronjobflow.schedule import load_time_zone
 from jobflow_controller.kube.clientset import Clientset
 from jobflow_controller.kube.errors import AlreadyExistsError, ConflictError
 from jobflow_controller.kube.retry import DEFAULT_RETRY, retry_on_conflict

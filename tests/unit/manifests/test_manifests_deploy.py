@@ -15,7 +15,7 @@ from typing import Any
 import kubernetes_validate
 import pytest
 import yaml
-from crdgen import VALIDATION_PATCH_FILE
+from crdgen import CRON_VALIDATION_PATCH_FILE, VALIDATION_PATCH_FILE
 
 from jobflow_controller import __version__
 from jobflow_controller.local.kubectl import kubectl_path
@@ -112,7 +112,7 @@ def load_documents(path: Path) -> list[dict[str, Any]]:
 
 
 #: Files under manifests/ that are kustomize patches, not objects (test_manifests_crd_validation.py's).
-PATCH_FILES = frozenset({ROOT / VALIDATION_PATCH_FILE})
+PATCH_FILES = frozenset({ROOT / VALIDATION_PATCH_FILE, ROOT / CRON_VALIDATION_PATCH_FILE})
 
 
 def manifest_files() -> list[Path]:

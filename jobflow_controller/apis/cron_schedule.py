@@ -9,7 +9,8 @@ spring runs at the first minute after the gap, a fixed time in the hour repeated
 and `* * * * *` or `30 * * * *` run in each real hour.
 
 Everything here is a pure function of its arguments: `now` is always passed in (the controller's
-injected clock), never read.
+injected clock), never read. The controller, the webhook's validation and the kubectl plugin's next
+run all parse through `parse_schedule`, so they agree on what a schedule means.
 """
 
 from __future__ import annotations
@@ -23,7 +24,8 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 from cronsim import CronSim, CronSimError
 
 UTC: Final = datetime.UTC
-#: robfig/cron's predefined schedules that CronJob documents, as five-field expressions.
+#: robfig/cron's predefined schedules that CronJob documents, as five-field expressions (`@every` is
+#: not among them: cronsim has no interval schedules, docs/cron.md).
 DESCRIPTORS: Final = {
     "@yearly": "0 0 1 1 *",
     "@annually": "0 0 1 1 *",
