@@ -38,8 +38,8 @@ from crdgen.bus import command_crd
 from crdgen.cron import cron_validation_patch, cronjobflow_crd
 from crdgen.files import (
     COMMAND_CRD_FILE,
-    CRON_VALIDATION_PATCH_FILE,
     CRD_FILES,
+    CRON_VALIDATION_PATCH_FILE,
     JOB_CRD_FILE,
     UPSTREAM_CRD_SHA256,
     VALIDATION_PATCH_FILE,
@@ -95,9 +95,9 @@ from crdgen.volcano import job_crd, job_spec_schema
 
 __all__ = [
     "COMMAND_CRD_FILE",
-    "CRON_VALIDATION_PATCH_FILE",
     "CONTROLLER_GEN_VERSION",
     "CRD_FILES",
+    "CRON_VALIDATION_PATCH_FILE",
     "DEFAULT_RETRY_BACKOFF",
     "FAILURE_AWARE_ADDITIONS",
     "FINALLY_NAMES_UNIQUE_RULE",

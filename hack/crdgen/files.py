@@ -116,9 +116,12 @@ def jobflow_crd(with_rules: bool = False) -> JSONDict:
     return apply_patch(crd, validation_patch()) if with_rules else crd
 
 
-def cron_crd() -> JSONDict:
-    """``cronjobflows.flow.volcano.sh`` (ours): its template's spec is ``jobflow_crd()``'s spec."""
-    return cronjobflow_crd(jobflow_crd()["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["spec"])
+def cron_crd(with_rules: bool = False) -> JSONDict:
+    """``cronjobflows.flow.volcano.sh`` (ours): its template's spec is ``jobflow_crd()``'s spec;
+    ``with_rules=True`` is it with the Component's ``cronjobflow-validation.yaml`` applied."""
+    spec = jobflow_crd()["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["spec"]
+    crd = cronjobflow_crd(spec)
+    return apply_patch(crd, cron_validation_patch(validation_patch())) if with_rules else crd
 
 
 def all_crds() -> dict[str, JSONDict]:

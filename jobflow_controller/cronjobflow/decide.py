@@ -195,16 +195,19 @@ def decide_schedule(cron_job_flow: Obj, active: Sequence[Mapping[str, Any]], now
         return Decision(Outcome.NOTHING, [ev.warning(ev.INVALID_SCHEDULE, message)])
     earliest = earliest_time(cron_job_flow)
     deadline = cjf.starting_deadline_seconds(cron_job_flow)
-    recent = most_recent_schedule_time(schedule, now, earliest, None if deadline is None else max(0, deadline))
+    deadline = None if deadline is None else max(0, deadline)
+    recent = most_recent_schedule_time(schedule, now, earliest)
     decision = Decision(Outcome.WAIT, requeue_after=next_schedule_delay(schedule, now, earliest))
     if recent.time is None:
         return decision
     scheduled = recent.time
-    if recent.missed > MAX_MISSED_TIMES:
-        decision.events.append(ev.warning(ev.TOO_MANY_MISSED_TIMES, ev.MESSAGE_TOO_MANY_MISSED % recent.missed))
+    # The warning counts, as CronJob's, only the times within the deadline.
+    counted = recent.missed if deadline is None else most_recent_schedule_time(schedule, now, earliest, deadline).missed
+    if counted > MAX_MISSED_TIMES:
+        decision.events.append(ev.warning(ev.TOO_MANY_MISSED_TIMES, ev.MESSAGE_TOO_MANY_MISSED % counted))
     # Times before the most recent one are never started: missed.
     decision.missed, decision.missed_time = recent.missed - 1, scheduled
-    if deadline is not None and scheduled + datetime.timedelta(seconds=max(0, deadline)) < now:
+    if deadline is not None and scheduled + datetime.timedelta(seconds=deadline) < now:
         decision.events.append(ev.warning(ev.MISS_SCHEDULE, ev.MESSAGE_MISS_SCHEDULE % rfc1123z(scheduled)))
         decision.missed += 1
         return decision

@@ -114,15 +114,8 @@ class Manager:
         self.shard_units: ShardUnits | None = None
         self.campaign: ShardCampaign | None = None
         if options.shards == 0:
-            self.controllers = build_controllers(
-                self.clientset,
-                self.factory,
-                self.recorder,
-                options,
-                self._jobflow_metrics,
-                self._queue_metrics,
-                self._cron_metrics,
-            )
+            metrics = (self._jobflow_metrics, self._queue_metrics, self._cron_metrics)
+            self.controllers = build_controllers(self.clientset, self.factory, self.recorder, options, *metrics)
         else:
             self.shard_units = ShardUnits(self.registry)
         self.registry.register(MemoryCollector(self._memory_sizes))
