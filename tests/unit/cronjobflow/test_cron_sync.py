@@ -148,7 +148,8 @@ def test_forbid_creates_nothing_while_a_run_is_active() -> None:
     sync.sync(obj, [old], at("2026-12-05T00:01:01"))
     assert server.calls == []
     assert recorder.drain() == [
-        "Normal JobAlreadyActive Not starting jobflow because prior execution is running and concurrency policy is Forbid"
+        "Normal JobAlreadyActive Not starting jobflow because prior execution is running"
+        " and concurrency policy is Forbid"
     ]
 
 
