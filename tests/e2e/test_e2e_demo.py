@@ -26,3 +26,8 @@ def test_the_demo_runs_the_examples_to_their_end_and_tears_down() -> None:
         result.stdout
     )
     assert "kubectl jobflow ui" in result.stdout
+    # docs/cron.md: the every-minute CronJobFlow beside the pipelines, and `kubectl get cjf` at the end.
+    assert "cronjobflow.flow.volcano.sh/every-minute created (schedule * * * * *: a run every minute)" in result.stdout
+    get_cjf = result.stdout.split("$ kubectl get cjf\n", 1)[1]
+    assert get_cjf.splitlines()[0].split()[:4] == ["NAME", "SCHEDULE", "TIMEZONE", "SUSPEND"]
+    assert "every-minute" in get_cjf and "nightly-etl" in get_cjf
