@@ -36,6 +36,7 @@ from jobflow_controller.apis.cronjobflow import (
 )
 from jobflow_controller.apis.timeutil import parse_time
 from jobflow_controller.kube.clientset import Clientset
+from jobflow_controller.kube.errors import InvalidError
 from jobflow_controller.local.kubectl import kubectl, kubectl_path, plugin_env
 from jobflow_controller.local.resources import NAMESPACES
 from jobflow_controller.local.simulator import JobSimulator
@@ -282,3 +283,52 @@ def test_kubectl_get_cjf_prints_cronjobs_columns(timeline: Timeline) -> None:
     assert "* * * * *" in by_name["ontime"]
     assert "Events:" in timeline.describe_after_two and "SuccessfulCreate" in timeline.describe_after_two
     assert SIM  # the templates' phases came from the simulator annotation
+
+
+# --- the API server's own checks: the CRD's schema and the CEL Component (no webhook here) -----------
+
+
+def _refusal(clientset: Clientset, namespace: str, doc: dict[str, Any]) -> str:
+    try:
+        clientset.cron_job_flows(namespace).create(doc)
+    except InvalidError as err:
+        return err.message
+    raise AssertionError(f"{doc['metadata']['name']} was accepted")
+
+
+@pytest.mark.parametrize(
+    ("name", "spec", "message"),
+    [
+        (
+            "tz",
+            {"schedule": "TZ=UTC 0 2 * * *"},
+            "cannot use TZ or CRON_TZ in schedule, use the timeZone field instead",
+        ),
+        ("fields", {"schedule": "0 2 * *"}, "schedule must have five fields"),
+        ("zone", {"timeZone": "Local"}, "timeZone must be an IANA time zone name such as Europe/Berlin"),
+        ("limit", {"failedJobFlowsHistoryLimit": -1}, "should be greater than or equal to 0"),
+        ("policy", {"concurrencyPolicy": "Sometimes"}, 'supported values: "Allow", "Forbid", "Replace"'),
+        ("n" * 53, {}, "metadata.name must be no more than 52 characters"),
+        ("n" * 45, {}, "the Job of each flow of a run, <name>-<minutes since the epoch>-<flow>, must be at most 63"),
+        (
+            "dup",
+            {"jobFlowTemplate": {"spec": {"flows": [{"name": "a"}, {"name": "a"}]}}},
+            "jobflow Flow names must be unique",
+        ),
+    ],
+)
+def test_the_api_server_refuses_what_the_crd_and_its_rules_catch(
+    clientset: Clientset, namespace: str, name: str, spec: dict[str, Any], message: str
+) -> None:
+    doc = cron_job_flow(name, namespace, {})
+    doc["spec"]["jobFlowTemplate"]["spec"]["flows"] = [{"name": "transform"}]
+    doc["spec"].update(spec)
+    assert message in _refusal(clientset, namespace, doc)
+
+
+def test_the_api_server_fills_cronjobs_defaults(clientset: Clientset, namespace: str) -> None:
+    doc = cron_job_flow("defaults", namespace, {})
+    created = clientset.cron_job_flows(namespace).create(doc)
+    spec = created["spec"]
+    assert (spec["concurrencyPolicy"], spec["suspend"]) == ("Allow", False)
+    assert (spec["successfulJobFlowsHistoryLimit"], spec["failedJobFlowsHistoryLimit"]) == (3, 1)
