@@ -16,8 +16,10 @@ from __future__ import annotations
 
 import contextlib
 import datetime
+import json
 import subprocess
 import time
+import urllib.request
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -332,3 +334,43 @@ def test_the_api_server_fills_cronjobs_defaults(clientset: Clientset, namespace:
     spec = created["spec"]
     assert (spec["concurrencyPolicy"], spec["suspend"]) == ("Allow", False)
     assert (spec["successfulJobFlowsHistoryLimit"], spec["failedJobFlowsHistoryLimit"]) == (3, 1)
+
+
+# --- kubectl jobflow ui: the CronJobFlows section ------------------------------------------------------
+
+
+def test_the_ui_lists_each_cronjobflow_with_its_next_run_and_links_to_its_runs(timeline: Timeline) -> None:
+    from browser import headless_chromium, wait_js
+
+    from jobflow_controller.kube.config import build_config
+    from kubectl_jobflow.ui.command import open_session
+
+    session = open_session(build_config(str(timeline.kubeconfig)), timeline.namespace)
+    try:
+        with urllib.request.urlopen(
+            f"{session.server.url.split('?')[0]}api/cronjobflows?token={session.server.token}"
+        ) as r:
+            doc = json.loads(r.read())
+        rows = {row["name"]: row for row in doc["rows"]}
+        assert set(rows) == set(SCENARIOS) and doc["note"] == ""
+        assert rows["paused"]["next"] is None and rows["paused"]["nextProblem"] == "suspended"
+        assert parse_time(rows["ontime"]["next"]) > timeline.m3
+        assert [r["name"] for r in rows["ontime"]["runs"]] == [
+            name_at("ontime", t) for t in (timeline.m3, timeline.m2, timeline.m1)
+        ]
+        with headless_chromium() as browser:
+            browser.get(session.server.url + "#/")
+            links = wait_js(
+                browser,
+                "var s = document.getElementById('cron'); return s && s.querySelectorAll('a.cron-run').length"
+                " && Array.from(s.querySelectorAll('tr[data-key$=\"/ontime\"] a.cron-run'))"
+                ".map(a => a.getAttribute('href'))",
+                "the CronJobFlows section with ontime's runs",
+            )
+            assert links[0] == f"#/flow/{timeline.namespace}/{name_at('ontime', timeline.m3)}"
+            next_cell = browser.execute_script(
+                "return document.querySelector('#cron tr[data-key$=\"/ontime\"] .cron-next').textContent"
+            )
+            assert next_cell == rows["ontime"]["next"] or parse_time(next_cell) > timeline.m3
+    finally:
+        session.close()
