@@ -70,8 +70,11 @@ class CronJobFlowSync:
         """Reconcile `cron_job_flow` with its runs `children` (the JobFlows it controls) at `now`."""
         working = self._fresh_if_unexpected(cron_job_flow, children)
         deleted = self._cleanup(working, children)
+        if deleted:
+            # As CronJob's deleteJob: a deleted run leaves the active list before the runs are looked at.
+            kept = [ref for ref in cjf.active(working) if str(ref.get("uid") or "") not in deleted]
+            working = {**working, "status": {**cjf.status(working), "active": kept}}
         reconciled = reconcile_children(working, children, now)
-        reconciled.active = [ref for ref in reconciled.active if str(ref.get("uid") or "") not in deleted]
         changed = reconciled.changed or bool(deleted)
         self._record(working, reconciled.events)
         changed = self._drop_missing(working, reconciled) or changed

@@ -223,3 +223,16 @@ def test_a_status_conflict_puts_the_same_status_on_a_fresh_copy() -> None:
     writes = status_writes(server)
     assert len(writes) == 2 and writes[0] == writes[1]
     assert server.objects[("cronjobflows", "nightly")]["status"]["lastScheduleTime"] == "2026-12-05T00:01:00Z"
+
+
+def test_a_finished_active_run_deleted_for_history_leaves_active_without_saw_completed_job() -> None:
+    # CronJob's order: the history cleanup's delete takes it out of the active list first.
+    sync, server, recorder, _ = new_sync()
+    done = run("nightly-1", phase="Failed", created="2026-12-05T00:00:00Z")
+    newer = run("nightly-2", phase="Failed", created="2026-12-05T00:01:00Z")
+    for each in (done, newer):
+        server.put("jobflows", each)
+    obj = stored(server, cron_job_flow(schedule="0 * * * *", status={"active": [ref(done)]}))
+    sync.sync(obj, [done, newer], at("2026-12-05T00:30:00"))
+    assert recorder.drain() == ["Normal SuccessfulDelete Deleted jobflow nightly-1"]
+    assert status_writes(server) == [{}]
