@@ -136,7 +136,8 @@ def timeline(kubeconfig: Path, clientset: Clientset, simulator: JobSimulator) ->
     manual = kubectl_create_from(kubeconfig, namespace)
     try:
         # Two runs of `ontime`, then the look of it, then the stop just after M2's runs.
-        wait_for(lambda: name_at("ontime", m2) in run_names(clientset, namespace, "ontime"), 90, what="ontime's M2 run")
+        sleep_until(m2)
+        wait_for(lambda: name_at("ontime", m2) in run_names(clientset, namespace, "ontime"), 30, what="ontime's M2 run")
         wait_for(lambda: name_at("replace", m2) in run_names(clientset, namespace, "replace"), 20, what="replace's M2")
         get_after_two = kubectl(kubeconfig, "get", "cjf", "-n", namespace)
         describe_after_two = kubectl(kubeconfig, "describe", "cjf", "ontime", "-n", namespace)
