@@ -115,6 +115,15 @@ def cron_events(clientset: Clientset, namespace: str, name: str) -> list[tuple[s
     ]
 
 
+def cron_informer_synced(running: RunningManager) -> bool:
+    """The manager's CronJobFlow controller has its informer (the CRD is served) and it has synced."""
+    for controller in running.manager.controllers:
+        informer = getattr(controller, "cron_job_flow_informer", None)
+        if informer is not None:
+            return bool(informer.has_synced())
+    return False
+
+
 def name_at(owner: str, t: datetime.datetime) -> str:
     return f"{owner}-{time_hash_in_minutes(t)}"
 
@@ -123,18 +132,20 @@ def name_at(owner: str, t: datetime.datetime) -> str:
 def timeline(kubeconfig: Path, clientset: Clientset, simulator: JobSimulator) -> Iterator[Timeline]:
     namespace = f"e2e-cron-{int(time.time()) % 100000}"
     clientset.resource(NAMESPACES).create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": namespace}})
-    # Leave at least 12 s before the first minute: the controller's caches sync first.
-    now = datetime.datetime.now(datetime.UTC)
-    if now.second > 45:
-        sleep_until(minute_after(now) + datetime.timedelta(seconds=1))
-    for name, (script, spec) in SCENARIOS.items():
-        clientset.job_templates(namespace).create(template(f"{name}-step", namespace, script))
-        clientset.cron_job_flows(namespace).create(cron_job_flow(name, namespace, spec))
     manager = RunningManager(str(kubeconfig), worker_threads=2)
-    m1 = minute_after(datetime.datetime.now(datetime.UTC))
-    m2, m3 = m1 + datetime.timedelta(minutes=1), m1 + datetime.timedelta(minutes=2)
-    manual = kubectl_create_from(kubeconfig, namespace)
     try:
+        # The CronJobFlows are created once the controller watches them, at least 12 s before a minute:
+        # that minute is M1, the first time each can run (a run is due only after its creation).
+        wait_for(lambda: cron_informer_synced(manager), 60, what="the CronJobFlow informer to sync")
+        now = datetime.datetime.now(datetime.UTC)
+        if now.second > 45:
+            sleep_until(minute_after(now) + datetime.timedelta(seconds=1))
+        for name, (script, spec) in SCENARIOS.items():
+            clientset.job_templates(namespace).create(template(f"{name}-step", namespace, script))
+            clientset.cron_job_flows(namespace).create(cron_job_flow(name, namespace, spec))
+        m1 = minute_after(datetime.datetime.now(datetime.UTC))
+        m2, m3 = m1 + datetime.timedelta(minutes=1), m1 + datetime.timedelta(minutes=2)
+        manual = kubectl_create_from(kubeconfig, namespace)
         # Two runs of `ontime`, then the look of it, then the stop just after M2's runs.
         sleep_until(m2)
         wait_for(lambda: name_at("ontime", m2) in run_names(clientset, namespace, "ontime"), 30, what="ontime's M2 run")
