@@ -187,6 +187,7 @@ def test_a_run_is_created_within_5_s_of_its_minute(timeline: Timeline, clientset
         run = clientset.job_flows(timeline.namespace).get(name_at("ontime", t))
         lag = (parse_time(run["metadata"]["creationTimestamp"]) - t).total_seconds()
         assert 0 <= lag <= 5, f"{run['metadata']['name']} created {lag}s after {t}"
+        print(f"{run['metadata']['name']}: created {lag:.0f} s after {t:%H:%M:%S} (creationTimestamp, whole seconds)")
         assert run["metadata"]["annotations"][SCHEDULED_TIMESTAMP_ANNOTATION] == t.strftime("%Y-%m-%dT%H:%M:%SZ")
         assert run["metadata"]["labels"] == {"scenario": "ontime"}
         (owner,) = run["metadata"]["ownerReferences"]
