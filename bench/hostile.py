@@ -15,7 +15,16 @@ Scenarios, one after another on that controller, each with ``BYSTANDERS`` "bysta
 * ``baseline``: the bystanders alone;
 * ``webhook_attack``: ``bench/webhook_hostile.py``'s attackers (16 MiB bodies, 200 slow
   connections, 3 MiB of nested JSON, 3 MiB of ``[{},{},...]``) on the controller's webhook port for
-  ``WEBHOOK_ATTACK_SECONDS``;
+  ``WEBHOOK_ATTACK_SECONDS``, from 127.0.0.2 (the API server calls from 127.0.0.1);
+* ``webhook_freeze``: issue 33's body (``{"a":"`` then escaped quotes, no closing quote: 1 MiB of
+  it froze the whole controller, GIL held by the webhook's shape check) at 1 MiB and 3 MiB, and
+  variants (``bench/webhook_hostile.py`` ``FREEZE_BODIES``), each posted again and again from
+  127.0.0.2 for ``WEBHOOK_FREEZE_SECONDS``: what each got back and its slowest answer;
+* ``webhook_clients``: issue 33's per-client attacks for ``WEBHOOK_CLIENTS_SECONDS``, from two
+  addresses (127.0.0.2 and 127.0.0.3) at once: from each, ``SILENT_CONNECTIONS`` connections that
+  never start TLS (reopened when cut) and ``SLOW_BODIES`` 3 MiB bodies sent but for their last byte
+  (sent again when cut); meanwhile a second, well-behaved client (127.0.0.4) posts a review every
+  0.25 s: is it answered;
 * ``flow_cap``: ``CAP_JOBFLOWS`` JobFlows of 500 flows (the cap) in one namespace with 500
   JobTemplates, 5 layers of ``CAP_WIDTH`` (flow i waits for flow i-100), instant Jobs, watched for a
   fixed ``CAP_WINDOW`` s (at the default client QPS the 1,500 Jobs take longer than the bench's budget:
@@ -35,7 +44,10 @@ longest sync (``workqueue_longest_running_processor_seconds`` sampled every 0.25
 bound of the ``workqueue_work_duration_seconds`` bucket holding the scenario's slowest sync), the
 controller's API requests, and the bystanders' reaction delay (dependency ``Completed`` to dependent
 ``ADDED``, as ``bench/e2e_flows.py`` measures it) p50/p99 against the baseline's, whether every
-bystander was admitted and reached ``Succeed``. Pass/fail against ``TARGETS``.
+bystander was admitted and reached ``Succeed``, and within ``SUCCEED_WITHIN`` s of its first create
+attempt; the controller's ``/healthz`` latency, sampled every ``SAMPLE_INTERVAL`` s throughout the
+scenario (each call with a ``HEALTHZ_TIMEOUT`` s timeout; its max). Pass/fail against ``TARGETS``.
+``--only`` runs the named scenarios (and the baseline).
 
 Prints one JSON document on stdout, progress on stderr; exits 1 if a target is missed or the bench
 cannot run. A watchdog fails it after ``TIME_LIMIT`` seconds.
@@ -83,7 +95,14 @@ from bench._common import (  # noqa: E402
     wait_until,
 )
 from bench.e2e_flows import Observer, apiserver_requests, latencies  # noqa: E402
-from bench.webhook_hostile import Attackers, Target  # noqa: E402
+from bench.webhook_hostile import (  # noqa: E402
+    Attackers,
+    FreezeBodies,
+    NormalClient,
+    SilentConnections,
+    SlowBodies,
+    Target,
+)
 from jobflow_controller.apis.retry import ATTEMPT_ANNOTATION  # noqa: E402
 from jobflow_controller.kube.clientset import Clientset  # noqa: E402
 from jobflow_controller.kube.errors import ApiStatusError  # noqa: E402
@@ -101,6 +120,14 @@ BYSTANDER_INTERVAL = 1.5
 BYSTANDER_SCRIPT = "Pending:0.1s,Running:0.2s,Completed"
 BYSTANDER_TIMEOUT = 90.0
 WEBHOOK_ATTACK_SECONDS = 15.0
+WEBHOOK_FREEZE_SECONDS = 15.0
+WEBHOOK_CLIENTS_SECONDS = 15.0
+SILENT_CONNECTIONS = 256
+SLOW_BODIES = 4
+ATTACKER_ADDRESSES = ("127.0.0.2", "127.0.0.3")
+SECOND_CLIENT_ADDRESS = "127.0.0.4"
+SUCCEED_WITHIN = 10.0
+HEALTHZ_TIMEOUT = 5.0
 CAP_JOBFLOWS = 3
 CAP_WIDTH = 100
 CAP_SCRIPT = "Pending:0s,Running:0s,Completed"
@@ -115,7 +142,13 @@ STORM_MAX_RETRIES = 20
 STORM_WINDOW = 60.0
 STORM_SCRIPT = "Pending:0s,Running:0.2s,Failed"
 SAMPLE_INTERVAL = 0.25
-TARGETS = {"peak_rss_mib_at_most": 150.0, "bystander_p99_ms_at_most": 2000.0, "bystanders_all_succeed": True}
+TARGETS = {
+    "peak_rss_mib_at_most": 150.0,
+    "bystander_p99_ms_at_most": 2000.0,
+    "bystanders_all_succeed": True,
+    "bystander_succeed_within_s": SUCCEED_WITHIN,
+    "healthz_max_s_at_most": 1.0,
+}
 
 VALIDATING_WEBHOOK_CONFIGURATIONS = Resource(
     "admissionregistration.k8s.io",
@@ -208,6 +241,49 @@ class Sampler:
         }
 
 
+class HealthProbe:
+    """``GET /healthz`` on the controller every SAMPLE_INTERVAL s: the latency of each answer (a call
+    that fails or times out counts as its time until then), maxima per scenario."""
+
+    def __init__(self, health_port: int) -> None:
+        self.url = f"http://127.0.0.1:{health_port}/healthz"
+        self.lock = threading.Lock()
+        self.stop = threading.Event()
+        self.reset()
+        threading.Thread(target=self._run, name="healthz-probe", daemon=True).start()
+
+    def reset(self) -> None:
+        with self.lock:
+            self.latencies: list[float] = []
+            self.failures: dict[str, int] = defaultdict(int)
+
+    def _run(self) -> None:
+        while not self.stop.wait(SAMPLE_INTERVAL):
+            started = time.monotonic()
+            failure = None
+            try:
+                with urllib.request.urlopen(self.url, timeout=HEALTHZ_TIMEOUT) as response:
+                    response.read()
+                    if response.status != 200:
+                        failure = f"HTTP {response.status}"
+            except OSError as err:
+                failure = type(err).__name__
+            with self.lock:
+                self.latencies.append(time.monotonic() - started)
+                if failure is not None:
+                    self.failures[failure] += 1
+
+    def summary(self) -> dict[str, Any]:
+        with self.lock:
+            latencies, failures = list(self.latencies), dict(self.failures)
+        return {
+            "samples": len(latencies),
+            "max_s": round(max(latencies), 3) if latencies else None,
+            "p99_s": _round(percentile(latencies, 99)),
+            "failures": failures,
+        }
+
+
 # -- the webhook, registered with the API server ----------------------------------------------------
 
 
@@ -277,6 +353,7 @@ class Bystanders:
         self.flows = [flow(f"bystander-{i:02d}", namespace, chain("a", "b", "c")) for i in range(BYSTANDERS)]
         self.admitted: list[dict[str, Any]] = []
         self.refusals: list[str] = []
+        self.first_attempt: dict[str, float] = {}
         self.thread = threading.Thread(target=self._create, name=f"bystanders-{namespace}", daemon=True)
         self.thread.start()
 
@@ -285,6 +362,7 @@ class Bystanders:
         for job_flow in self.flows:
             time.sleep(max(0.0, next_at - time.monotonic()))
             next_at += BYSTANDER_INTERVAL
+            self.first_attempt[f"{self.namespace}/{job_flow['metadata']['name']}"] = time.monotonic()
             for _attempt in range(3):
                 try:
                     self.clientset.job_flows(self.namespace).create(job_flow)
@@ -307,6 +385,7 @@ class Bystanders:
             wait_until(done, BYSTANDER_TIMEOUT, "the bystanders to Succeed", interval=0.2)
         with observer.lock:
             succeeded = sum(k in observer.flow_succeeded for k in keys)
+            took = [observer.flow_succeeded[k] - self.first_attempt[k] for k in keys if k in observer.flow_succeeded]
         delay = latencies(observer, self.admitted)["dependency_completed_to_dependent_added"]
         return {
             "created": len(self.flows),
@@ -314,6 +393,8 @@ class Bystanders:
             "refused_attempts": len(self.refusals),
             "refusals_first": self.refusals[:3],
             "succeeded": succeeded,
+            "first_create_to_succeed_s_max": round(max(took), 2) if took else None,
+            f"succeeded_within_{SUCCEED_WITHIN:.0f}_s": sum(t <= SUCCEED_WITHIN for t in took),
             "reaction_delay": delay,
         }
 
@@ -322,7 +403,9 @@ class Bystanders:
 
 
 class Bench:
-    def __init__(self, plane: Any, clientset: Clientset, controller: Process, metrics_port: int) -> None:
+    def __init__(
+        self, plane: Any, clientset: Clientset, controller: Process, metrics_port: int, health_port: int
+    ) -> None:
         self.plane = plane
         self.clientset = clientset
         self.controller = controller
@@ -332,6 +415,7 @@ class Bench:
         self.observer = Observer(clientset)
         self.observer.start()
         self.sampler = Sampler(self.pid, metrics_port)
+        self.health = HealthProbe(health_port)
         self.webhook_target: Target | None = None
 
     def scenario(self, name: str, attack: Any) -> dict[str, Any]:
@@ -339,13 +423,14 @@ class Bench:
         log(f"== {name}")
         namespace = f"bystanders-{name.replace('_', '-')}"
         self.sampler.reset()
+        self.health.reset()
         before = scrape(self.metrics_port)
         api_before = apiserver_requests(self.plane)
         cpu0 = cpu_seconds(self.pid)
         started = time.monotonic()
         bystanders = Bystanders(self.clientset, namespace)
         details = attack()
-        result = {"bystanders": bystanders.finish(self.observer)}
+        result = {"bystanders": bystanders.finish(self.observer), "healthz": self.health.summary()}
         elapsed = time.monotonic() - started
         if not self.controller.alive():
             raise BenchError(f"the controller exited during {name}\n{self.controller.log_tail(30)}")
@@ -368,17 +453,50 @@ class Bench:
         log(
             f"   {name}: peak RSS {result['controller']['peak_rss_mib']} MiB, bystanders"
             f" {result['bystanders']['succeeded']}/{BYSTANDERS} Succeed,"
-            f" delay p99 {result['bystanders']['reaction_delay']['p99_ms']} ms"
+            f" delay p99 {result['bystanders']['reaction_delay']['p99_ms']} ms,"
+            f" slowest {result['bystanders']['first_create_to_succeed_s_max']} s,"
+            f" /healthz max {result['healthz']['max_s']} s"
         )
         return result
 
     # 1. the webhook
     def webhook_attack(self) -> dict[str, Any]:
         assert self.webhook_target is not None
-        attackers = Attackers(self.webhook_target, time.monotonic() + WEBHOOK_ATTACK_SECONDS)
+        attackers = Attackers(self.webhook_target.at(ATTACKER_ADDRESSES[0]), time.monotonic() + WEBHOOK_ATTACK_SECONDS)
         outcomes = attackers.join()
         alive = self.webhook_target.post(b'{"kind": "AdmissionReview"}') in (200, 400)
         return {"attack_seconds": WEBHOOK_ATTACK_SECONDS, "attacks": outcomes, "webhook_answers_after": alive}
+
+    def webhook_freeze(self) -> dict[str, Any]:
+        assert self.webhook_target is not None
+        bodies = FreezeBodies(self.webhook_target.at(ATTACKER_ADDRESSES[0]), time.monotonic() + WEBHOOK_FREEZE_SECONDS)
+        outcomes = bodies.join()
+        alive = self.webhook_target.post(b'{"kind": "AdmissionReview"}') in (200, 400)
+        return {"attack_seconds": WEBHOOK_FREEZE_SECONDS, "bodies": outcomes, "webhook_answers_after": alive}
+
+    def webhook_clients(self) -> dict[str, Any]:
+        assert self.webhook_target is not None
+        until = time.monotonic() + WEBHOOK_CLIENTS_SECONDS
+        attackers = {
+            address: (
+                SilentConnections(self.webhook_target.at(address), SILENT_CONNECTIONS, until),
+                SlowBodies(self.webhook_target.at(address), SLOW_BODIES, until),
+            )
+            for address in ATTACKER_ADDRESSES
+        }
+        second = NormalClient(self.webhook_target.at(SECOND_CLIENT_ADDRESS), until)
+        answered = second.join()
+        outcomes = {
+            address: {"silent_connections": silent.join(), "slow_3_mib_bodies": slow.join()}
+            for address, (silent, slow) in attackers.items()
+        }
+        alive = self.webhook_target.post(b'{"kind": "AdmissionReview"}') in (200, 400)
+        return {
+            "attack_seconds": WEBHOOK_CLIENTS_SECONDS,
+            "attackers": outcomes,
+            "second_client": answered,
+            "webhook_answers_after": alive,
+        }
 
     # 2. JobFlows at the flow cap
     def flow_cap(self) -> dict[str, Any]:
@@ -568,12 +686,23 @@ def verdicts(scenarios: dict[str, Any]) -> dict[str, Any]:
             "peak_rss_under_150_mib": result["controller"]["peak_rss_mib"] < TARGETS["peak_rss_mib_at_most"],
             "bystanders_all_admitted_and_succeed": b["admitted"] == b["created"] == b["succeeded"],
             "bystander_p99_under_2_s": p99 is not None and p99 <= TARGETS["bystander_p99_ms_at_most"],
+            "bystanders_succeed_within_10_s": b[f"succeeded_within_{SUCCEED_WITHIN:.0f}_s"] == b["created"],
+            "healthz_under_1_s": (result["healthz"]["max_s"] or 0.0) <= TARGETS["healthz_max_s_at_most"]
+            and result["healthz"]["samples"] > 0,
         }
         if name == "slow_drip_probe":
             held = result["check_held_connection_s"]["max"]
             checks["every_check_under_1_5_s"] = held is not None and held < 1.5
-        if name == "webhook_attack":
+        if name in ("webhook_attack", "webhook_freeze", "webhook_clients"):
             checks["webhook_answers_after"] = result["webhook_answers_after"]
+        if name == "webhook_freeze":
+            checks["every_body_answered_400_within_1_s"] = all(
+                set(body["answers"]) == {"400"} and body["slowest_answer_s"] <= 1.0
+                for body in result["bodies"].values()
+            )
+        if name == "webhook_clients":
+            second = result["second_client"]
+            checks["second_client_all_answered"] = second["sent"] > 0 and second["answered_200"] == second["sent"]
         out[name] = checks
     return out
 
@@ -585,7 +714,15 @@ def main() -> int:
     )
     args = parser.parse_args()
     watchdog = Watchdog(TIME_LIMIT, "bench/hostile.py")
-    order = ["baseline", "webhook_attack", "flow_cap", "slow_drip_probe", "retry_storm"]
+    order = [
+        "baseline",
+        "webhook_attack",
+        "webhook_freeze",
+        "webhook_clients",
+        "flow_cap",
+        "slow_drip_probe",
+        "retry_storm",
+    ]
     wanted = set(args.only.split(",")) | {"baseline"} if args.only else set(order)
     result: dict[str, Any] = {"benchmark": "hostile", **machine(), "targets": TARGETS}
     scenarios: dict[str, Any] = {}
@@ -632,8 +769,8 @@ def main() -> int:
                 if not controller.alive():
                     raise BenchError(f"the controller exited at start-up\n{controller.log_tail(30)}")
                 register_webhook(clientset, webhook_port, ca_pem, bystander_namespaces[0])
-                bench = Bench(plane, clientset, controller, metrics_port)
-                bench.webhook_target = Target(webhook_port, ca_pem)
+                bench = Bench(plane, clientset, controller, metrics_port, health_port)
+                bench.webhook_target = Target(webhook_port, ca_pem)  # the API server's address: 127.0.0.1
                 assert controller.pid is not None
                 result["controller_idle_rss_mib"] = round(proc_status_kib(controller.pid, "VmRSS") / 1024.0, 1)
                 log(
@@ -645,6 +782,7 @@ def main() -> int:
                         continue
                     scenarios[name] = bench.scenario(name, getattr(bench, name))
                 bench.sampler.stop.set()
+                bench.health.stop.set()
                 bench.observer.stop.set()
             finally:
                 controller.stop()

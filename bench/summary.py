@@ -145,7 +145,27 @@ def _soak_and_scale_figures() -> list[Figure]:
 
 
 #: bench/hostile.py's scenarios, in the order it runs them.
-_HOSTILE = ("baseline", "webhook_attack", "flow_cap", "slow_drip_probe", "retry_storm")
+_HOSTILE = (
+    "baseline",
+    "webhook_attack",
+    "webhook_freeze",
+    "webhook_clients",
+    "flow_cap",
+    "slow_drip_probe",
+    "retry_storm",
+)
+
+
+def _slowest_freeze_answer(doc: Doc) -> float | None:
+    bodies = _get(doc, "scenarios", "webhook_freeze", "bodies")
+    if not isinstance(bodies, dict) or not bodies:
+        return None
+    return max(float(body["slowest_answer_s"]) for body in bodies.values())
+
+
+def _second_client_unanswered(doc: Doc) -> float | None:
+    second = _get(doc, "scenarios", "webhook_clients", "second_client")
+    return float(second["sent"] - second["answered_200"]) if isinstance(second, dict) else None
 
 
 def _hostile_figures() -> list[Figure]:
@@ -175,10 +195,22 @@ def _hostile_figures() -> list[Figure]:
                 " ms",
                 at_most=2000.0,
             ),
+            Figure(
+                "hostile",
+                f"{label}: slowest bystander, create to Succeed",
+                _field(*scenario, "bystanders", "first_create_to_succeed_s_max"),
+                " s",
+                at_most=10.0,
+            ),
+            Figure("hostile", f"{label}: /healthz max", _field(*scenario, "healthz", "max_s"), " s", at_most=1.0),
         ]
     return [
         *figures,
         Figure("hostile", "longest sync (sampled), all scenarios", _field("summary", "longest_sync_sampled_s"), " s"),
+        Figure(
+            "hostile", "webhook freeze: slowest answer to a hostile body", _slowest_freeze_answer, " s", at_most=1.0
+        ),
+        Figure("hostile", "webhook clients: second client's reviews unanswered", _second_client_unanswered, at_most=0),
         Figure(
             "hostile",
             "slow-drip probe: longest check",

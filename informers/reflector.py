@@ -36,7 +36,8 @@ before the next one is decoded. It runs exactly once on every object on its way 
 
 Go spreads the reflector's methods over one package; here they are: handle_watch.py (a watch's
 events into the store), watch_list.py (the watch-list), watch_stopper.py (stopping a blocked watch)
-and reflector_errors.py (how a stream fails).
+and reflector_errors.py (how a stream fails); watching_reflector.py is what the first two may use
+of the reflector.
 """
 
 from __future__ import annotations
@@ -97,6 +98,9 @@ class Reflector:
     ``resync_period`` > 0 calls ``store.resync()`` that often during a watch, when
     ``should_resync`` (if given) agrees. ``expected_gvk`` (``(apiVersion, kind)``) makes events of
     any other kind be skipped. ``clock``, ``backoff`` and ``rand`` are injectable for tests.
+
+    What handle_watch.py and watch_list.py use of it is public, under client-go's names
+    (:class:`~informers.watching_reflector.WatchingReflector`); the rest is its own.
     """
 
     def __init__(
@@ -118,21 +122,21 @@ class Reflector:
         use_watch_list: bool = True,
     ) -> None:
         self.name = name
-        self._lw = lw
-        self._store = store
+        self.lister_watcher: ListerWatcher = lw
+        self.store: Store = store
         self._resync_period = resync_period
         self._should_resync = should_resync
-        self._clock: Clock = clock or REAL_CLOCK
+        self.clock: Clock = clock or REAL_CLOCK
         self._rand = rand or random.random
-        self._backoff = backoff or BackoffManager(clock=self._clock, rand=self._rand)
+        self.backoff_manager: BackoffManager = backoff or BackoffManager(clock=self.clock, rand=self._rand)
         self.watch_list_page_size = watch_list_page_size
         # Like upstream, only a minimum above the default is honoured; the maximum is twice it.
         self._min_watch_timeout = DEFAULT_MIN_WATCH_TIMEOUT
         if min_watch_timeout is not None and min_watch_timeout > DEFAULT_MIN_WATCH_TIMEOUT:
             self._min_watch_timeout = min_watch_timeout
-        self._expected_gvk = expected_gvk
+        self.expected_gvk: tuple[str, str] | None = expected_gvk
         self._watch_error_handler: WatchErrorHandler = watch_error_handler or default_watch_error_handler
-        self._transform = transform
+        self.transform: TransformFunc | None = transform
         self.use_watch_list = use_watch_list and supports_watch_list(lw)
 
         self._rv_lock = threading.Lock()
@@ -149,15 +153,17 @@ class Reflector:
         with self._rv_lock:
             return self._last_sync_resource_version
 
-    def _set_last_sync_resource_version(self, rv: str) -> None:
+    def set_last_sync_resource_version(self, resource_version: str) -> None:
+        """Called with every list's and every watch event's RV, bookmarks included."""
         with self._rv_lock:
-            self._last_sync_resource_version = rv
+            self._last_sync_resource_version = resource_version
 
-    def _set_resource_version_unavailable(self, unavailable: bool) -> None:
+    def set_is_last_sync_resource_version_unavailable(self, is_unavailable: bool) -> None:
+        """Set after a 410 or a too large RV (the next list or watch-list asks for ``""``), cleared on success."""
         with self._rv_lock:
-            self._last_sync_resource_version_unavailable = unavailable
+            self._last_sync_resource_version_unavailable = is_unavailable
 
-    def _relist_resource_version(self) -> str:
+    def relist_resource_version(self) -> str:
         """``""`` if the last RV is known to be unusable, ``"0"`` before any sync, else the last RV."""
         with self._rv_lock:
             if self._last_sync_resource_version_unavailable:
@@ -166,14 +172,15 @@ class Reflector:
                 return "0"
             return self._last_sync_resource_version
 
-    def _rewatch_resource_version(self) -> str:
+    def rewatch_resource_version(self) -> str:
         """``""`` if the last RV is known to be unusable, else the last RV (``""`` before any sync)."""
         with self._rv_lock:
             if self._last_sync_resource_version_unavailable:
                 return ""
             return self._last_sync_resource_version
 
-    def _watch_timeout_seconds(self) -> int:
+    def watch_timeout_seconds(self) -> int:
+        """A watch's ``timeoutSeconds``: uniform in [min, 2 min), 300 to 600 s by default."""
         return int(self._min_watch_timeout * (self._rand() + 1.0))
 
     # -- main loop ------------------------------------------------------------------------------
@@ -190,7 +197,7 @@ class Reflector:
                     raise
                 except Exception as err:  # noqa: BLE001 - every failure goes to the watch error handler
                     self._watch_error_handler(self, err)
-                if stop.is_set() or self._backoff.backoff(stop):
+                if stop.is_set() or self.backoff_manager.backoff(stop):
                     break
         finally:
             if stop.is_set():
@@ -242,8 +249,8 @@ class Reflector:
 
     def _list_page(self, options: ListOptions) -> ListResult:
         """One page, its items transformed at once: the raw page is garbage before the next."""
-        page = self._lw.list(options)
-        transform = self._transform
+        page = self.lister_watcher.list(options)
+        transform = self.transform
         if transform is None:
             return page
         return ListResult(
@@ -253,7 +260,7 @@ class Reflector:
         )
 
     def _list(self, stop: threading.Event) -> None:
-        options = ListOptions(resource_version=self._relist_resource_version())
+        options = ListOptions(resource_version=self.relist_resource_version())
         pager = ListPager(self._list_page, DEFAULT_PAGE_SIZE)
         if self.watch_list_page_size:
             pager.page_size = self.watch_list_page_size
@@ -274,22 +281,22 @@ class Reflector:
                 if not (is_expired(err) or is_too_large_resource_version(err)):
                     raise
                 # The RV we asked for is gone (or not there yet): relist the newest state right away.
-                self._set_resource_version_unavailable(True)
-                result, paginated = pager.list(ListOptions(resource_version=self._relist_resource_version()), stop)
+                self.set_is_last_sync_resource_version_unavailable(True)
+                result, paginated = pager.list(ListOptions(resource_version=self.relist_resource_version()), stop)
         except ListCancelled:
             return
         if stop.is_set():
             return
-        self._set_resource_version_unavailable(False)
+        self.set_is_last_sync_resource_version_unavailable(False)
         if options.resource_version == "0" and paginated:
             self._paginated_result = True
         try:
-            self._store.replace(result.items, result.resource_version)
+            self.store.replace(result.items, result.resource_version)
         except IndexFuncError:
             raise
         except Exception as err:
             raise RuntimeError(f"unable to sync list result: {describe_error(err)}") from err
-        self._set_last_sync_resource_version(result.resource_version)
+        self.set_last_sync_resource_version(result.resource_version)
 
     # -- watch ----------------------------------------------------------------------------------
 
@@ -314,14 +321,14 @@ class Reflector:
 
         A resync error ends the watch (and so leads to a relist) without being propagated.
         """
-        while not self._clock.sleep(self._resync_period, cycle.done):
+        while not self.clock.sleep(self._resync_period, cycle.done):
             if cycle.done.is_set():
                 return
             if self._should_resync is not None and not self._should_resync():
                 continue
             logger.debug("%s: forcing resync", self.name)
             try:
-                self._store.resync()
+                self.store.resync()
             except Exception as err:  # noqa: BLE001 - a resync error ends the watch, leading to a relist
                 cycle.fail(err)
                 self.stopper.stop_current()
@@ -339,19 +346,19 @@ class Reflector:
                 if w is not None:
                     w.stop()
                 return
-            start = self._clock.now()
+            start = self.clock.now()
             if w is None:
                 options = ListOptions(
                     resource_version=self.last_sync_resource_version(),
-                    timeout_seconds=self._watch_timeout_seconds(),
+                    timeout_seconds=self.watch_timeout_seconds(),
                     allow_watch_bookmarks=True,
                 )
                 try:
-                    w = self._lw.watch(options)
+                    w = self.lister_watcher.watch(options)
                 except Exception as err:
                     if is_connection_refused(err) or is_too_many_requests(err):
                         logger.debug("%s: watch failed (%s), backing off", self.name, describe_error(err))
-                        if self._backoff.backoff(stop):
+                        if self.backoff_manager.backoff(stop):
                             return
                         continue
                     raise
@@ -365,7 +372,7 @@ class Reflector:
                 logger.debug("%s: watch closed with: %s", self.name, describe_error(result))
             elif is_too_many_requests(result):
                 logger.debug("%s: watch returned 429, backing off", self.name)
-                if self._backoff.backoff(stop):
+                if self.backoff_manager.backoff(stop):
                     return
                 continue
             else:

@@ -77,6 +77,8 @@ from crdgen.lifecycle import (
     lifecycle_patch,
 )
 from crdgen.rules import (
+    FINALLY_NAME_MESSAGE,
+    FINALLY_NAME_RULE,
     FINALLY_NAMES_UNIQUE_RULE,
     FINALLY_NOT_A_FLOW_RULE,
     FLOW_NAMES_UNIQUE_RULE,
@@ -101,6 +103,8 @@ __all__ = [
     "DEFAULT_RETRY_BACKOFF",
     "FAILURE_AWARE_ADDITIONS",
     "FINALLY_NAMES_UNIQUE_RULE",
+    "FINALLY_NAME_MESSAGE",
+    "FINALLY_NAME_RULE",
     "FINALLY_NOT_A_FLOW_RULE",
     "FLOWS_MAX_ITEMS_POINTER",
     "FLOW_NAMES_UNIQUE_RULE",

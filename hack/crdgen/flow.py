@@ -41,6 +41,7 @@ from crdgen.schema import (
     string,
 )
 from crdgen.volcano import job_spec_schema, task_state
+from jobflow_controller.apis.retry import MAX_RETRIES_LIMIT
 from jobflow_controller.validation.limits import MAX_FINALLY, MAX_FLOWS, MAX_TARGETS
 from jobflow_controller.validation.rules import FAILURE_POLICIES, RULES
 
@@ -172,13 +173,14 @@ def upstream_jobflow_crd() -> JSONDict:
 
 
 def retry_schema() -> JSONDict:
-    """``spec.flows[].retry`` (ours, docs/retry.md): ``maxRetries`` required and >= 0, ``backoff`` "0s" by default.
+    """``spec.flows[].retry`` (ours, docs/retry.md): ``maxRetries`` required, 0..``MAX_RETRIES_LIMIT``, ``backoff``
+    "0s" by default.
 
     ``backoff`` is a Go duration string; its syntax is the webhook's to check (a pattern here would
     refuse a bad one with the API server's generic message instead of the webhook's precise one).
     """
     return obj(
-        {"backoff": string(default=DEFAULT_RETRY_BACKOFF), "maxRetries": int32(minimum=0)},
+        {"backoff": string(default=DEFAULT_RETRY_BACKOFF), "maxRetries": int32(minimum=0, maximum=MAX_RETRIES_LIMIT)},
         required=["maxRetries"],
     )
 

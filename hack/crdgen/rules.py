@@ -21,6 +21,8 @@ from jobflow_controller.validation.limits import MAX_FINALLY, MAX_FLOWS, MAX_TAR
 __all__ = [
     "FINALLY_NAMES_UNIQUE_MESSAGE",
     "FINALLY_NAMES_UNIQUE_RULE",
+    "FINALLY_NAME_MESSAGE",
+    "FINALLY_NAME_RULE",
     "FINALLY_NOT_A_FLOW_MESSAGE",
     "FINALLY_NOT_A_FLOW_RULE",
     "FLOW_NAMES_UNIQUE_MESSAGE",
@@ -145,6 +147,14 @@ FINALLY_NOT_A_FLOW_RULE: Final = (
     " || [self.finally.transformMapEntry(i, f, {f.name: i})].all(names, self.flows.all(g, !(g.name in names)))"
 )
 FINALLY_NOT_A_FLOW_MESSAGE: Final = "jobflow Finally names must not repeat a flow name"
+#: On each finally entry's name: the webhook's JobTemplate-name rule (`validation.names`), a DNS-1123
+#: subdomain (its 253 characters are the maxLength above). The rules needing the JobFlow's name or
+#: namespace (the Job name, the label value) stay the webhook's: a rule here cannot read them.
+FINALLY_NAME_RULE: Final = "self.matches('^[a-z0-9]([-a-z0-9]*[a-z0-9])?([.][a-z0-9]([-a-z0-9]*[a-z0-9])?)*$')"
+FINALLY_NAME_MESSAGE: Final = (
+    "jobflow Finally name must be a lowercase RFC 1123 subdomain: lowercase letters, digits, '-' and '.',"
+    " with every '.'-separated part starting and ending with a letter or digit"
+)
 
 
 def validation_patch() -> list[JSONDict]:
@@ -197,8 +207,9 @@ def failure_aware_rules_patch() -> list[JSONDict]:
     """The rules on the failure-aware fields (issue 22) and the bound they need: ``maxLength`` of finally names.
 
     On each flow's ``dependsOn`` (a rule needs targets; a probe only with ``AllCompleted``), on
-    ``spec.finally`` (unique names) and on ``spec`` (no finally name is a flow's), the one rule
-    reading two fields.
+    ``spec.finally`` (unique names), on each finally name (a DNS-1123 subdomain, the webhook's rule
+    for a JobTemplate's name) and on ``spec`` (no finally name is a flow's), the one rule reading
+    two fields.
     """
     return [
         {
@@ -215,6 +226,11 @@ def failure_aware_rules_patch() -> list[JSONDict]:
             "value": [{"message": FINALLY_NAMES_UNIQUE_MESSAGE, "rule": FINALLY_NAMES_UNIQUE_RULE}],
         },
         {"op": "add", "path": f"{FINALLY_POINTER}/items/properties/name/maxLength", "value": MAX_FLOW_NAME_LENGTH},
+        {
+            "op": "add",
+            "path": f"{FINALLY_POINTER}/items/properties/name/x-kubernetes-validations",
+            "value": [{"message": FINALLY_NAME_MESSAGE, "rule": FINALLY_NAME_RULE}],
+        },
         {
             "op": "add",
             "path": f"{SPEC_POINTER}/x-kubernetes-validations",

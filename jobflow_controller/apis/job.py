@@ -6,10 +6,11 @@ from collections.abc import Mapping
 from typing import Any
 
 from jobflow_controller.apis.meta import Obj
+from jobflow_controller.apis.timeutil import parse_duration_ns
 
 
 def _status(job: Obj) -> Mapping[str, Any]:
-    value = job.get("status")
+    value = job.get("status") if isinstance(job, (dict, Mapping)) else None
     return value if isinstance(value, (dict, Mapping)) else {}
 
 
@@ -20,12 +21,20 @@ def phase(job: Obj) -> str:
 
 
 def running_duration(job: Obj) -> str | None:
+    """`status.runningDuration`, a Go duration; None when absent or not one (nothing to add up)."""
     value = _status(job).get("runningDuration")
-    return str(value) if value else None
+    if not value or not isinstance(value, str):
+        return None
+    try:
+        return value if parse_duration_ns(value) >= 0 else None
+    except ValueError:
+        return None
 
 
 def retry_count(job: Obj) -> int:
-    return int(_status(job).get("retryCount") or 0)
+    """`status.retryCount` (an int32 in Volcano's CRD); 0 when absent or not a whole number."""
+    value = _status(job).get("retryCount")
+    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else 0
 
 
 def task_status_count(job: Obj) -> Mapping[str, Any] | None:

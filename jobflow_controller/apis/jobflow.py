@@ -32,18 +32,24 @@ class Flow:
 
 
 def spec(obj: Obj) -> Mapping[str, Any]:
-    value = obj.get("spec")
+    value = obj.get("spec") if isinstance(obj, (dict, Mapping)) else None
     return value if isinstance(value, (dict, Mapping)) else {}
 
 
 def status(obj: Obj) -> Mapping[str, Any]:
-    value = obj.get("status")
+    value = obj.get("status") if isinstance(obj, (dict, Mapping)) else None
     return value if isinstance(value, (dict, Mapping)) else {}
+
+
+def raw_flow_list(job_flow: Obj) -> list[Any]:
+    """`spec.flows` when it is a list (the CRD's schema says so), else empty."""
+    value = spec(job_flow).get("flows")
+    return value if isinstance(value, list) else []
 
 
 def flows(job_flow: Obj) -> list[Flow]:
     out = []
-    for raw in spec(job_flow).get("flows") or []:
+    for raw in raw_flow_list(job_flow):
         if not isinstance(raw, (dict, Mapping)):
             continue
         depends_on = raw.get("dependsOn")
@@ -71,7 +77,7 @@ def flows(job_flow: Obj) -> list[Flow]:
 def has_probes(job_flow: Obj) -> bool:
     """Whether a flow has a `dependsOn.probe` (`flows`' reading), without building the flows: the
     Job handlers ask it for every Job event."""
-    for raw in spec(job_flow).get("flows") or []:
+    for raw in raw_flow_list(job_flow):
         if isinstance(raw, (dict, Mapping)):
             depends_on = raw.get("dependsOn")
             if isinstance(depends_on, (dict, Mapping)) and depends_on.get("probe") is not None:

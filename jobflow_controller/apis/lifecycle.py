@@ -20,10 +20,23 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from jobflow_controller.apis import jobflow as jf
-from jobflow_controller.apis.lifecycle_fields import RetryRequest, Shutdown, read_retry_request, retry_request_text
+from jobflow_controller.apis.lifecycle_fields import (
+    RetryRequest,
+    Shutdown,
+    read_retry_request,
+    retry_request_problems,
+    retry_request_text,
+)
 from jobflow_controller.apis.meta import Obj
 
-__all__ = ["Lifecycle", "RetryRequest", "Shutdown", "pending_retry_request"]
+__all__ = [
+    "Lifecycle",
+    "RetryRequest",
+    "Shutdown",
+    "malformed_retry_request",
+    "pending_retry_request",
+    "retry_request_to_sync",
+]
 
 
 @dataclass(frozen=True)
@@ -41,7 +54,7 @@ class Lifecycle:
     def of(cls, job_flow: Obj) -> Lifecycle:
         spec = jf.spec(job_flow)
         deadlines = {}
-        for raw in spec.get("flows") or []:
+        for raw in jf.raw_flow_list(job_flow):
             if isinstance(raw, (dict, Mapping)) and _seconds(raw.get("activeDeadlineSeconds")) is not None:
                 deadlines[str(raw.get("name") or "")] = _seconds(raw.get("activeDeadlineSeconds")) or 0
         return cls(
@@ -59,10 +72,17 @@ class Lifecycle:
 
 
 def _seconds(value: object) -> int | None:
-    """A non-negative whole number of seconds; anything else is absent (admission refuses it)."""
+    """A non-negative whole number of seconds; anything else is absent (admission refuses it).
+
+    Capped at Go's longest `time.Duration` (about 292 years), which no date arithmetic overflows.
+    """
     if isinstance(value, bool) or not isinstance(value, int) or value < 0:
         return None
-    return value
+    return min(value, MAX_SECONDS)
+
+
+#: `math.MaxInt64` nanoseconds, in whole seconds.
+MAX_SECONDS = (2**63 - 1) // 10**9
 
 
 def pending_retry_request(job_flow: Obj) -> RetryRequest | None:
@@ -77,3 +97,20 @@ def pending_retry_request(job_flow: Obj) -> RetryRequest | None:
     if request is None or jf.status(job_flow).get("retryRequest") == request.id:
         return None
     return request
+
+
+def malformed_retry_request(job_flow: Obj) -> list[str]:
+    """What is wrong with the JobFlow's re-run request; empty when it has none or a well-formed one."""
+    text = retry_request_text(job_flow)
+    if text is None:
+        return []
+    return retry_request_problems(text, {f.name for f in jf.flows(job_flow)})
+
+
+def retry_request_to_sync(new: Obj, old: Obj) -> bool:
+    """Whether an update of the JobFlow brings a request to act on: a pending one, or a new
+    malformed one (its Warning, docs/hostile-input.md). Never raises."""
+    if pending_retry_request(new) is not None:
+        return True
+    text = retry_request_text(new)
+    return text is not None and text != retry_request_text(old) and bool(malformed_retry_request(new))

@@ -25,6 +25,7 @@ from enum import StrEnum
 from typing import Any, Final
 
 from jobflow_controller.apis.meta import Obj
+from jobflow_controller.apis.tenant_text import excerpt, excerpt_text, load_json
 
 SUSPEND: Final = "suspend"
 SHUTDOWN: Final = "shutdown"
@@ -70,9 +71,10 @@ class RetryRequest:
 
 def retry_request_text(job_flow: Obj) -> str | None:
     """The annotation's raw value, None when the JobFlow has none."""
-    annotations = (job_flow.get("metadata") or {}).get("annotations") or {}
+    metadata = job_flow.get("metadata") if isinstance(job_flow, Mapping) else None
+    annotations = metadata.get("annotations") if isinstance(metadata, Mapping) else None
     value = annotations.get(RETRY_REQUEST_ANNOTATION) if isinstance(annotations, Mapping) else None
-    return None if value is None else str(value)
+    return value if value is None or isinstance(value, str) else excerpt(value)
 
 
 def retry_request_value(request_id: str, flows: Sequence[str] = ()) -> str:
@@ -84,17 +86,23 @@ def retry_request_value(request_id: str, flows: Sequence[str] = ()) -> str:
 
 
 def retry_request_problems(text: str, flow_names: set[str]) -> list[str]:
-    """What is wrong with the annotation's value ``text``, for a JobFlow with these flows; empty when none."""
+    """What is wrong with the annotation's value ``text``, for a JobFlow with these flows; empty when none.
+
+    Never raises (docs/hostile-input.md): a text too long or too deep is one problem.
+    """
+    return _read(text, flow_names)[1]
+
+
+def _read(text: str, flow_names: set[str]) -> tuple[RetryRequest | None, list[str]]:
     where = f"annotation {RETRY_REQUEST_ANNOTATION}"
-    try:
-        value = json.loads(text)
-    except ValueError as err:
-        return [f"{where}: not valid JSON: {err}"]
+    value, problem = load_json(text, where)
+    if problem is not None:
+        return None, [problem]
     if not isinstance(value, Mapping):
         example = '{"id": "r1", "flows": ["train"]}'
-        return [f"{where}: must be a JSON object such as {example}, got {json.dumps(value)}"]
+        return None, [f"{where}: must be a JSON object such as {example}, got {excerpt(value)}"]
     problems = [
-        f'{where}: unknown field "{key}" (known: {REQUEST_ID}, {REQUEST_FLOWS})'
+        f'{where}: unknown field "{excerpt_text(key)}" (known: {REQUEST_ID}, {REQUEST_FLOWS})'
         for key in value
         if key not in (REQUEST_ID, REQUEST_FLOWS)
     ]
@@ -102,29 +110,29 @@ def retry_request_problems(text: str, flow_names: set[str]) -> list[str]:
     if request_id is None:
         problems.append(f"{where}.{REQUEST_ID}: required, a non-empty string that differs from the last request's")
     elif not isinstance(request_id, str) or not request_id:
-        problems.append(f"{where}.{REQUEST_ID}: must be a non-empty string, got {json.dumps(request_id)}")
-    problems.extend(_flows_problems(f"{where}.{REQUEST_FLOWS}", value.get(REQUEST_FLOWS), flow_names))
-    return problems
+        problems.append(f"{where}.{REQUEST_ID}: must be a non-empty string, got {excerpt(request_id)}")
+    flows = value.get(REQUEST_FLOWS)
+    problems.extend(_flows_problems(f"{where}.{REQUEST_FLOWS}", flows, flow_names))
+    if problems:
+        return None, problems
+    return RetryRequest(id=str(request_id), flows=tuple(flows or ())), []
 
 
 def _flows_problems(where: str, flows: Any, flow_names: set[str]) -> list[str]:
     if flows is None:
         return []
     if not isinstance(flows, list):
-        return [f"{where}: must be a list of flow names, got {json.dumps(flows)}"]
+        return [f"{where}: must be a list of flow names, got {excerpt(flows)}"]
     problems: list[str] = []
     for index, name in enumerate(flows):
         if not isinstance(name, str):
-            problems.append(f"{where}[{index}]: must be a flow name, got {json.dumps(name)}")
+            problems.append(f"{where}[{index}]: must be a flow name, got {excerpt(name)}")
         elif name not in flow_names:
-            problems.append(f'{where}[{index}]: no flow of this JobFlow is named "{name}"')
+            problems.append(f'{where}[{index}]: no flow of this JobFlow is named "{excerpt_text(name)}"')
     return problems
 
 
 def read_retry_request(job_flow: Obj, flow_names: set[str]) -> RetryRequest | None:
     """The JobFlow's re-run request when it has a well-formed one, else None (absent or malformed)."""
     text = retry_request_text(job_flow)
-    if text is None or retry_request_problems(text, flow_names):
-        return None
-    value = json.loads(text)
-    return RetryRequest(id=value[REQUEST_ID], flows=tuple(value.get(REQUEST_FLOWS) or ()))
+    return None if text is None else _read(text, flow_names)[0]

@@ -14,7 +14,7 @@ Obj = Mapping[str, Any]
 
 
 def metadata(obj: Obj) -> Mapping[str, Any]:
-    md = obj.get("metadata")
+    md = obj.get("metadata") if isinstance(obj, (dict, Mapping)) else None
     return md if isinstance(md, (dict, Mapping)) else {}
 
 

@@ -26,12 +26,13 @@ how many retries a flow already had:
 
 from __future__ import annotations
 
-import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final
 
+from jobflow_controller.apis.jobflow import raw_flow_list
 from jobflow_controller.apis.meta import Obj
+from jobflow_controller.apis.tenant_text import excerpt, excerpt_text, load_json
 from jobflow_controller.apis.timeutil import parse_duration_ns
 
 #: The flow field holding its retry policy (spec.flows[].retry).
@@ -122,11 +123,17 @@ def retry_annotation_changed(job_flow: Obj, old_job_flow: Obj) -> bool:
 
 def job_attempt(job: Obj) -> int:
     """Which retry created this Job (0: the first Job, or a malformed annotation)."""
-    annotations = (job.get("metadata") or {}).get("annotations") or {}
-    try:
-        return max(0, int(str(annotations.get(ATTEMPT_ANNOTATION) or "0")))
-    except ValueError:
+    metadata = job.get("metadata") if isinstance(job, Mapping) else None
+    annotations = metadata.get("annotations") if isinstance(metadata, Mapping) else None
+    text = annotations.get(ATTEMPT_ANNOTATION) if isinstance(annotations, Mapping) else None
+    # At most MAX_RETRIES_LIMIT retries (and Rerun requests past it): a few digits; ASCII digits
+    # only, as Go's strconv.Atoi reads them (Python's int() also takes "1_0" and other scripts).
+    if not isinstance(text, str) or not 0 < len(text) <= _MAX_ATTEMPT_DIGITS or not (text.isascii() and text.isdigit()):
         return 0
+    return int(text)
+
+
+_MAX_ATTEMPT_DIGITS: Final = 9
 
 
 # -- the field -------------------------------------------------------------------------------------
@@ -170,10 +177,9 @@ def _annotation_value(job_flow: Obj) -> tuple[Mapping[str, Any], str | None]:
     if raw is None:
         return {}, None
     prefix = f"annotation {RETRY_ANNOTATION}"
-    try:
-        value = json.loads(raw)
-    except ValueError as err:
-        return {}, f"{prefix}: not valid JSON: {err}"
+    value, problem = load_json(raw, prefix)
+    if problem is not None:
+        return {}, problem
     if not isinstance(value, (dict, Mapping)):
         example = '{"a": {"maxRetries": 2, "backoff": "30s"}}'
         return {}, f"{prefix}: must be a JSON object keyed by flow name, e.g. {example}"
@@ -181,17 +187,18 @@ def _annotation_value(job_flow: Obj) -> tuple[Mapping[str, Any], str | None]:
 
 
 def _annotation(job_flow: Obj) -> str | None:
-    annotations = (job_flow.get("metadata") or {}).get("annotations") or {}
-    value = annotations.get(RETRY_ANNOTATION) if isinstance(annotations, (dict, Mapping)) else None
-    return None if value is None else str(value)
+    metadata = job_flow.get("metadata") if isinstance(job_flow, Mapping) else None
+    annotations = metadata.get("annotations") if isinstance(metadata, Mapping) else None
+    value = annotations.get(RETRY_ANNOTATION) if isinstance(annotations, Mapping) else None
+    return value if value is None or isinstance(value, str) else excerpt(value)
 
 
 def _annotation_where(flow: str) -> str:
-    return f'annotation {RETRY_ANNOTATION}["{flow}"]'
+    return f'annotation {RETRY_ANNOTATION}["{excerpt_text(flow)}"]'
 
 
 def _unknown_flow(where: str, flow: str) -> str:
-    return f'{where}: no flow of this JobFlow is named "{flow}"'
+    return f'{where}: no flow of this JobFlow is named "{excerpt_text(flow)}"'
 
 
 # -- one policy ------------------------------------------------------------------------------------
@@ -200,9 +207,9 @@ def _unknown_flow(where: str, flow: str) -> str:
 def _policy_problems(where: str, policy: Any) -> list[str]:
     """The problems of one policy object, each prefixed with `where` (the field or annotation entry)."""
     if not isinstance(policy, (dict, Mapping)):
-        return [f"{where}: must be an object with {MAX_RETRIES} and {BACKOFF}, got {json.dumps(policy)}"]
+        return [f"{where}: must be an object with {MAX_RETRIES} and {BACKOFF}, got {excerpt(policy)}"]
     problems = [
-        f'{where}: unknown field "{key}" (known: {MAX_RETRIES}, {BACKOFF})'
+        f'{where}: unknown field "{excerpt_text(str(key))}" (known: {MAX_RETRIES}, {BACKOFF})'
         for key in policy
         if key not in (MAX_RETRIES, BACKOFF)
     ]
@@ -211,7 +218,7 @@ def _policy_problems(where: str, policy: Any) -> list[str]:
     else:
         n = policy[MAX_RETRIES]
         if not isinstance(n, int) or isinstance(n, bool):
-            problems.append(f"{where}.{MAX_RETRIES}: must be an integer, got {json.dumps(n)}")
+            problems.append(f"{where}.{MAX_RETRIES}: must be an integer, got {excerpt(n)}")
         elif n < 0:
             problems.append(f"{where}.{MAX_RETRIES}: must not be negative, got {n}")
         elif n > MAX_RETRIES_LIMIT:
@@ -219,14 +226,13 @@ def _policy_problems(where: str, policy: Any) -> list[str]:
     if BACKOFF in policy:
         backoff = policy[BACKOFF]
         if not isinstance(backoff, str):
-            problems.append(f'{where}.{BACKOFF}: must be a duration string such as "30s", got {json.dumps(backoff)}')
+            problems.append(f'{where}.{BACKOFF}: must be a duration string such as "30s", got {excerpt(backoff)}')
         else:
             try:
                 ns = parse_duration_ns(backoff)
             except ValueError:
-                problems.append(
-                    f'{where}.{BACKOFF}: invalid duration "{backoff}" (a Go duration such as "30s", "1m30s")'
-                )
+                shown = excerpt_text(backoff)
+                problems.append(f'{where}.{BACKOFF}: invalid duration "{shown}" (a Go duration such as "30s", "1m30s")')
             else:
                 if ns < 0:
                     problems.append(f'{where}.{BACKOFF}: must not be negative, got "{backoff}"')
@@ -240,11 +246,7 @@ def _policy(raw: Mapping[str, Any]) -> RetryPolicy:
 
 
 def _raw_flows(job_flow: Obj) -> list[Mapping[str, Any]]:
-    spec = job_flow.get("spec")
-    flows = spec.get("flows") if isinstance(spec, (dict, Mapping)) else None
-    if not isinstance(flows, Sequence) or isinstance(flows, str | bytes):
-        return []
-    return [f for f in flows if isinstance(f, (dict, Mapping))]
+    return [f for f in raw_flow_list(job_flow) if isinstance(f, (dict, Mapping))]
 
 
 def _flow_names(job_flow: Obj) -> set[str]:

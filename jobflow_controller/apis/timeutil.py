@@ -17,7 +17,14 @@ def format_time(t: datetime.datetime) -> str:
 
 
 def parse_time(value: str) -> datetime.datetime:
+    """An RFC3339 time; ValueError for anything else (a wrong type, a text past `MAX_TIME_TEXT`)."""
+    if not isinstance(value, str) or len(value) > MAX_TIME_TEXT:
+        raise ValueError(f"not an RFC3339 time: {str(value)[:MAX_TIME_TEXT]!r}")
     return datetime.datetime.fromisoformat(value.replace("Z", "+00:00")).astimezone(datetime.UTC)
+
+
+#: "2006-01-02T15:04:05.999999999+07:00" is 35 characters.
+MAX_TIME_TEXT = 64
 
 
 _UNIT_NANOS = {
@@ -32,12 +39,23 @@ _UNIT_NANOS = {
 }
 
 
+#: The longest duration text parsed: a tenant writes these (a retry backoff), and Go's longest
+#: meaningful one ("2562047h47m16.854775807s") is 24 characters.
+MAX_DURATION_TEXT = 64
+#: Go's `time.Duration` is an int64 of nanoseconds; ParseDuration refuses anything past it.
+_MAX_DURATION_NS = 2**63 - 1
+
+
 def parse_duration_ns(value: str) -> int:
     """Parse a Go duration string into integer nanoseconds, exactly as `time.ParseDuration` does.
 
     Integer arithmetic, not floats: a fraction finer than a nanosecond is truncated (Go's rule), and
-    "2.9999999999s" stays below 3 s instead of rounding up to it.
+    "2.9999999999s" stays below 3 s instead of rounding up to it. Raises ValueError on anything Go
+    would reject (past an int64 of nanoseconds included) and on a text longer than
+    `MAX_DURATION_TEXT` or not a string.
     """
+    if not isinstance(value, str) or len(value) > MAX_DURATION_TEXT:
+        raise ValueError(f"time: invalid duration {str(value)[:MAX_DURATION_TEXT]!r}")
     text = value.strip()
     sign = 1
     if text and text[0] in "+-":
@@ -58,6 +76,8 @@ def parse_duration_ns(value: str) -> int:
         if frac:
             total += int(frac) * unit // 10 ** len(frac)
         pos = match.end()
+        if total > _MAX_DURATION_NS + (sign < 0):
+            raise ValueError(f"time: invalid duration {value!r}")
     return sign * total
 
 

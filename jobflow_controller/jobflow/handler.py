@@ -23,7 +23,7 @@ from typing import Any
 
 import structlog
 
-from informers import DeletedFinalStateUnknown, ResourceEventHandlerFuncs
+from informers import DeletedFinalStateUnknown, ResourceEventHandlerDetailedFuncs, ResourceEventHandlerFuncs
 from informers.errors import NotFoundError
 from jobflow_controller.apis import (
     FLOW_GROUP_VERSION,
@@ -39,7 +39,7 @@ from jobflow_controller.apis import (
 )
 from jobflow_controller.apis import job as vcjob
 from jobflow_controller.apis import jobflow as jf
-from jobflow_controller.apis.lifecycle import Lifecycle, pending_retry_request
+from jobflow_controller.apis.lifecycle import Lifecycle, pending_retry_request, retry_request_to_sync
 from jobflow_controller.apis.rules import template_names
 from jobflow_controller.jobflow import urgency
 from jobflow_controller.jobflow.expectations import CreateExpectations
@@ -102,10 +102,11 @@ class JobFlowEventHandlers:
             add_func=self.add_job_flow, update_func=self.update_job_flow, delete_func=self.delete_job_flow
         )
 
-    def job_template_funcs(self) -> ResourceEventHandlerFuncs:
+    def job_template_funcs(self) -> ResourceEventHandlerDetailedFuncs:
         # Upstream registers no JobTemplate handler; ours resumes flows waiting for a template, and
-        # flows whose patch a template edit may have made applicable (docs/patch.md).
-        return ResourceEventHandlerFuncs(add_func=self.add_job_template, update_func=self.update_job_template)
+        # flows whose patch a template edit may have made applicable (docs/patch.md). Detailed: the
+        # add skips the initial list, which only `is_in_initial_list` tells.
+        return ResourceEventHandlerDetailedFuncs(add_func=self.add_job_template, update_func=self.update_job_template)
 
     def job_funcs(self) -> ResourceEventHandlerFuncs:
         # Upstream watches Job updates only; ours also sees deletions (a Job deleted by hand), and
@@ -156,7 +157,7 @@ class JobFlowEventHandlers:
         if recreated:
             self.deleted_jobs.forget(meta.namespace(old), meta.name(old), meta.uid(old))
         # Ours (docs/lifecycle.md): a re-run asked for by annotation, in any phase.
-        rerun = pending_retry_request(new) is not None
+        rerun = retry_request_to_sync(new, old)  # or a malformed one to warn about (docs/hostile-input.md)
         if succeeded_for_deletion or spec_changed or recreated or rerun:
             self.enqueue_job_flow(self.request_for(meta.namespace(new), meta.name(new)))
 

@@ -23,13 +23,13 @@ from informers.errors import ApiStatusError, NotFoundError
 from jobflow_controller.apis import FlowRequest, Phase, meta
 from jobflow_controller.apis import job as vcjob
 from jobflow_controller.apis import jobflow as jf
-from jobflow_controller.apis.lifecycle import pending_retry_request
 from jobflow_controller.apis.patch_fields import PatchFields
 from jobflow_controller.apis.timeutil import format_duration
 from jobflow_controller.jobflow import action, rerun
 from jobflow_controller.jobflow import constants as c
 from jobflow_controller.jobflow.expectations import CreateExpectations
 from jobflow_controller.jobflow.finished import DeletedJobs, recorded_completed
+from jobflow_controller.jobflow.input_warnings import InputWarnings
 from jobflow_controller.jobflow.lifecycle_actions import LifecycleActions
 from jobflow_controller.jobflow.plan import Deploy, JobCreate, JobFlowSpec, SyncPlan, Warning, World
 from jobflow_controller.jobflow.probe_judge import ProbeJudge
@@ -84,6 +84,7 @@ class JobFlowSyncer:
         self._missing_logged: dict[tuple[str, str], frozenset[str]] = {}
         #: Ours (docs/lifecycle.md): Jobs terminated by Command, and the TTL.
         self.lifecycle = LifecycleActions(clientset, recorder, clock, status_writer, requeue_after)
+        self.input_warnings = InputWarnings(recorder)  # docs/hostile-input.md
 
     def missing_logged(self) -> int:
         """JobFlows whose missing JobTemplates were logged (the memory gauge reads it)."""
@@ -92,6 +93,7 @@ class JobFlowSyncer:
     def forget(self, namespace: str, name: str) -> None:
         """The JobFlow is gone: whether it was warned invalid, and what was logged of it."""
         self.invalid_warned.pop((namespace, name), None)
+        self.input_warnings.forget(namespace, name)
         self._missing_logged.pop((namespace, name), None)
 
     # -- handleJobFlow --------------------------------------------------------------------------
@@ -147,7 +149,7 @@ class JobFlowSyncer:
         True when that was the whole sync (the re-run's status is written and the JobFlow queued
         again at once; or the JobFlow was deleted).
         """
-        request = pending_retry_request(job_flow)
+        request = self.input_warnings.pending_retry_request(job_flow)
         if request is not None:
             self.execute(job_flow, rerun.plan_rerun(self.observe(job_flow), request))
             self._requeue_after(meta.namespace(job_flow), meta.name(job_flow), 0.0)
@@ -255,7 +257,7 @@ class JobFlowSyncer:
         if plan.terminations:
             deploy_err = self.lifecycle.terminate(job_flow, plan.terminations) or deploy_err
         if plan.retry_warning is not None:
-            self._warn(job_flow, plan.retry_warning)
+            self.input_warnings.warn(job_flow, plan.retry_warning)
         assert plan.status is not None
         # A status recording a retry is written at once: the Job is deleted only after it.
         replaced = self._writer.write(job_flow, plan.status_body(), at_once=bool(plan.retries) or plan.write_at_once)
@@ -369,9 +371,9 @@ class JobFlowSyncer:
         ns, name = meta.namespace(job_flow), meta.name(job_flow)
         for job in jobs:
             try:
-                self._clientset.jobs(ns).delete(meta.name(job))
-            except NotFoundError:
-                continue  # the cache lagged behind a deletion: the Job is gone, which is the goal
+                self._clientset.jobs(ns).delete(meta.name(job), uid=meta.uid(job) or None)
+            except (NotFoundError, ConflictError):
+                continue  # gone (the cache lagged), or the name holds another Job now: never deleted
             except Exception as err:
                 log.error(f"Failed to delete jobs of JobFlow {ns}/{name}: {err}", jobflow=f"{ns}/{name}")
                 raise

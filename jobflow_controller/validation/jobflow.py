@@ -39,7 +39,7 @@ def flow_graph(job_flow: Mapping[str, Any]) -> Graph:
     A flow without ``dependsOn`` or ``targets`` has no targets, as upstream's ``graphMap`` has it.
     Absent or null parts of the spec are read as empty.
     """
-    spec = _mapping(job_flow.get("spec"))
+    spec = _mapping(_mapping(job_flow).get("spec"))
     graph: list[tuple[str, Sequence[str]]] = []
     for flow in _sequence(spec.get("flows")):
         flow_map = _mapping(flow)
@@ -86,7 +86,7 @@ def validate_job_flow(job_flow: Mapping[str, Any], *, patches: bool = True, retr
     problems = size_problems(graph)
     problems.extend(dag_problems(graph))
 
-    metadata = _mapping(job_flow.get("metadata"))
+    metadata = _mapping(_mapping(job_flow).get("metadata"))
     name = _string(metadata.get("name"))
     namespace = _string(metadata.get("namespace"))
     if name and namespace:
@@ -156,7 +156,7 @@ def validation_message(
 
 
 def _flows(job_flow: Mapping[str, Any]) -> list[Any]:
-    return list(_sequence(_mapping(job_flow.get("spec")).get("flows")))
+    return list(_sequence(_mapping(_mapping(job_flow).get("spec")).get("flows")))
 
 
 def _mapping(value: object) -> Mapping[str, Any]:

@@ -18,7 +18,6 @@ the API server's message, before the webhook is called).
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -32,6 +31,7 @@ from jobflow_controller.apis.lifecycle_fields import (
     retry_request_text,
     shutdown_change_allowed,
 )
+from jobflow_controller.apis.tenant_text import excerpt
 
 __all__ = ["lifecycle_problems"]
 
@@ -56,7 +56,7 @@ def lifecycle_problems(job_flow: Mapping[str, Any], old_job_flow: Mapping[str, A
             problems.extend(_seconds_problems(f'jobflow Flow "{name}": {ACTIVE_DEADLINE_SECONDS}', deadline))
     suspend = spec.get(SUSPEND)
     if changed(SUSPEND) and suspend is not None and not isinstance(suspend, bool):
-        problems.append(f"spec.{SUSPEND}: must be true or false, got {json.dumps(suspend)}")
+        problems.append(f"spec.{SUSPEND}: must be true or false, got {excerpt(suspend)}")
     if changed(SHUTDOWN):
         problems.extend(_shutdown_problems(spec.get(SHUTDOWN), None if old_spec is None else old_spec.get(SHUTDOWN)))
     text = retry_request_text(job_flow)
@@ -69,7 +69,7 @@ def _seconds_problems(where: str, value: Any) -> list[str]:
     if value is None:
         return []
     if not isinstance(value, int) or isinstance(value, bool):
-        return [f"{where}: must be a whole number of seconds, got {json.dumps(value)}"]
+        return [f"{where}: must be a whole number of seconds, got {excerpt(value)}"]
     if value < 0:
         return [f"{where}: must not be negative, got {value}"]
     return []
@@ -78,11 +78,11 @@ def _seconds_problems(where: str, value: Any) -> list[str]:
 def _shutdown_problems(new: Any, old: Any) -> list[str]:
     new_value = "" if new is None else new
     if not isinstance(new_value, str) or new_value not in SHUTDOWN_VALUES:
-        return [f'spec.{SHUTDOWN}: must be "", Stop or Terminate, got {json.dumps(new)}']
+        return [f'spec.{SHUTDOWN}: must be "", Stop or Terminate, got {excerpt(new)}']
     old_value = "" if old is None else old
     if old_value in SHUTDOWN_VALUES and not shutdown_change_allowed(old_value, new_value):
         return [
-            f"spec.{SHUTDOWN}: cannot change from {json.dumps(old_value)} to {json.dumps(new_value)}:"
+            f"spec.{SHUTDOWN}: cannot change from {excerpt(old_value)} to {excerpt(new_value)}:"
             f" it may only go from {_ALLOWED}"
         ]
     return []
@@ -102,5 +102,5 @@ def _flows(spec: Mapping[str, Any]) -> list[tuple[str, Mapping[str, Any]]]:
 
 
 def _spec(job_flow: Mapping[str, Any]) -> Mapping[str, Any]:
-    spec = job_flow.get("spec")
+    spec = job_flow.get("spec") if isinstance(job_flow, Mapping) else None
     return spec if isinstance(spec, Mapping) else {}

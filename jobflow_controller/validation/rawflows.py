@@ -24,7 +24,7 @@ def raw_finally(job_flow: Mapping[str, Any]) -> Iterator[tuple[str, Mapping[str,
 
 
 def _entries(job_flow: Mapping[str, Any], field: str, kind: str) -> Iterator[tuple[str, Mapping[str, Any]]]:
-    spec = job_flow.get("spec")
+    spec = job_flow.get("spec") if isinstance(job_flow, (dict, Mapping)) else None
     entries = spec.get(field) if isinstance(spec, (dict, Mapping)) else None
     if not isinstance(entries, Sequence) or isinstance(entries, str | bytes):
         return

@@ -51,7 +51,7 @@ _FINALLY_NAMES_NOT_UNIQUE: Final = "jobflow Finally names must be unique"
 def failure_aware_problems(job_flow: Mapping[str, Any]) -> list[str]:
     """Every problem with the failure-aware fields: each flow's (spec order), the policy's, finally's."""
     problems = [err for prefix, flow in raw_flows(job_flow) for err in flow_rule_problems(prefix, flow)]
-    spec = _mapping(job_flow.get("spec"))
+    spec = _mapping(_mapping(job_flow).get("spec"))
     policy = spec.get("failurePolicy")
     if policy is not None and policy not in FAILURE_POLICIES:
         problems.append(f"jobflow failurePolicy: must be one of {', '.join(FAILURE_POLICIES)}, got {_json(policy)}")
@@ -61,7 +61,7 @@ def failure_aware_problems(job_flow: Mapping[str, Any]) -> list[str]:
 
 def failure_aware_spec(job_flow: Mapping[str, Any]) -> tuple[Any, Any]:
     """The JobFlow-level fields (`finally`, `failurePolicy`): an UPDATE that changes them is checked in full."""
-    spec = _mapping(job_flow.get("spec"))
+    spec = _mapping(_mapping(job_flow).get("spec"))
     return spec.get("finally") or None, spec.get("failurePolicy")
 
 
@@ -92,13 +92,13 @@ def flow_rule_problems(prefix: str, flow: Mapping[str, Any]) -> list[str]:
 
 def finally_problems(job_flow: Mapping[str, Any]) -> list[str]:
     """The problems of `spec.finally`: its shape and size, then each entry's name, in spec order."""
-    entries = _mapping(job_flow.get("spec")).get("finally")
+    entries = _mapping(_mapping(job_flow).get("spec")).get("finally")
     if entries is None:
         return []
     if not isinstance(entries, list):
         return [f"jobflow finally: must be a list of {{name, patch}} entries, got {_json(entries)}"]
     problems = [too_many_finally_message(len(entries))] if len(entries) > MAX_FINALLY else []
-    metadata = _mapping(job_flow.get("metadata"))
+    metadata = _mapping(_mapping(job_flow).get("metadata"))
     job_flow_name, namespace = _string(metadata.get("name")), _string(metadata.get("namespace"))
     flow_names = {_string(flow.get("name")) for _prefix, flow in raw_flows(job_flow)}
     seen: set[str] = set()

@@ -26,7 +26,7 @@ from jobflow_controller.apis.patch_fields import PatchFields
 from jobflow_controller.validation.admission import job_flow_admission_problems
 from jobflow_controller.validation.cronjobflow import cron_job_flow_problems
 from jobflow_controller.webhook.jsonshape import json_shape_problem
-from jobflow_controller.webhook.limits import MAX_JSON_DEPTH, MAX_JSON_VALUES
+from jobflow_controller.webhook.limits import MAX_BODY_BYTES, MAX_JSON_DEPTH, MAX_JSON_VALUES
 
 __all__ = [
     "ADMISSION_API_VERSION",
@@ -86,6 +86,10 @@ _VALIDATED_OPERATIONS: Final = frozenset({"CREATE", "UPDATE"})
 DENIED_CODE: Final = 400
 
 
+#: Go's net/http refuses a Content-Length that does not fit an int64 (19 digits) as malformed.
+_INT64_DIGITS: Final = 19
+
+
 class ReviewError(Exception):
     """A request body that is not an AdmissionReview: answered with ``code`` and ``message`` as text."""
 
@@ -103,6 +107,22 @@ def check_content_type(content_type: str | None) -> None:
     media_type = (content_type or "").split(";", 1)[0].strip().lower()
     if media_type != JSON_MEDIA_TYPE:
         raise ReviewError(415, f"contentType={content_type or ''}, expect {JSON_MEDIA_TYPE}")
+
+
+def body_length(content_length: str | None) -> int:
+    """The body's length from its ``Content-Length`` header, or ``ReviewError``: 411 without one,
+    400 unless it is ASCII digits (as Go's ``net/http`` reads it: ``int()`` would also take ``+1``,
+    ``1_000`` and other scripts' digits), 413 over ``MAX_BODY_BYTES``. The server calls it on the
+    headers, before reading the body."""
+    if content_length is None:
+        raise ReviewError(411, "a Content-Length is required")
+    digits = content_length.strip(" \t")
+    if not (digits.isascii() and digits.isdigit()) or len(digits) > _INT64_DIGITS:
+        raise ReviewError(400, f"invalid Content-Length {content_length[:64]!r}")
+    length = int(digits)
+    if length > MAX_BODY_BYTES:
+        raise ReviewError(413, f"request body of {length} bytes is over the limit of {MAX_BODY_BYTES}")
+    return length
 
 
 def decode_review(body: bytes | bytearray, content_type: str | None) -> Mapping[str, Any]:
@@ -126,6 +146,8 @@ def decode_review(body: bytes | bytearray, content_type: str | None) -> Mapping[
         review = json.loads(text)
     except json.JSONDecodeError as err:
         raise ReviewError(400, f"Request could not be decoded: {err}") from None
+    except ValueError:  # an integer past Python's 4,300 digits (sys.int_info.default_max_str_digits)
+        raise ReviewError(400, "Request could not be decoded: a number has too many digits") from None
     except RecursionError:  # not reached within MAX_JSON_DEPTH; kept so no text can escape as a crash
         raise ReviewError(400, "Request could not be decoded: the JSON is nested too deeply") from None
     return _checked_review(review)

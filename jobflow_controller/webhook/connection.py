@@ -5,9 +5,9 @@ client sending one byte every few seconds keeps its thread for as long as it lik
 ``DeadlineReader`` under ``rfile`` gives every read only what is left of one deadline set when the
 connection was accepted, and stops reading past an allowance the handler raises as it goes (the
 headers' limit, then the body's length), so nothing can be read past the limits whatever the
-client sends. ``ByteBudget`` is the body bytes every connection holds at once, and
-``ConnectionCap`` the connections open at once, which ``BoundedHTTPServer`` counts at accept. The
-manager's health and metrics servers use the reader and the server too.
+client sends. ``ConnectionCap`` is the connections open at once, which ``BoundedHTTPServer`` counts
+at accept (the webhook counts them per client instead: ``clients.ClientShares``). The manager's
+health and metrics servers use the reader and the server too.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from typing import Any, Final
 
 import structlog
 
-__all__ = ["BoundedHTTPServer", "ByteBudget", "ConnectionCap", "DeadlineReader", "RequestTooLarge"]
+__all__ = ["BoundedHTTPServer", "ConnectionCap", "DeadlineReader", "RequestTooLarge", "linger"]
 
 log = structlog.get_logger("jobflow_controller.webhook")
 
@@ -64,31 +64,6 @@ class DeadlineReader(io.RawIOBase):
             count = self._sock.recv_into(view[: self._allowance])
         self._allowance -= count
         return count
-
-
-class ByteBudget:
-    """A count of bytes shared by every connection; ``take`` refuses what would pass ``limit``."""
-
-    def __init__(self, limit: int) -> None:
-        self.limit = limit
-        self._used = 0
-        self._lock = threading.Lock()
-
-    def take(self, count: int) -> bool:
-        with self._lock:
-            if self._used + count > self.limit:
-                return False
-            self._used += count
-            return True
-
-    def give_back(self, count: int) -> None:
-        with self._lock:
-            self._used -= count
-
-    @property
-    def used(self) -> int:
-        with self._lock:
-            return self._used
 
 
 class ConnectionCap:
@@ -136,7 +111,8 @@ class BoundedHTTPServer(ThreadingHTTPServer):
     """A threading HTTP server whose connections are capped at accept and each given one deadline.
 
     At most ``max_connections`` are open at once, counted from accept to close (``ConnectionCap``);
-    one more is closed in the accept loop, so it costs no thread. Each connection's thread knows its
+    one more is closed in the accept loop, so it costs no thread (``admit`` and ``release``, which the
+    webhook replaces with its per-client shares). Each connection's thread knows its
     deadline (``connection_deadline``), set when it starts, for a ``DeadlineReader`` and for a TLS
     handshake. Subclasses serve a connection in ``serve_connection`` (plain: ``handle_connection``).
     The webhook and the manager's health and metrics servers are ones.
@@ -160,27 +136,35 @@ class BoundedHTTPServer(ThreadingHTTPServer):
         super().__init__(address, handler)
 
     def process_request(self, request: Any, client_address: Any) -> None:
-        admitted, newly_full = self.connections.enter()
-        if not admitted:
-            if newly_full:  # once per spell, not once per connection refused
-                log.warning(
-                    f"closing new {self._what} connections: too many are open",
-                    port=self.server_address[1],
-                    limit=self.connections.limit,
-                )
+        if not self.admit(request, client_address):
             self.shutdown_request(request)
             return
         try:
             super().process_request(request, client_address)
         except BaseException:
-            self.connections.leave()
+            self.release(request)
             raise
 
     def process_request_thread(self, request: Any, client_address: Any) -> None:
         try:
             super().process_request_thread(request, client_address)
         finally:
-            self.connections.leave()
+            self.release(request)
+
+    def admit(self, request: Any, client_address: Any) -> bool:
+        """Whether a connection just accepted may be served (in the accept loop: no I/O here)."""
+        admitted, newly_full = self.connections.enter()
+        if not admitted and newly_full:  # once per spell, not once per connection refused
+            log.warning(
+                f"closing new {self._what} connections: too many are open",
+                port=self.server_address[1],
+                limit=self.connections.limit,
+            )
+        return admitted
+
+    def release(self, request: Any) -> None:
+        """An admitted connection is done (its thread ends, or it never started)."""
+        self.connections.leave()
 
     def connection_deadline(self) -> float:
         """The deadline of the connection this thread serves (``time.monotonic``)."""
@@ -197,3 +181,25 @@ class BoundedHTTPServer(ThreadingHTTPServer):
     def handle_connection(self, connection: Any, client_address: Any) -> None:
         """Run the handler on ``connection`` (the accepted socket, or the TLS one around it)."""
         super().finish_request(connection, client_address)
+
+
+def linger(connection: socket.socket, seconds: float, limit: int, chunk: int) -> None:
+    """Half-close, and read and drop what the client still sends, before the connection is closed.
+
+    A request answered before its body was read (a refusal) leaves the body unread; closing then
+    makes the kernel reset the connection, and the client may lose the answer before reading it. So
+    the answer is followed by a FIN and up to ``limit`` bytes or ``seconds`` of reading
+    (one deadline for all of it, so a drip cannot extend it), as servers do for a lingering close.
+    Raw socket calls: no TLS record is sent or decoded here.
+    """
+    until = time.monotonic() + seconds
+    drained = 0
+    try:
+        socket.socket.shutdown(connection, socket.SHUT_WR)
+        while drained < limit and (left := until - time.monotonic()) > 0:
+            connection.settimeout(left)
+            if not (data := socket.socket.recv(connection, chunk)):
+                return
+            drained += len(data)
+    except OSError:  # the client is gone, or still sending after ``seconds``
+        pass

@@ -14,10 +14,13 @@ from typing import Final
 
 __all__ = [
     "DRAIN_LIMIT",
+    "HEADERS_DEADLINE",
     "MAX_BODY_BYTES",
     "MAX_BODY_BYTES_IN_FLIGHT",
+    "MAX_BODY_BYTES_IN_FLIGHT_PER_CLIENT",
     "MAX_CONCURRENT_REVIEWS",
     "MAX_CONNECTIONS",
+    "MAX_CONNECTIONS_PER_CLIENT",
     "MAX_HEADER_BYTES",
     "MAX_JSON_DEPTH",
     "MAX_JSON_VALUES",
@@ -36,14 +39,29 @@ MAX_HEADER_BYTES: Final = 64 * 1024
 #: client that drips its request slower than this loses the connection (the API server's own
 #: ``timeoutSeconds`` for this webhook is 10 s, so it has given up by then anyway).
 REQUEST_DEADLINE: Final = 10.0
+#: From the accepted connection to the end of the request's headers: the TLS handshake and the
+#: headers, which the API server sends in a few milliseconds. A connection that has not sent its
+#: headers by then (one that never starts TLS, or drips its headers) is closed without an answer,
+#: so each one a client holds costs it a reconnection every 3 s. The body then gets what is left of
+#: ``REQUEST_DEADLINE``.
+HEADERS_DEADLINE: Final = 3.0
 #: Writing the answer gets what is left of the deadline, but never less than this.
 MIN_ANSWER_SECONDS: Final = 1.0
 #: Connections open at once, each one thread; one more is closed as soon as it is accepted, before
 #: its TLS handshake (no thread, no answer: there is no TLS session to answer 429 in).
 MAX_CONNECTIONS: Final = 256
+#: Connections one client address may hold at once: half of ``MAX_CONNECTIONS``, so one address
+#: can never hold them all. One more is closed at accept. When ``MAX_CONNECTIONS`` are open all the
+#: same (several addresses), a newcomer from an address holding fewer than the biggest holder takes
+#: that holder's oldest connection still reading its request (``clients.ClientShares``).
+MAX_CONNECTIONS_PER_CLIENT: Final = MAX_CONNECTIONS // 2
 #: Body bytes held at once by all connections, counted as they arrive: a request whose next chunk
 #: would pass it is answered 429 with ``Retry-After``. Four maximum-size bodies.
 MAX_BODY_BYTES_IN_FLIGHT: Final = 4 * MAX_BODY_BYTES
+#: Body bytes one client address may hold at once: half of ``MAX_BODY_BYTES_IN_FLIGHT``, two
+#: maximum-size bodies; past it, 429. When the global budget is spent all the same, a client holding
+#: less than the biggest holder takes that holder's biggest body still being read.
+MAX_BODY_BYTES_IN_FLIGHT_PER_CLIENT: Final = MAX_BODY_BYTES_IN_FLIGHT // 2
 #: Reviews decoded and validated at once; the others wait, within their deadline, then get 429.
 #: A review costs its body a few times over while it is decoded (see ``MAX_JSON_VALUES``).
 MAX_CONCURRENT_REVIEWS: Final = 2

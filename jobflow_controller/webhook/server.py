@@ -4,7 +4,11 @@ Standard library only (``http.server`` and ``ssl``), one thread per connection. 
 ``admission.review_response``; this module does HTTP and TLS:
 
 * the TLS handshake runs in the connection's thread, under a timeout, so a slow or silent client
-  cannot stall the accept loop for everyone else;
+  cannot stall the accept loop for everyone else; it and the headers must be done within
+  ``HEADERS_DEADLINE`` (3 s), the body within ``REQUEST_DEADLINE`` (10 s) of the accept;
+* connections and body bytes are shared out by client address (``clients.ClientShares``): per
+  address caps, and a newcomer takes from the biggest holder when the server is full, so a client
+  that is not the API server cannot take the webhook from it alone;
 * every response closes its connection (HTTP/1.0). The API server opens one per call, which for
   the rate JobFlows are created and updated costs a handshake of a millisecond or two, and it makes
   ``stop()`` simple: stop accepting, let the calls in flight finish, close;
@@ -23,7 +27,6 @@ from __future__ import annotations
 
 import io
 import json
-import socket
 import socketserver
 import threading
 import time
@@ -34,15 +37,25 @@ from typing import Any, Final
 import structlog
 
 from jobflow_controller.apis.patch_fields import PatchFields
-from jobflow_controller.webhook.admission import ReviewError, check_content_type, decode_review, review_response
+from jobflow_controller.webhook.admission import (
+    ReviewError,
+    body_length,
+    check_content_type,
+    decode_review,
+    review_response,
+)
 from jobflow_controller.webhook.certfiles import CertificateFiles
-from jobflow_controller.webhook.connection import BoundedHTTPServer, ByteBudget, DeadlineReader, RequestTooLarge
+from jobflow_controller.webhook.clients import BodyRefusal, ClientShares, Seat
+from jobflow_controller.webhook.connection import BoundedHTTPServer, DeadlineReader, RequestTooLarge, linger
 from jobflow_controller.webhook.limits import (
     DRAIN_LIMIT,
+    HEADERS_DEADLINE,
     MAX_BODY_BYTES,
     MAX_BODY_BYTES_IN_FLIGHT,
+    MAX_BODY_BYTES_IN_FLIGHT_PER_CLIENT,
     MAX_CONCURRENT_REVIEWS,
     MAX_CONNECTIONS,
+    MAX_CONNECTIONS_PER_CLIENT,
     MAX_HEADER_BYTES,
     MIN_ANSWER_SECONDS,
     READ_CHUNK,
@@ -59,7 +72,7 @@ VALIDATE_PATH: Final = "/jobflows/validate"
 HEALTHZ_PATH: Final = "/healthz"
 #: How long ``stop()`` waits for the calls in flight.
 STOP_GRACE: Final = 5.0
-#: How long a closing connection is read from after the answer (``_linger``).
+#: How long a closing connection is read from after the answer (``connection.linger``).
 LINGER_SECONDS: Final = 1.0
 #: Connections the kernel queues before the accept loop takes them.
 LISTEN_BACKLOG: Final = 128
@@ -70,6 +83,7 @@ Address = tuple[str, int]
 class _Handler(BaseHTTPRequestHandler):
     server: _TLSServer
     reader: DeadlineReader
+    seat: Seat
 
     def version_string(self) -> str:
         return "jobflow-controller-webhook"
@@ -79,8 +93,9 @@ class _Handler(BaseHTTPRequestHandler):
         self.rfile.close()
         # What an answer to a request cut short in its first line needs (parse_request sets them).
         self.request_version, self.requestline, self.command = "HTTP/1.0", "", ""
-        # Every read gets what is left of the connection's deadline, and only the headers' allowance
-        # until a body's length has been accepted.
+        self.seat = self.server.current_seat()
+        # Every read gets what is left of the connection's deadline (the headers' until they are
+        # read), and only the headers' allowance until a body's length has been accepted.
         self.reader = DeadlineReader(self.connection, self.server.connection_deadline(), MAX_HEADER_BYTES)
         self.rfile = io.BufferedReader(self.reader, READ_CHUNK)
 
@@ -90,6 +105,10 @@ class _Handler(BaseHTTPRequestHandler):
         except RequestTooLarge:
             log.debug("refused request headers over the limit", client=self.client_address[0])
             self._reply_text(431, f"request headers are over the limit of {MAX_HEADER_BYTES} bytes")
+        except OSError as err:  # the client's doing: gone, past a deadline, or its seat taken by another
+            log.debug(
+                "webhook connection closed", client=self.client_address[0], error=str(err), taken=self.seat.evicted
+            )
 
     def do_POST(self) -> None:
         if self._path() != VALIDATE_PATH:
@@ -104,22 +123,38 @@ class _Handler(BaseHTTPRequestHandler):
             self._refuse(err)
             return
         self.reader.allow(length)
+        # The headers are in: the body gets what is left of the whole request's deadline.
+        self.reader.deadline += REQUEST_DEADLINE - HEADERS_DEADLINE
         taken = 0
         try:
             body = bytearray()
             while len(body) < length:
                 want = min(READ_CHUNK, length - len(body))
-                if not self.server.body_budget.take(want):
-                    self._too_busy(f"over {MAX_BODY_BYTES_IN_FLIGHT} bytes of request bodies are in flight")
+                if (refusal := self.server.shares.take(self.seat, want)) is not None:
+                    # Dropped before the answer is written, so the client's other bodies go on.
+                    body.clear()
+                    self.server.shares.give_back(self.seat, taken)
+                    taken = 0
+                    self._refuse_bytes(refusal)
                     return
                 taken += want
                 chunk = self.rfile.read(want)
                 if len(chunk) < want:
-                    return  # the client hung up
+                    return  # the client hung up, or its connection was taken
                 body += chunk
+            self.server.shares.done_reading(self.seat)
             self._review(body)
         finally:
-            self.server.body_budget.give_back(taken)
+            self.server.shares.give_back(self.seat, taken)
+
+    def _refuse_bytes(self, refusal: BodyRefusal) -> None:
+        if refusal is BodyRefusal.CLIENT:
+            self._too_busy(
+                f"over {MAX_BODY_BYTES_IN_FLIGHT_PER_CLIENT} bytes of request bodies from {self.client_address[0]}"
+                " are in flight"
+            )
+        elif refusal is BodyRefusal.SERVER:
+            self._too_busy(f"over {MAX_BODY_BYTES_IN_FLIGHT} bytes of request bodies are in flight")
 
     def _review(self, body: bytearray) -> None:
         if not self.server.reviews.acquire(timeout=max(self.reader.remaining(), 0)):
@@ -145,6 +180,7 @@ class _Handler(BaseHTTPRequestHandler):
         self._reply_text(429, f"too many requests: {why}", retry_after=str(RETRY_AFTER_SECONDS))
 
     def do_GET(self) -> None:
+        self.server.shares.done_reading(self.seat)
         path = self._path()
         if path == HEALTHZ_PATH:
             self._reply(200, b"ok", "text/plain; charset=utf-8")
@@ -173,21 +209,11 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _body_length(self) -> int | None:
         """The request's ``Content-Length``, or ``None`` once the request is refused for it."""
-        length_header = self.headers.get("Content-Length")
-        if length_header is None:
-            self._reply_text(411, "a Content-Length is required")
-            return None
         try:
-            length = int(length_header)
-            if length < 0:
-                raise ValueError(length_header)
-        except ValueError:
-            self._reply_text(400, f"invalid Content-Length {length_header!r}")
+            return body_length(self.headers.get("Content-Length"))
+        except ReviewError as err:
+            self._reply_text(err.code, err.message)
             return None
-        if length > MAX_BODY_BYTES:
-            self._reply_text(413, f"request body of {length} bytes is over the limit of {MAX_BODY_BYTES}")
-            return None
-        return length
 
     def _not_found(self) -> None:
         self._reply_text(404, "404 page not found")
@@ -213,18 +239,53 @@ class _Handler(BaseHTTPRequestHandler):
 
 class _TLSServer(BoundedHTTPServer):
     """Accepts plain TCP connections and does each TLS handshake in the connection's own thread,
-    at most ``MAX_CONNECTIONS`` at once, each under one ``REQUEST_DEADLINE``."""
+    at most ``MAX_CONNECTIONS`` at once, shared out by client address (``ClientShares``), each
+    with ``HEADERS_DEADLINE`` for its handshake and headers (the ``connection_deadline``)."""
 
     request_queue_size = LISTEN_BACKLOG
 
     def __init__(self, address: Address, certificates: CertificateFiles, patch_fields: PatchFields | None) -> None:
         self.certificates = certificates
         self.patch_fields = patch_fields
-        self.body_budget = ByteBudget(MAX_BODY_BYTES_IN_FLIGHT)
-        self.reviews = threading.BoundedSemaphore(MAX_CONCURRENT_REVIEWS)
-        super().__init__(
-            address, _Handler, max_connections=MAX_CONNECTIONS, request_deadline=REQUEST_DEADLINE, what="webhook"
+        self.shares = ClientShares(
+            max_connections=MAX_CONNECTIONS,
+            max_connections_per_client=MAX_CONNECTIONS_PER_CLIENT,
+            max_bytes=MAX_BODY_BYTES_IN_FLIGHT,
+            max_bytes_per_client=MAX_BODY_BYTES_IN_FLIGHT_PER_CLIENT,
         )
+        self.reviews = threading.BoundedSemaphore(MAX_CONCURRENT_REVIEWS)
+        # Seats by accepted socket, from the accept loop to the connection's thread (single dict
+        # operations: atomic in CPython).
+        self._seats: dict[Any, Seat] = {}
+        self._local = threading.local()
+        self._refusing = False
+        super().__init__(
+            address, _Handler, max_connections=MAX_CONNECTIONS, request_deadline=HEADERS_DEADLINE, what="webhook"
+        )
+
+    def admit(self, request: Any, client_address: Any) -> bool:
+        seat = self.shares.enter(str(client_address[0]), request)
+        if seat is None:
+            if not self._refusing:  # once per spell: until a connection is admitted again
+                log.warning(
+                    "closing new webhook connections: the client holds its share, or no bigger holder can give way",
+                    client=client_address[0],
+                    limit=MAX_CONNECTIONS_PER_CLIENT,
+                    open=self.shares.open,
+                )
+            self._refusing = True
+            return False
+        self._refusing = False
+        self._seats[request] = seat
+        return True
+
+    def release(self, request: Any) -> None:
+        self.shares.leave(self._seats.pop(request))
+
+    def current_seat(self) -> Seat:
+        """The seat of the connection this thread serves."""
+        seat: Seat = self._local.seat
+        return seat
 
     def server_bind(self) -> None:
         # HTTPServer.server_bind resolves the host's FQDN, a DNS lookup that may hang; we never use it.
@@ -233,25 +294,38 @@ class _TLSServer(BoundedHTTPServer):
         self.server_name, self.server_port = str(host), int(port)
 
     def serve_connection(self, request: Any, client_address: Any) -> None:
-        # The handshake is one call: its timeout bounds all of it.
-        request.settimeout(REQUEST_DEADLINE)
-        try:
-            connection = self.certificates.context().wrap_socket(request, server_side=True)
-        except OSError as err:  # ssl.SSLError and TimeoutError are ones
-            # A port scan, a plain-HTTP client, a client that does not trust our CA, or a silent one.
-            log.debug("webhook TLS handshake failed", client=client_address[0], error=str(err))
+        seat = self._local.seat = self._seats[request]
+        context = self.certificates.context()
+        try:  # wrapped without the handshake, under the shares' lock, so an eviction can shut it down
+            connection = self.shares.rewrap(
+                seat, lambda sock: context.wrap_socket(sock, server_side=True, do_handshake_on_connect=False)
+            )
+        except OSError as err:  # the client is gone already
+            log.debug("webhook connection closed", client=client_address[0], error=str(err))
             return
         try:
+            # The handshake is one call: its timeout bounds all of it, within the headers' deadline.
+            if (left := self.connection_deadline() - time.monotonic()) <= 0:
+                return
+            connection.settimeout(left)
+            try:
+                connection.do_handshake()  # type: ignore[attr-defined]
+            except OSError as err:  # ssl.SSLError and TimeoutError are ones
+                # A port scan, a plain-HTTP client, a client that does not trust our CA, a silent one.
+                log.debug("webhook TLS handshake failed", client=client_address[0], error=str(err))
+                return
             self.handle_connection(connection, client_address)
-            _linger(connection)
+            if not seat.evicted:
+                linger(connection, LINGER_SECONDS, DRAIN_LIMIT, READ_CHUNK)
         finally:
+            self.shares.closing(seat)
             connection.close()
 
     def handle_error(self, request: Any, client_address: Any) -> None:
         log.warning("webhook connection failed", client=client_address[0], exc_info=True)
 
     def wait_idle(self, timeout: float) -> bool:
-        return self.connections.wait_idle(timeout)
+        return self.shares.wait_idle(timeout)
 
 
 class WebhookServer:
@@ -280,6 +354,16 @@ class WebhookServer:
     def host(self) -> str:
         return str(self._server.server_address[0])
 
+    @property
+    def open_connections(self) -> int:
+        """Connections being served now (those taken by another client excluded)."""
+        return self._server.shares.open
+
+    @property
+    def body_bytes_held(self) -> int:
+        """Request body bytes held now by every connection (``MAX_BODY_BYTES_IN_FLIGHT`` at most)."""
+        return self._server.shares.held
+
     def start(self) -> WebhookServer:
         self._thread.start()
         log.info("serving the JobFlow validating webhook", address=f"{self.host}:{self.port}", path=VALIDATE_PATH)
@@ -297,28 +381,6 @@ class WebhookServer:
 
     def __exit__(self, *exc: object) -> None:
         self.stop()
-
-
-def _linger(connection: socket.socket) -> None:
-    """Half-close, and read and drop what the client still sends, before the connection is closed.
-
-    A request answered before its body was read (a refusal) leaves the body unread; closing then
-    makes the kernel reset the connection, and the client may lose the answer before reading it. So
-    the answer is followed by a FIN and up to ``DRAIN_LIMIT`` bytes or ``LINGER_SECONDS`` of reading
-    (one deadline for all of it, so a drip cannot extend it), as servers do for a lingering close.
-    Raw socket calls: no TLS record is sent or decoded here.
-    """
-    until = time.monotonic() + LINGER_SECONDS
-    drained = 0
-    try:
-        socket.socket.shutdown(connection, socket.SHUT_WR)
-        while drained < DRAIN_LIMIT and (left := until - time.monotonic()) > 0:
-            connection.settimeout(left)
-            if not (data := socket.socket.recv(connection, READ_CHUNK)):
-                return
-            drained += len(data)
-    except OSError:  # the client is gone, or still sending at the end of LINGER_SECONDS
-        pass
 
 
 def _log_decision(request: Mapping[str, Any], response: Mapping[str, Any]) -> None:

@@ -1,7 +1,8 @@
 """Between the HTTP server and the cluster: the documents the pages show, built from the cache,
 and the actions, sent to the API server as the user.
 
-Layouts are kept per DAG shape (a 500-flow layout is computed once, not at every phase change);
+Layouts are kept per DAG shape (a 500-flow layout is computed once, not at every phase change, and
+by one thread at a time: the tabs asking for a shape being laid out wait for it, not redo it);
 RBAC answers per namespace for `ACCESS_TTL` seconds (a page pushed ten times a second must not
 send ten access reviews a second).
 """
@@ -54,6 +55,8 @@ class Backend:
         self._clock = clock
         self._now = now
         self._lock = threading.Lock()
+        #: Held while a layout is computed: one at a time, and never twice for one shape.
+        self._laying_out = threading.Lock()
         self._layouts: OrderedDict[detail.Shape, Layout] = OrderedDict()
         self._access: dict[str, tuple[float, str | None]] = {}
         self._cron = CronList(clientset, cache.namespace, lambda: self.cache.job_flows(), clock, now)
@@ -79,18 +82,27 @@ class Backend:
         return self._cron.snapshot()
 
     # -- one JobFlow ------------------------------------------------------------------------
-    def layout_of(self, shape: detail.Shape) -> Layout:
+    def _cached_layout(self, shape: detail.Shape) -> Layout | None:
         with self._lock:
             found = self._layouts.get(shape)
             if found is not None:
                 self._layouts.move_to_end(shape)
+            return found
+
+    def layout_of(self, shape: detail.Shape) -> Layout:
+        found = self._cached_layout(shape)
+        if found is not None:
+            return found
+        with self._laying_out:
+            found = self._cached_layout(shape)  # laid out while this thread waited
+            if found is not None:
                 return found
-        computed = layout(shape.flows, dict(shape.targets), shape.finally_flows)
-        with self._lock:
-            self._layouts[shape] = computed
-            while len(self._layouts) > LAYOUT_CACHE:
-                self._layouts.popitem(last=False)
-        return computed
+            computed = layout(shape.flows, dict(shape.targets), shape.finally_flows)
+            with self._lock:
+                self._layouts[shape] = computed
+                while len(self._layouts) > LAYOUT_CACHE:
+                    self._layouts.popitem(last=False)
+            return computed
 
     def page(self, key: str) -> dict[str, Any] | None:
         job_flow = self.cache.job_flow(key)

@@ -4,7 +4,8 @@ serve until Ctrl-C.
     kubectl jobflow ui [-n NAMESPACE | -A] [--port N] [--no-browser]
 
 No component is installed in the cluster: the UI runs on the user's machine with the user's
-kubeconfig, so it sees and may do exactly what `kubectl` would let the user see and do.
+kubeconfig, so it sees and may do exactly what `kubectl` would let the user see and do. The browser
+is opened through a 0600 redirect file (launch.py), so the token is not in its command line.
 """
 
 from __future__ import annotations
@@ -13,7 +14,6 @@ import argparse
 import signal
 import threading
 import time
-import webbrowser
 from dataclasses import dataclass
 from typing import Any, TextIO
 
@@ -23,6 +23,7 @@ from jobflow_controller.kube.resources import JOB_FLOWS
 from jobflow_controller.kube.rest import RestClient, default_user_agent
 from kubectl_jobflow.ui.backend import Backend
 from kubectl_jobflow.ui.cache import LiveCache
+from kubectl_jobflow.ui.launch import RedirectFile, open_browser
 from kubectl_jobflow.ui.server import UIServer
 
 #: How long the JobFlow and Job caches may take to fill before the command gives up.
@@ -98,16 +99,19 @@ def run(args: argparse.Namespace, stdout: TextIO) -> int:
     if threading.current_thread() is threading.main_thread():
         # SIGTERM (a service manager, `kill`) stops as cleanly as Ctrl-C does.
         signal.signal(signal.SIGTERM, lambda *_: session.stop.set())
+    redirect: RedirectFile | None = None
     try:
         where = "all namespaces" if scope is None else f'namespace "{scope}"'
         stdout.write(f"JobFlows of {where} at {session.server.url}\n(Ctrl-C to stop)\n")
         stdout.flush()
         if not args.no_browser:
-            webbrowser.open(session.server.url)
+            redirect = open_browser(session.server.url)
         while not session.stop.wait(0.5):
             pass
         return 0
     except KeyboardInterrupt:
         return 0
     finally:
+        if redirect is not None:
+            redirect.remove()
         session.close()

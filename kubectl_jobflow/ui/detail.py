@@ -26,6 +26,13 @@ SKIPPED = "Skipped"
 DEFAULT_RULE = "AllCompleted"
 #: Events kept per object, newest last; a Job retried many times has many.
 MAX_EVENTS = 50
+#: Bounds on the page's size (issue 33): the Job events of all nodes together (a 500-flow JobFlow
+#: shows the newest 4 of each Job), the characters of an event's message and reason, and the
+#: running histories of a Job. With the drawing's own caps (layout.py) a page stays a few MiB.
+MAX_PAGE_JOB_EVENTS = 2_000
+MAX_MESSAGE = 1_024
+MAX_REASON = 128
+MAX_HISTORIES = 50
 
 #: (kind, namespace, name) -> the events about that object.
 EventLookup = Callable[[str, str, str], Sequence[Mapping[str, Any]]]
@@ -64,6 +71,8 @@ def layout_json(layout: Layout, job_flow: Mapping[str, Any]) -> dict[str, Any]:
         "width": round(layout.width),
         "height": round(layout.height),
         "crossings": layout.crossings,
+        "mode": layout.mode,
+        "omittedEdges": layout.omitted_edges,
         "boxes": {n.name: [round(n.x), round(n.y)] for n in layout.nodes},
         "edges": [
             {
@@ -100,36 +109,50 @@ def flow_rows(
     return out
 
 
-def event_rows(events: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
-    """Events oldest first (by last occurrence), at most `MAX_EVENTS`, as the page lists them."""
+def clip(value: Any, limit: int) -> str:
+    """`value` as text of at most `limit` characters (an ellipsis says it was cut)."""
+    text = str(value or "")
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _count(value: Any) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else 1
+
+
+def event_rows(events: Iterable[Mapping[str, Any]], keep: int = MAX_EVENTS) -> list[dict[str, Any]]:
+    """Events oldest first (by last occurrence), the newest `keep` (at most `MAX_EVENTS`), as the
+    page lists them, their texts clipped."""
     rows: list[dict[str, Any]] = []
     for event in events:
         last = event.get("lastTimestamp") or event.get("eventTime") or meta.creation_timestamp(event)
         rows.append(
             {
-                "type": str(event.get("type") or ""),
-                "reason": str(event.get("reason") or ""),
-                "message": str(event.get("message") or ""),
-                "count": int(event.get("count") or 1),
-                "last": str(last or ""),
+                "type": clip(event.get("type"), MAX_REASON),
+                "reason": clip(event.get("reason"), MAX_REASON),
+                "message": clip(event.get("message"), MAX_MESSAGE),
+                "count": _count(event.get("count")),
+                "last": clip(last, MAX_REASON),
             }
         )
     rows.sort(key=lambda r: str(r["last"]))
-    return rows[-MAX_EVENTS:]
+    keep = max(0, min(keep, MAX_EVENTS))
+    return rows[len(rows) - keep :]
 
 
-def job_record(job_flow: Mapping[str, Any], row: FlowRow, events: EventLookup) -> dict[str, Any]:
-    """What clicking a node shows: the status' record of its Job and the Job's events."""
+def job_record(
+    job_flow: Mapping[str, Any], row: FlowRow, events: EventLookup, keep: int = MAX_EVENTS
+) -> dict[str, Any]:
+    """What clicking a node shows: the status' record of its Job and its newest `keep` events."""
     entry = next((e for e in jf.job_status_list(job_flow) if e.get("name") == row.job), {})
     conditions = jf.status(job_flow).get("conditions")
     condition = conditions.get(row.job) if isinstance(conditions, Mapping) else None
     return {
         "restartCount": int(entry.get("restartCount") or 0),
-        "runningHistories": list(entry.get("runningHistories") or []),
+        "runningHistories": list(entry.get("runningHistories") or [])[-MAX_HISTORIES:],
         "startTimestamp": entry.get("startTimestamp"),
         "endTimestamp": entry.get("endTimestamp"),
         "condition": dict(condition) if isinstance(condition, Mapping) else None,
-        "events": event_rows(events("Job", meta.namespace(job_flow), row.job)),
+        "events": event_rows(events("Job", meta.namespace(job_flow), row.job), keep),
     }
 
 
@@ -167,10 +190,9 @@ def page(
 ) -> dict[str, Any]:
     """Everything the JobFlow page draws, in one document (pushed whole on every change)."""
     specs = _flow_specs(job_flow)
-    nodes = [
-        node(row, final, specs.get(row.name, {}), job_record(job_flow, row, events))
-        for row, final in flow_rows(job_flow, jobs, now)
-    ]
+    rows = flow_rows(job_flow, jobs, now)
+    keep = max(1, MAX_PAGE_JOB_EVENTS // max(len(rows), 1))
+    nodes = [node(row, final, specs.get(row.name, {}), job_record(job_flow, row, events, keep)) for row, final in rows]
     spec = jf.spec(job_flow)
     status = jf.status(job_flow)
     annotations = meta.metadata(job_flow).get("annotations") or {}

@@ -12,6 +12,13 @@
    the tallest. `finally` flows (no edges: they run once the rest is over) get a column of their
    own at the right.
 
+Bounded (issue 33): a tenant's admissible JobFlow (500 flows, each depending on the previous one and
+on the first 99) would need ~9.9 M dummy points. Past `MAX_DUMMIES` dummy points or `MAX_EDGES`
+edges the drawing is `STRAIGHT` instead: the same layers, ordered by the edges between adjacent
+layers only, the long edges drawn as straight lines beneath the boxes, and at most `MAX_EDGES`
+edges drawn (adjacent-layer ones first; the page says how many are left out, and every flow's panel
+lists its targets). Every flow is always placed, so every flow and its state is shown.
+
 Everything here is pure: names in, numbers out, so the browser only draws.
 """
 
@@ -23,6 +30,13 @@ from dataclasses import dataclass
 
 #: Sweeps (one down, one up) tried at most; most DAGs settle in two or three.
 MAX_SWEEPS = 8
+#: Dummy points the routed drawing may place; the 500-flow pipelines of bench/ui_layout.py need
+#: a few hundred. Past it: the STRAIGHT drawing (its cost grows with the edges, not their spans).
+MAX_DUMMIES = 10_000
+#: Edges a drawing routes or draws at most (a JobFlow may have 500 flows x 100 targets = 50,000).
+MAX_EDGES = 5_000
+#: The drawing's modes: edges routed around the boxes through dummy points, or straight lines.
+LAYERED, STRAIGHT = "layered", "straight"
 
 
 @dataclass(frozen=True)
@@ -72,8 +86,14 @@ class Layout:
     edges: tuple[Route, ...]
     width: float
     height: float
-    #: Edge crossings left after ordering (between adjacent layers, dummies included).
+    #: Edge crossings left after ordering (between adjacent layers, dummies included; in the
+    #: STRAIGHT mode, between the adjacent-layer edges only).
     crossings: int
+    mode: str = LAYERED
+    #: Dummy points placed (LAYERED), or that the routed drawing would have needed (STRAIGHT).
+    dummies: int = 0
+    #: Edges of the DAG not drawn (STRAIGHT past MAX_EDGES).
+    omitted_edges: int = 0
 
 
 def assign_layers(names: Sequence[str], targets: Mapping[str, Sequence[str]]) -> dict[str, int]:
@@ -110,30 +130,62 @@ def _dummy(source: str, target: str, layer: int) -> str:
     return f"\0{source}\0{target}\0{layer}"
 
 
+def real_edges(
+    names: Sequence[str], targets: Mapping[str, Sequence[str]], layer: Mapping[str, int]
+) -> list[tuple[str, str]]:
+    """(target, dependent) for every dependency drawn, in spec order: not an unknown target, a
+    self-dependency, nor the edge that broke a cycle."""
+    return [
+        (source, name)
+        for name in names
+        for source in dict.fromkeys(targets.get(name, ()))
+        if source in layer and source != name and layer[source] < layer[name]
+    ]
+
+
+def count_dummies(edges: Sequence[tuple[str, str]], layer: Mapping[str, int]) -> int:
+    """The dummy points the routed drawing needs: one per layer each edge crosses (computed before
+    any is made, so a shape that would need millions never allocates them)."""
+    return sum(layer[b] - layer[a] - 1 for a, b in edges)
+
+
+def _layers_of(names: Sequence[str], layer: Mapping[str, int]) -> list[list[str]]:
+    layers: list[list[str]] = [[] for _ in range(max(layer.values(), default=-1) + 1)]
+    for name in names:
+        layers[layer[name]].append(name)
+    return layers
+
+
 def split_long_edges(
     names: Sequence[str], targets: Mapping[str, Sequence[str]], layer: Mapping[str, int]
 ) -> tuple[list[list[str]], list[tuple[str, str]], dict[tuple[str, str], list[str]]]:
     """The layers (spec order, dummies after the flows), the edges between adjacent layers, and
     for each real edge the chain of nodes it passes through (its two ends included)."""
-    depth = max(layer.values(), default=-1) + 1
-    layers: list[list[str]] = [[] for _ in range(depth)]
-    for name in names:
-        layers[layer[name]].append(name)
+    layers = _layers_of(names, layer)
     short: list[tuple[str, str]] = []
     chains: dict[tuple[str, str], list[str]] = {}
-    for name in names:
-        for source in dict.fromkeys(targets.get(name, ())):
-            if source not in layer or source == name or layer[source] >= layer[name]:
-                continue  # unknown target, or the edge that broke a cycle: not drawn
-            chain = [source]
-            for between in range(layer[source] + 1, layer[name]):
-                dummy = _dummy(source, name, between)
-                layers[between].append(dummy)
-                chain.append(dummy)
-            chain.append(name)
-            short.extend(itertools.pairwise(chain))
-            chains[(source, name)] = chain
+    for source, name in real_edges(names, targets, layer):
+        chain = [source]
+        for between in range(layer[source] + 1, layer[name]):
+            dummy = _dummy(source, name, between)
+            layers[between].append(dummy)
+            chain.append(dummy)
+        chain.append(name)
+        short.extend(itertools.pairwise(chain))
+        chains[(source, name)] = chain
     return layers, short, chains
+
+
+def straight_edges(
+    names: Sequence[str], edges: Sequence[tuple[str, str]], layer: Mapping[str, int]
+) -> tuple[list[list[str]], list[tuple[str, str]], dict[tuple[str, str], list[str]], int]:
+    """The STRAIGHT drawing's input: the layers of the flows alone, the edges between adjacent
+    layers (what the ordering sees), at most `MAX_EDGES` edges to draw (adjacent-layer ones first,
+    then the long ones in spec order), each its two ends, and how many are left out."""
+    short = [(a, b) for a, b in edges if layer[b] - layer[a] == 1]
+    long = [(a, b) for a, b in edges if layer[b] - layer[a] > 1]
+    drawn = (short + long)[:MAX_EDGES]
+    return _layers_of(names, layer), short, {(a, b): [a, b] for a, b in drawn}, len(edges) - len(drawn)
 
 
 def count_crossings(upper: Sequence[str], lower: Sequence[str], edges: Sequence[tuple[str, str]]) -> int:
@@ -214,10 +266,18 @@ def layout(
     finally_names: Sequence[str] = (),
     geometry: Geometry = Geometry(),
 ) -> Layout:
-    """Place `names` (spec order; `targets[name]` the flows it depends on) and the `finally` flows."""
+    """Place `names` (spec order; `targets[name]` the flows it depends on) and the `finally` flows:
+    routed through dummy points when that stays within `MAX_DUMMIES` and `MAX_EDGES`, else STRAIGHT."""
     layer = assign_layers(names, targets)
-    layers, edges, chains = split_long_edges(names, targets, layer)
-    ordered, crossings = order_layers(layers, edges)
+    edges = real_edges(names, targets, layer)
+    dummies = count_dummies(edges, layer)
+    mode, omitted = LAYERED, 0
+    if dummies <= MAX_DUMMIES and len(edges) <= MAX_EDGES:
+        layers, short, chains = split_long_edges(names, targets, layer)
+    else:
+        mode = STRAIGHT
+        layers, short, chains, omitted = straight_edges(names, edges, layer)
+    ordered, crossings = order_layers(layers, short)
     tallest = max((len(col) for col in ordered), default=0)
     points: dict[str, tuple[float, float]] = {}
     for column, col_nodes in enumerate(ordered):
@@ -234,7 +294,7 @@ def layout(
         tallest = max(tallest, len(finally_names))
     height = geometry.margin * 2 + max(tallest * geometry.row - geometry.row_gap, 0)
     routes = tuple(_route(chain, points, geometry) for chain in chains.values())
-    return Layout(tuple(placed), routes, width, height, crossings)
+    return Layout(tuple(placed), routes, width, height, crossings, mode, dummies, omitted)
 
 
 def _route(chain: Sequence[str], points: Mapping[str, tuple[float, float]], geometry: Geometry) -> Route:

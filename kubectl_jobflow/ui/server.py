@@ -1,37 +1,48 @@
-"""The UI's HTTP server: loopback only, every request carrying the session's random token.
+"""The UI's HTTP server: loopback only, every request from the holder of the session's token.
 
 Anyone on the machine can connect to 127.0.0.1, and any web page the user visits can make the
 browser send requests to it; the server acts with the user's Kubernetes credentials, so:
-- every request (the page, its scripts, the event streams, the actions) must carry the token,
-  in the `token` query parameter or the `X-JobFlow-Token` header, else 403;
+- every request (the page, its scripts, the event streams, the actions) must be authenticated
+  (auth.py: the token of the printed URL on the entry URL, exchanged there for an HttpOnly,
+  SameSite=Strict cookie; or the token in the `X-JobFlow-Token` header, for scripts), else 403;
 - the Host header must name the loopback address and our port, else 403: a DNS-rebinding page
   (evil.example resolving to 127.0.0.1) sends its own host name;
-- a POST must be JSON and, when the browser says where it comes from (Origin), come from us.
+- a POST must be JSON and, when the browser says where it comes from (Origin), come from us;
+- reading a request has deadlines and caps (connections.py), and what it says is read by the
+  bounded parsers of request.py.
 Live updates are server-sent events: each stream waits on the cache's change log, never on the API.
 """
 
 from __future__ import annotations
 
-import hmac
 import http.server
+import io
 import json
-import secrets
 import threading
 import time
 from collections.abc import Callable
 from importlib import resources
 from typing import Any, cast
-from urllib.parse import parse_qs, urlsplit
 
+from kubectl_jobflow.ui import connections as conns
+from kubectl_jobflow.ui.auth import TOKEN_HEADER, TOKEN_PARAM, Credentials
 from kubectl_jobflow.ui.backend import Backend
+from kubectl_jobflow.ui.request import (
+    RequestError,
+    Target,
+    parse_action,
+    parse_content_length,
+    parse_cookies,
+    parse_key,
+    parse_target,
+)
 
-TOKEN_PARAM = "token"
-TOKEN_HEADER = "X-JobFlow-Token"
+__all__ = ["TOKEN_HEADER", "TOKEN_PARAM", "UIServer"]
+
 #: The stream's heartbeat: a comment line that keeps proxies and the browser from giving up.
 KEEPALIVE_SECONDS = 15.0
 #: Changes arriving this close together are sent as one message (a burst of Job updates).
 COALESCE_SECONDS = 0.2
-MAX_BODY = 64 * 1024
 STATIC_FILES = {
     "app.js": "text/javascript; charset=utf-8",
     "dag.js": "text/javascript; charset=utf-8",
@@ -55,22 +66,56 @@ def load_static() -> dict[str, bytes]:
     return {name: root.joinpath(name).read_bytes() for name in ("index.html", *STATIC_FILES)}
 
 
-class UIServer:
-    """The HTTP server, its token and its stop signal."""
+class _HTTPServer(http.server.ThreadingHTTPServer):
+    """One thread per connection, admitted by the gate; quiet about clients that go away."""
 
-    def __init__(self, backend: Backend, port: int = 0, token: str | None = None) -> None:
+    daemon_threads = True
+    #: The listen backlog: a burst of connections waits here to be admitted or refused at once,
+    #: rather than in SYN retries of 1 s, 3 s... (the stdlib's default is 5).
+    request_queue_size = 128
+
+    def __init__(self, address: tuple[str, int], gate: conns.ConnectionGate) -> None:
+        self.gate = gate
+        super().__init__(address, _Handler)
+
+    def verify_request(self, request: Any, client_address: Any) -> bool:
+        admitted, evicted = self.gate.admit(request, str(client_address[0]))
+        for conn in evicted:
+            conns.close_now(conn)
+        return admitted
+
+    def shutdown_request(self, request: Any) -> None:
+        self.gate.release(request)
+        super().shutdown_request(request)
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        """A client that disconnects or misbehaves ends its own connection, and nothing else."""
+
+
+class UIServer:
+    """The HTTP server, its credentials, its connection gate and its stop signal."""
+
+    def __init__(
+        self,
+        backend: Backend,
+        port: int = 0,
+        token: str | None = None,
+        gate: conns.ConnectionGate | None = None,
+    ) -> None:
         self.backend = backend
-        self.token = token or secrets.token_urlsafe(32)
         self.stop = threading.Event()
         self.static = load_static()
-        self.httpd = http.server.ThreadingHTTPServer(("127.0.0.1", port), _Handler)
-        self.httpd.daemon_threads = True
+        self.gate = gate or conns.ConnectionGate()
+        self.httpd = _HTTPServer(("127.0.0.1", port), self.gate)
         cast(Any, self.httpd).app = self
         self.port = int(self.httpd.server_address[1])
+        self.credentials = Credentials(self.port, token)
+        self.token = self.credentials.token
         self._thread: threading.Thread | None = None
 
     @property
     def url(self) -> str:
+        """The entry URL: its page exchanges the token for the session's cookie."""
         return f"http://127.0.0.1:{self.port}/?{TOKEN_PARAM}={self.token}"
 
     def allowed_hosts(self) -> set[str]:
@@ -95,6 +140,7 @@ class UIServer:
 
 class _Handler(http.server.BaseHTTPRequestHandler):
     server_version = "kubectl-jobflow-ui"
+    protocol_version = "HTTP/1.1"
 
     @property
     def app(self) -> UIServer:
@@ -103,26 +149,66 @@ class _Handler(http.server.BaseHTTPRequestHandler):
     def log_message(self, format: str, *args: Any) -> None:
         """Quiet: the terminal shows the URL and errors, not every request."""
 
-    # -- checks -----------------------------------------------------------------------------
-    def _query(self) -> dict[str, list[str]]:
-        return parse_qs(urlsplit(self.path).query)
+    # -- the connection ---------------------------------------------------------------------
+    def setup(self) -> None:
+        super().setup()
+        self.rfile.close()  # the stdlib's reader has no deadline: read through ours instead
+        self._reader = conns.DeadlineReader(self.connection)
+        self.rfile = io.BufferedReader(self._reader)
+        self._served = 0
+        self._target = Target("/", {})
 
-    def _refusal(self) -> str | None:
-        """Why this request is refused (403), or None."""
+    def handle(self) -> None:
+        try:
+            super().handle()
+        except OSError:
+            self.close_connection = True  # reset by the client, or closed to make room
+
+    def handle_one_request(self) -> None:
+        """The first request's head within HEADER_TIMEOUT of the accept; a later one's first
+        byte within IDLE_TIMEOUT and its head within HEADER_TIMEOUT of that byte."""
+        if self._served:
+            self._reader.arm(conns.IDLE_TIMEOUT, conns.HEADER_TIMEOUT, conns.MAX_HEAD_BYTES)
+        self._served += 1
+        super().handle_one_request()
+
+    def end_headers(self) -> None:
+        self.connection.settimeout(conns.WRITE_TIMEOUT)  # a client that stops reading is dropped
+        super().end_headers()
+
+    # -- checks -----------------------------------------------------------------------------
+    def _begin(self) -> bool:
+        """Read the target and check the caller; when refused, answer and say so (False)."""
+        try:
+            self._target = parse_target(self.path)
+            cookies = parse_cookies(self.headers.get("Cookie"))
+        except RequestError as err:
+            self._refuse(err.code, err.message)
+            return False
         if self.headers.get("Host", "") not in self.app.allowed_hosts():
-            return "unexpected Host header"
-        given = self.headers.get(TOKEN_HEADER) or (self._query().get(TOKEN_PARAM) or [""])[0]
-        if not hmac.compare_digest(given.encode(), self.app.token.encode()):
-            return "missing or wrong token"
-        return None
+            self._refuse(403, "unexpected Host header")
+            return False
+        given = self.headers.get(TOKEN_HEADER)
+        if not self.app.credentials.allowed(self._target.path, self._target.query, given, cookies):
+            self._refuse(403, "missing or wrong token")
+            return False
+        self.app.gate.authenticate(self.connection)
+        return True
+
+    def _refuse(self, code: int, message: str) -> None:
+        """Answer and close: a refused request's body (if any) is never read."""
+        self.close_connection = True
+        self._error(code, message)
 
     # -- responses --------------------------------------------------------------------------
-    def _send(self, code: int, body: bytes, content_type: str) -> None:
+    def _send(self, code: int, body: bytes, content_type: str, extra: dict[str, str] | None = None) -> None:
         self.send_response(code)
         self.send_header("Content-Type", content_type)
         self.send_header("Content-Length", str(len(body)))
-        for name, value in SECURITY_HEADERS.items():
+        for name, value in {**SECURITY_HEADERS, **(extra or {})}.items():
             self.send_header(name, value)
+        if self.close_connection:
+            self.send_header("Connection", "close")
         self.end_headers()
         if self.command != "HEAD":
             self.wfile.write(body)
@@ -135,15 +221,19 @@ class _Handler(http.server.BaseHTTPRequestHandler):
 
     # -- GET --------------------------------------------------------------------------------
     def do_GET(self) -> None:
-        refusal = self._refusal()
-        if refusal:
-            self._error(403, refusal)
+        if not self._begin():
             return
-        path = urlsplit(self.path).path
-        key = (self._query().get("key") or [""])[0]
+        path, query = self._target.path, self._target.query
+        try:
+            key = parse_key(query.get("key", ""))
+        except RequestError as err:
+            self._refuse(err.code, err.message)
+            return
         if path == "/":
-            page = self.app.static["index.html"].replace(b"{{TOKEN}}", self.app.token.encode())
-            self._send(200, page, "text/html; charset=utf-8")
+            # The entry URL's token becomes the session's cookie; the page drops it from the URL.
+            exchange = self.app.credentials.token_ok(query.get(TOKEN_PARAM))
+            extra = {"Set-Cookie": self.app.credentials.set_cookie()} if exchange else None
+            self._send(200, self.app.static["index.html"], "text/html; charset=utf-8", extra)
         elif path.startswith("/static/") and path.removeprefix("/static/") in STATIC_FILES:
             name = path.removeprefix("/static/")
             self._send(200, self.app.static[name], STATIC_FILES[name])
@@ -161,22 +251,29 @@ class _Handler(http.server.BaseHTTPRequestHandler):
         else:
             self._error(404, "not found")
 
-    def _list_changes(self, keys: set[str]) -> list[tuple[str, Any]]:
+    def _list_changes(self, keys: set[str] | None) -> list[tuple[str, Any]]:
+        if keys is None:  # the change log forgot what changed since: start again from a snapshot
+            return [("snapshot", self.app.backend.list_snapshot())]
         return [("changes", self.app.backend.list_changes(keys))] if keys else []
 
     def _page_message(self, key: str) -> tuple[str, Any]:
         doc = self.app.backend.page(key)
         return ("page", doc) if doc is not None else ("gone", {"key": key})
 
-    def _page_changes(self, key: str, keys: set[str]) -> list[tuple[str, Any]]:
-        return [self._page_message(key)] if key in keys else []
+    def _page_changes(self, key: str, keys: set[str] | None) -> list[tuple[str, Any]]:
+        return [self._page_message(key)] if keys is None or key in keys else []
 
     def _stream(
-        self, first: Callable[[], list[tuple[str, Any]]], changes: Callable[[set[str]], list[tuple[str, Any]]]
+        self,
+        first: Callable[[], list[tuple[str, Any]]],
+        changes: Callable[[set[str] | None], list[tuple[str, Any]]],
     ) -> None:
-        """Server-sent events: `first()`, then `changes(keys changed)` after every change."""
+        """Server-sent events: `first()`, then `changes(keys changed)` after every change (None
+        when the change log no longer knows). The stream ends with the connection."""
+        self.close_connection = True
         self.send_response(200)
         self.send_header("Content-Type", "text/event-stream")
+        self.send_header("Connection", "close")
         for name, value in SECURITY_HEADERS.items():
             self.send_header(name, value)
         self.end_headers()
@@ -198,8 +295,8 @@ class _Handler(http.server.BaseHTTPRequestHandler):
                 seen = current
                 self._write_events(changes(keys))
                 quiet_since = time.monotonic()
-        except (BrokenPipeError, ConnectionResetError, TimeoutError):
-            return  # the tab closed
+        except OSError:
+            return  # the tab closed, or stopped reading for WRITE_TIMEOUT
 
     def _write_events(self, messages: list[tuple[str, Any]]) -> None:
         for event, doc in messages:
@@ -210,32 +307,26 @@ class _Handler(http.server.BaseHTTPRequestHandler):
 
     # -- POST -------------------------------------------------------------------------------
     def do_POST(self) -> None:
-        refusal = self._refusal()
-        origin = self.headers.get("Origin")
-        if refusal is None and origin is not None and origin not in self.app.allowed_origins():
-            refusal = "unexpected Origin"
-        if refusal:
-            self._error(403, refusal)
+        if not self._begin():
             return
-        if urlsplit(self.path).path != "/api/action":
-            self._error(404, "not found")
+        origin = self.headers.get("Origin")
+        if origin is not None and origin not in self.app.allowed_origins():
+            self._refuse(403, "unexpected Origin")
+            return
+        if self._target.path != "/api/action":
+            self._refuse(404, "not found")
             return
         if (self.headers.get("Content-Type") or "").split(";")[0].strip() != "application/json":
-            self._error(415, "the body must be application/json")
-            return
-        length = int(self.headers.get("Content-Length") or 0)
-        if not 0 < length <= MAX_BODY:
-            self._error(400, "a JSON body is required")
+            self._refuse(415, "the body must be application/json")
             return
         try:
-            body = json.loads(self.rfile.read(length))
-        except ValueError:
-            self._error(400, "the body is not JSON")
+            length = parse_content_length(self.headers.get("Content-Length"))
+            if length == 0:
+                raise RequestError("a JSON body is required")
+            self._reader.arm(conns.BODY_TIMEOUT, None, length)
+            request = parse_action(self.rfile.read(length))
+        except RequestError as err:
+            self._refuse(err.code, err.message)
             return
-        flows = body.get("flows") if isinstance(body, dict) else None
-        if not isinstance(body, dict) or not isinstance(flows or [], list):
-            self._error(400, 'expected {"key": "<ns>/<name>", "action": "...", "flows": [...]}')
-            return
-        key, action = str(body.get("key") or ""), str(body.get("action") or "")
-        outcome = self.app.backend.act(key, action, [str(f) for f in flows or []])
+        outcome = self.app.backend.act(request.key, request.action, list(request.flows))
         self._json(outcome.code, {"message": outcome.message} if outcome.code == 200 else {"error": outcome.message})

@@ -937,14 +937,31 @@ def test_crd_rules_admit_every_failure_aware_field(
 def test_with_both_the_webhook_refuses_a_finally_name_the_rules_cannot_judge(
     session_cluster: Cluster, labelled_namespace: str, tmp_path: Path
 ) -> None:
+    # A DNS-1123 subdomain (the CEL rule passes it, issue 33) whose Job name is too long: only the
+    # webhook knows the JobFlow's name.
+    name = "n" * 45
     applied = session_cluster.apply(
-        failure_aware("bad-name", labelled_namespace, [flow("a")], **finally_of("Notify")), tmp_path
+        failure_aware("a-long-jobflow-name", labelled_namespace, [flow("a")], **finally_of(name)), tmp_path
     )
     assert applied.returncode == 1
     assert applied.stderr == webhook_refusal(
         applied,
-        'jobflow Finally "Notify": Job name "bad-name-Notify" must be a lowercase RFC 1123 subdomain: lowercase'
-        " letters, digits, '-' and '.', with every '.'-separated part starting and ending with a letter or digit",
+        f'jobflow Finally "{name}": Job name "a-long-jobflow-name-{name}" is 65 characters long, it must be at most 63',
+    )
+
+
+def test_with_both_the_crd_rule_refuses_a_finally_name_that_is_no_subdomain_before_the_webhook(
+    session_cluster: Cluster, labelled_namespace: str, tmp_path: Path
+) -> None:
+    applied = session_cluster.apply(
+        failure_aware("bad-name", labelled_namespace, [flow("a")], **finally_of("Notify")), tmp_path
+    )
+    assert applied.returncode == 1
+    assert applied.stderr == crd_rule_refusal(
+        "bad-name",
+        "spec.finally[0].name",
+        '"Notify": jobflow Finally name must be a lowercase RFC 1123 subdomain: lowercase letters, digits,'
+        " '-' and '.', with every '.'-separated part starting and ending with a letter or digit",
     )
 
 

@@ -360,9 +360,11 @@ def test_the_ui_lists_each_cronjobflow_with_its_next_run_and_links_to_its_runs(t
 
     session = open_session(build_config(str(timeline.kubeconfig)), timeline.namespace)
     try:
-        with urllib.request.urlopen(
-            f"{session.server.url.split('?')[0]}api/cronjobflows?token={session.server.token}"
-        ) as r:
+        # Scripts may authenticate with the token in a header (kubectl_jobflow/ui/auth.py).
+        request = urllib.request.Request(
+            session.server.url.split("?")[0] + "api/cronjobflows", headers={"X-JobFlow-Token": session.server.token}
+        )
+        with urllib.request.urlopen(request) as r:
             doc = json.loads(r.read())
         rows = {row["name"]: row for row in doc["rows"]}
         assert set(rows) == set(SCENARIOS) and doc["note"] == ""

@@ -3,6 +3,7 @@ controller and the simulator running the pipelines. Screenshots go to .test-arti
 
 from __future__ import annotations
 
+import http.cookiejar
 import json
 import re
 import signal
@@ -29,6 +30,7 @@ from jobflow_controller.local.controlplane import ControlPlane
 from jobflow_controller.local.kubectl import kubectl_path, plugin_env
 from jobflow_controller.local.simulator import JobSimulator
 from kubectl_jobflow.ui.command import Session, open_session
+from kubectl_jobflow.ui.launch import RedirectFile
 
 pytestmark = pytest.mark.e2e
 
@@ -62,7 +64,8 @@ def browser() -> Iterator[Any]:
 
 
 def test_the_command_prints_its_url_serves_it_and_stops_on_ctrl_c(kubeconfig: Path) -> None:
-    """`kubectl jobflow ui` run through kubectl, as a user runs it."""
+    """`kubectl jobflow ui` run through kubectl, as a user runs it: the printed URL's token buys
+    the session's cookie, which alone opens the rest."""
     process = subprocess.Popen(
         [kubectl_path(), "jobflow", "ui", "-A", "--no-browser", "--kubeconfig", str(kubeconfig)],
         stdout=subprocess.PIPE,
@@ -76,10 +79,17 @@ def test_the_command_prints_its_url_serves_it_and_stops_on_ctrl_c(kubeconfig: Pa
         match = re.search(r"(http://127\.0\.0\.1:\d+/\?token=[\w-]+)", line)
         assert line.startswith("JobFlows of all namespaces at ") and match, line
         url = match.group(1)
-        with urllib.request.urlopen(url, timeout=10) as response:
+        jar = http.cookiejar.CookieJar()
+        opener = urllib.request.build_opener(urllib.request.HTTPCookieProcessor(jar))
+        with opener.open(url, timeout=10) as response:
             assert response.status == 200 and b"JobFlows" in response.read()
+        (cookie,) = list(jar)
+        assert cookie.value not in url and cookie.has_nonstandard_attr("HttpOnly")
+        home = url.split("?")[0]
+        with opener.open(home + "api/list", timeout=10) as response:
+            assert response.status == 200 and "rows" in json.loads(response.read())
         with pytest.raises(urllib.error.HTTPError) as refused:
-            urllib.request.urlopen(url.split("?")[0], timeout=10)
+            urllib.request.urlopen(home, timeout=10)
         assert refused.value.code == 403
         # kubectl execs the plugin, so Ctrl-C reaches it directly: it stops at once and cleanly
         started = time.monotonic()
@@ -90,6 +100,58 @@ def test_the_command_prints_its_url_serves_it_and_stops_on_ctrl_c(kubeconfig: Pa
         if process.poll() is None:
             process.kill()
             process.wait()
+
+
+def test_the_browser_is_opened_on_a_private_redirect_file_never_on_the_token(kubeconfig: Path, tmp_path: Path) -> None:
+    """Issue 33: the token is not in the browser's command line (/proc/<pid>/cmdline); the 0600 file
+    it is given carries it, and is gone once the UI stops."""
+    seen = tmp_path / "browser-argv.txt"
+    fake_browser = tmp_path / "fake-browser"
+    fake_browser.write_text(
+        "#!/bin/sh\n"
+        f'f="${{1#file://}}"; stat -c %a "$f" > {seen}.mode; cp "$f" {seen}.html; '
+        f"printf '%s\\n' \"$@\" > {seen}.tmp && mv {seen}.tmp {seen}\n"
+    )
+    fake_browser.chmod(0o755)
+    process = subprocess.Popen(
+        [kubectl_path(), "jobflow", "ui", "-A", "--kubeconfig", str(kubeconfig)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**plugin_env(kubeconfig), "BROWSER": str(fake_browser)},
+    )
+    try:
+        assert process.stdout is not None
+        token = re.search(r"token=([\w-]+)", process.stdout.readline())
+        assert token
+        wait_for(seen.exists, timeout=20, what="the browser to be started")
+        (argument,) = seen.read_text().split()
+        assert argument.startswith("file://") and token.group(1) not in argument
+        assert Path(f"{seen}.mode").read_text().strip() == "600"
+        assert f"?token={token.group(1)}" in Path(f"{seen}.html").read_text()
+        assert Path(argument.removeprefix("file://")).exists()
+        process.send_signal(signal.SIGINT)
+        assert process.wait(timeout=15) == 0
+        assert not Path(argument.removeprefix("file://")).exists()
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+
+
+def test_the_redirect_file_leads_the_browser_to_a_token_free_address_that_works(ui: Session, browser: Any) -> None:
+    """The file:// page sends Chromium on to the entry URL; the SameSite=Strict cookie set there is
+    sent with every later request, and the token leaves the address bar."""
+    redirect = RedirectFile(ui.server.url + "#/")
+    try:
+        browser.get(redirect.uri)
+        wait_js(browser, "return location.protocol === 'http:' && document.getElementById('rows') !== null", "the list")
+        wait_js(browser, "return document.getElementById('conn').textContent === 'live'", "the live stream")
+        assert browser.current_url == f"http://127.0.0.1:{ui.server.port}/#/"
+        assert ui.server.token not in browser.execute_script("return location.href + history.length")
+        assert browser.execute_script("return document.cookie") == ""  # HttpOnly: no script reads it
+    finally:
+        redirect.remove()
 
 
 def test_the_list_shows_the_demo_pipelines_live(
@@ -152,7 +214,13 @@ def test_a_jobflow_page_shows_every_flow_and_follows_a_job_completing(
             "apiVersion": "v1",
             "kind": "Event",
             "metadata": {"name": f"pipe-slow.{uuid.uuid4().hex[:8]}"},
-            "involvedObject": {"kind": "Job", "name": "pipe-slow", "namespace": namespace},
+            # as Volcano's job controller records them (the UI caches Volcano Jobs' events only)
+            "involvedObject": {
+                "apiVersion": "batch.volcano.sh/v1alpha1",
+                "kind": "Job",
+                "name": "pipe-slow",
+                "namespace": namespace,
+            },
             "reason": "Checked",
             "message": "looked at by the UI test",
             "type": "Normal",
@@ -317,8 +385,7 @@ def test_a_user_who_may_not_patch_sees_every_action_disabled_with_the_reason(
         # and the server refuses the action itself, whatever a page sends
         status = browser.execute_async_script(
             "var done = arguments[arguments.length - 1];"
-            " fetch('/api/action?token=' + encodeURIComponent(new URLSearchParams(location.search).get('token')),"
-            " {method: 'POST', headers: {'Content-Type': 'application/json'},"
+            " fetch('/api/action', {method: 'POST', headers: {'Content-Type': 'application/json'},"
             f" body: JSON.stringify({{key: '{namespace}/watched', action: 'stop'}})}})"
             " .then(function (r) { done(r.status); });"
         )

@@ -1,10 +1,12 @@
 // kubectl jobflow ui: the list of JobFlows and one JobFlow's page, fed by server-sent events.
-// Routes live in the hash (#/ and #/flow/<namespace>/<name>) so the token stays in the query
-// string of the one page the server hands out; every request below carries it.
+// Routes live in the hash (#/ and #/flow/<namespace>/<name>). The entry URL's token was exchanged
+// for an HttpOnly cookie by the response that served this page (kubectl_jobflow/ui/auth.py): it is
+// dropped from the address bar and the tab's history entry here, and every request below is
+// authenticated by that cookie, which no script can read.
 "use strict";
 
 (function () {
-  var TOKEN = new URLSearchParams(location.search).get("token") || "";
+  if (location.search) history.replaceState(null, "", location.pathname + location.hash);
   var esc = JobflowDag.esc;
   var PHASES = ["Pending", "Running", "Terminating", "Succeed", "Failed"];
   var LEGEND = ["Waiting", "Pending", "Running", "Completed", "Failed", "Terminated", "Skipped", "Aborted", "NotCreated"];
@@ -19,10 +21,6 @@
   var state = { source: null, rows: new Map(), scope: "", page: null, selected: null, timer: null, zoom: "fit" };
   var ui = (window.jobflowUI = { lastRenderMs: null, draws: 0, updates: 0, state: state });
   var main = document.getElementById("main");
-
-  function api(path) {
-    return path + (path.indexOf("?") < 0 ? "?" : "&") + "token=" + encodeURIComponent(TOKEN);
-  }
 
   // Replaces an element's content only when it differs: a button under the pointer survives the
   // pushes that did not change it (a click between mousedown and mouseup is not lost).
@@ -62,7 +60,7 @@
   function connect(path, handlers) {
     if (state.source) state.source.close();
     var conn = document.getElementById("conn");
-    var source = new EventSource(api(path));
+    var source = new EventSource(path);
     Object.keys(handlers).forEach(function (name) {
       source.addEventListener(name, function (e) { handlers[name](JSON.parse(e.data)); });
     });
@@ -318,9 +316,10 @@
   }
 
   function send(action, flows) {
-    fetch(api("/api/action"), {
+    fetch("/api/action", {
       method: "POST",
-      headers: { "Content-Type": "application/json", "X-JobFlow-Token": TOKEN },
+      credentials: "same-origin",
+      headers: { "Content-Type": "application/json" },
       body: JSON.stringify({ key: state.page.key, action: action, flows: flows })
     }).then(function (res) {
       return res.json().then(function (doc) { toast(doc.message || doc.error, !res.ok); });

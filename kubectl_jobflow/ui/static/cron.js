@@ -4,7 +4,6 @@
 "use strict";
 
 (function () {
-  var TOKEN = new URLSearchParams(location.search).get("token") || "";
   var esc = JobflowDag.esc;
   var MAX_RUNS = 5;
   var timer = null;
@@ -35,7 +34,8 @@
 
   function refresh() {
     if (!document.getElementById("cron")) return;
-    fetch("/api/cronjobflows?token=" + encodeURIComponent(TOKEN)).then(function (res) { return res.json(); })
+    // Authenticated by the session's cookie, as app.js's requests (kubectl_jobflow/ui/auth.py).
+    fetch("/api/cronjobflows").then(function (res) { return res.json(); })
       .then(render).catch(function () {});
   }
 

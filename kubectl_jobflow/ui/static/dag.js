@@ -28,9 +28,9 @@ window.JobflowDag = (function () {
     return page.key + "|" + d.width + "x" + d.height + "|" + Object.keys(d.boxes).join(",") + "|" + d.edges.length;
   }
 
-  function edgeMarkup(edge) {
+  function edgeMarkup(edge, straight) {
     var pts = edge.points.map(function (p) { return p[0] + "," + p[1]; }).join(" ");
-    var out = '<polyline class="edge" marker-end="url(#arrow)" points="' + pts + '"/>';
+    var out = '<polyline class="edge' + (straight ? " straight" : "") + '" marker-end="url(#arrow)" points="' + pts + '"/>';
     if (edge.label) {
       var a = edge.points[edge.points.length - 2], b = edge.points[edge.points.length - 1];
       // Near the flow the rule belongs to, on the last stretch of the edge.
@@ -60,6 +60,13 @@ window.JobflowDag = (function () {
       '<text class="finally-title" x="' + (x + 8) + '" y="' + (top - 6) + '">finally</text>';
   }
 
+  // Said above a DAG too large to route (layout.py's STRAIGHT mode): every flow is still drawn.
+  function note(d) {
+    return '<p class="dag-note" id="dag-note">Too many dependencies to route around the boxes: long ones are drawn ' +
+      "straight" + (d.omittedEdges ? ", and " + d.omittedEdges + " are not drawn" : "") +
+      ". Click a flow to see what it depends on.</p>";
+  }
+
   // Draws the whole SVG into `container`; returns the milliseconds it took, layout included.
   function draw(container, page) {
     var start = performance.now();
@@ -71,13 +78,14 @@ window.JobflowDag = (function () {
       'markerHeight="7" orient="auto"><path d="M0,0L10,5L0,10z" fill="#8c959f"/></marker></defs>' +
       '<g transform="translate(0,' + top + ')">');
     parts.push(finallyMarkup(page));
-    for (var i = 0; i < d.edges.length; i++) parts.push(edgeMarkup(d.edges[i]));
+    var straight = d.mode === "straight";
+    for (var i = 0; i < d.edges.length; i++) parts.push(edgeMarkup(d.edges[i], straight));
     for (var j = 0; j < page.nodes.length; j++) {
       var node = page.nodes[j], box = d.boxes[node.name];
       if (box) parts.push(nodeMarkup(node, box));
     }
     parts.push("</g></svg>");
-    container.innerHTML = parts.join("");
+    container.innerHTML = (straight ? note(d) : "") + parts.join("");
     container.dataset.shape = shapeKey(page);
     container.getBoundingClientRect(); // force style and layout, so the time is the real cost
     var took = performance.now() - start;

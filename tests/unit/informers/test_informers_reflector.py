@@ -928,7 +928,7 @@ def test_a_failed_watch_list_falls_back_to_list() -> None:
 def test_an_expired_resource_version_retries_the_watch_list_at_the_newest() -> None:
     lw = WatchListLW(watches=[ExpiredError("too old"), initial_events(pod("a", "9"), end_rv="9")])
     reflector = new_reflector(lw)
-    reflector._set_last_sync_resource_version("5")
+    reflector.set_last_sync_resource_version("5")
     stop = threading.Event()
     runner = Runner(reflector.list_and_watch, stop)
     assert eventually(lambda: reflector.last_sync_resource_version() == "9")
@@ -943,7 +943,7 @@ def test_an_expired_error_event_retries_the_watch_list_at_the_newest() -> None:
     expired.error(status_object(410, "Expired", "too old"))
     lw = WatchListLW(watches=[expired, initial_events(end_rv="9")])
     reflector = new_reflector(lw)
-    reflector._set_last_sync_resource_version("5")
+    reflector.set_last_sync_resource_version("5")
     stop = threading.Event()
     runner = Runner(reflector.list_and_watch, stop)
     assert eventually(lambda: reflector.last_sync_resource_version() == "9")

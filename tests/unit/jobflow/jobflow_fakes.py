@@ -118,7 +118,7 @@ class FakeResourceClient:
         return stored
 
     def delete(self, name: str, *, propagation_policy: str | None = None, uid: str | None = None) -> None:
-        self._record("delete", name)
+        self._record("delete", name, {"preconditions": {"uid": uid}} if uid else None)
         stored = self.api.objects.get(self._key(name))
         if stored is not None and uid and stored["metadata"].get("uid") not in (None, "", uid):
             raise from_status(409, "Conflict", f"Precondition failed: UID in precondition: {uid}")

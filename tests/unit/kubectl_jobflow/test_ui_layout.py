@@ -3,15 +3,23 @@
 from __future__ import annotations
 
 import random
+import time
+import tracemalloc
 
 import pytest
 
 from kubectl_jobflow.ui.layout import (
+    LAYERED,
+    MAX_DUMMIES,
+    MAX_EDGES,
+    STRAIGHT,
     Geometry,
     assign_layers,
     count_crossings,
+    count_dummies,
     layout,
     order_layers,
+    real_edges,
     split_long_edges,
 )
 
@@ -163,3 +171,79 @@ def test_a_500_flow_dag_is_laid_out_whole() -> None:
     result = layout(names, targets, ["notify"])
     assert len(result.nodes) == 501
     assert len({(n.x, n.y) for n in result.nodes}) == 501  # no two boxes in one place
+
+
+def adversarial_flows(count: int, fan: int = 99) -> tuple[list[str], dict[str, list[str]]]:
+    """Issue 33's admissible shape: each flow depends on the previous one and on the first `fan`
+    (at most 100 targets per flow, 500 flows: within the CRD's caps). Every edge from one of the
+    first flows spans all the layers between, so a dummy per layer crossed is ~fan x count^2 / 2."""
+    names = [f"f{i:03d}" for i in range(count)]
+    targets = {
+        name: list(dict.fromkeys([*names[: min(i - 1, fan)], names[i - 1]])) for i, name in enumerate(names) if i
+    }
+    return names, targets
+
+
+# -- the bounds (issue 33) ---------------------------------------------------------------------
+def test_the_dummies_counted_beforehand_are_the_ones_the_routed_drawing_makes() -> None:
+    rng = random.Random(5)
+    names = [f"f{i}" for i in range(80)]
+    targets = {n: rng.sample(names[:i], min(i, 4)) for i, n in enumerate(names) if i}
+    layer = assign_layers(names, targets)
+    layers, _, chains = split_long_edges(names, targets, layer)
+    made = sum(len(layer_nodes) for layer_nodes in layers) - len(names)
+    assert count_dummies(real_edges(names, targets, layer), layer) == made
+    assert made == sum(len(chain) - 2 for chain in chains.values())
+
+
+def test_a_500_flow_pipeline_is_still_routed_around_the_boxes() -> None:
+    names, targets = five_hundred_flows()
+    result = layout(names, targets, ["notify"])
+    assert result.mode == LAYERED and result.omitted_edges == 0
+    assert result.dummies < MAX_DUMMIES
+
+
+def test_the_adversarial_500_flow_shape_is_drawn_straight_in_bounded_time_and_memory() -> None:
+    """Issue 33: ~10 M dummy points, 44 s and 745 MiB at 200 flows before the cap. A generous bound
+    (it takes ~0.1 s on an idle machine; bench/ui_layout.py has the figures)."""
+    names, targets = adversarial_flows(500)
+    tracemalloc.start()
+    started = time.perf_counter()
+    try:
+        result = layout(names, targets, ["notify"])
+        seconds = time.perf_counter() - started
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert seconds < 10.0
+    assert peak < 64 * 2**20
+    assert result.mode == STRAIGHT and result.dummies > MAX_DUMMIES
+    # every flow is placed, each in a box of its own
+    assert [n.name for n in result.nodes] == [*names, "notify"]
+    assert len({(n.x, n.y) for n in result.nodes}) == 501
+    edges = sum(len(t) for t in targets.values())
+    assert len(result.edges) == MAX_EDGES and result.omitted_edges == edges - MAX_EDGES
+
+
+def test_a_straight_drawing_draws_the_adjacent_layer_edges_first_and_every_edge_as_a_line() -> None:
+    names, targets = adversarial_flows(200)
+    result = layout(names, targets)
+    layer = {n.name: n.layer for n in result.nodes}
+    spans = [layer[e.target] - layer[e.source] for e in result.edges]
+    assert spans[: len(names) - 1] == [1] * (len(names) - 1)  # the chain, every link of it
+    boxes = {n.name: n for n in result.nodes}
+    for route in result.edges:
+        source, target = boxes[route.source], boxes[route.target]
+        assert route.points == (
+            (source.x + G.node_width, source.y + G.node_height / 2),
+            (target.x, target.y + G.node_height / 2),
+        )
+
+
+def test_too_many_edges_are_drawn_straight_even_when_they_need_no_dummies() -> None:
+    # two layers of 80: every flow of the second depends on every flow of the first (6,400 edges)
+    first = [f"a{i}" for i in range(80)]
+    second = [f"b{i}" for i in range(80)]
+    result = layout(first + second, {n: first for n in second})
+    assert result.mode == STRAIGHT and result.dummies == 0
+    assert len(result.edges) == MAX_EDGES and result.omitted_edges == 80 * 80 - MAX_EDGES

@@ -1,5 +1,6 @@
 """`kubectl jobflow ui`: the loopback server's token, Host and Origin checks, its endpoints and event
-streams, and the backend's actions (with a fake cache and a recorded API)."""
+streams, and the backend's actions (with a fake cache and a recorded API). The token travels in the
+`X-JobFlow-Token` header here, as a script sends it; test_ui_session.py has the browser's cookie."""
 
 from __future__ import annotations
 
@@ -75,9 +76,10 @@ def request(
     host: str | None = None,
     headers: dict[str, str] | None = None,
     body: Any = None,
+    auth: bool = True,
 ) -> tuple[int, dict[str, str], bytes]:
     conn = http.client.HTTPConnection("127.0.0.1", ui.port, timeout=10)
-    all_headers = {"Host": host or f"127.0.0.1:{ui.port}", **(headers or {})}
+    all_headers = {"Host": host or f"127.0.0.1:{ui.port}", **({TOKEN_HEADER: TOKEN} if auth else {}), **(headers or {})}
     data = json.dumps(body).encode() if body is not None and not isinstance(body, bytes) else body
     if data is not None:
         all_headers.setdefault("Content-Type", "application/json")
@@ -122,14 +124,23 @@ def test_a_random_token_is_made_when_none_is_given() -> None:
 @pytest.mark.parametrize("token", [None, "wrong", TOKEN[:-1]])
 def test_every_request_without_the_right_token_is_refused(server: UIServer, path: str, token: str | None) -> None:
     query = "" if token is None else f"{'&' if '?' in path else '?'}token={token}"
-    code, _, body = request(server, "GET", path + query)
+    code, headers, body = request(server, "GET", path + query, auth=False)
     assert code == 403
     assert json.loads(body) == {"error": "missing or wrong token"}
+    assert headers["Connection"] == "close" and "Set-Cookie" not in headers
+    code, _, _ = request(server, "GET", path, headers={TOKEN_HEADER: token or ""})
+    assert code == 403
+
+
+@pytest.mark.parametrize("path", ["/static/app.js", "/api/list", "/api/jobflow?key=ns/p", "/api/stream/list"])
+def test_the_query_token_opens_the_entry_url_only(server: UIServer, path: str) -> None:
+    """Anywhere else it would end up in logs, histories and Referer headers: scripts use the header."""
+    assert request(server, "GET", with_token(path), auth=False)[0] == 403
 
 
 @pytest.mark.parametrize("host", ["evil.example:{port}", "127.0.0.1:1", "localhost", "10.0.0.1:{port}"])
 def test_a_request_for_another_host_is_refused_even_with_the_token(server: UIServer, host: str) -> None:
-    code, _, body = request(server, "GET", with_token("/api/list"), host=host.format(port=server.port))
+    code, _, body = request(server, "GET", "/api/list", host=host.format(port=server.port))
     assert code == 403 and json.loads(body) == {"error": "unexpected Host header"}
 
 
@@ -139,13 +150,13 @@ def test_the_token_may_come_in_a_header(server: UIServer) -> None:
     assert request(server, "GET", "/api/list", host=f"localhost:{server.port}", headers={TOKEN_HEADER: TOKEN})[0] == 200
 
 
-def test_the_page_links_its_assets_with_the_token_and_forbids_anything_from_elsewhere(server: UIServer) -> None:
-    code, headers, body = request(server, "GET", with_token("/"))
+def test_the_page_links_its_assets_without_the_token_and_forbids_anything_from_elsewhere(server: UIServer) -> None:
+    code, headers, body = request(server, "GET", with_token("/"), auth=False)
     assert code == 200 and headers["Content-Type"].startswith("text/html")
-    assert f"/static/app.js?token={TOKEN}".encode() in body and b"{{TOKEN}}" not in body
+    assert b'src="/static/app.js"' in body and TOKEN.encode() not in body and b"token" not in body
     assert "default-src 'none'" in headers["Content-Security-Policy"]
     assert headers["Referrer-Policy"] == "no-referrer" and headers["Cache-Control"] == "no-store"
-    code, headers, body = request(server, "GET", with_token("/static/dag.js"))
+    code, headers, body = request(server, "GET", "/static/dag.js")
     assert code == 200 and headers["Content-Type"].startswith("text/javascript") and b"JobflowDag" in body
 
 
@@ -161,14 +172,14 @@ def test_no_asset_refers_to_the_network() -> None:
 
 @pytest.mark.parametrize("path", ["/static/../server.py", "/static/index.html.bak", "/api/nothing", "/etc/passwd"])
 def test_anything_else_is_not_found(server: UIServer, path: str) -> None:
-    assert request(server, "GET", with_token(path))[0] == 404
+    assert request(server, "GET", path)[0] == 404
 
 
 # -- the JobFlow page --------------------------------------------------------------------------
 def test_a_jobflow_document_is_served_by_key_and_a_missing_one_is_404(server: UIServer) -> None:
-    code, _, body = request(server, "GET", with_token("/api/jobflow?key=ns/p"))
+    code, _, body = request(server, "GET", "/api/jobflow?key=ns/p")
     assert code == 200 and json.loads(body) == {"key": "ns/p"}
-    assert request(server, "GET", with_token("/api/jobflow?key=ns/q"))[0] == 404
+    assert request(server, "GET", "/api/jobflow?key=ns/q")[0] == 404
 
 
 # -- the event streams -------------------------------------------------------------------------
@@ -188,7 +199,7 @@ def read_event(response: http.client.HTTPResponse) -> tuple[str, Any]:
 
 def open_stream(ui: UIServer, path: str) -> tuple[http.client.HTTPConnection, http.client.HTTPResponse]:
     conn = http.client.HTTPConnection("127.0.0.1", ui.port, timeout=10)
-    conn.request("GET", with_token(path), headers={"Host": f"127.0.0.1:{ui.port}"})
+    conn.request("GET", path, headers={"Host": f"127.0.0.1:{ui.port}", TOKEN_HEADER: TOKEN})
     response = conn.getresponse()
     assert response.status == 200 and response.getheader("Content-Type") == "text/event-stream"
     return conn, response
@@ -235,7 +246,7 @@ def test_shutdown_ends_the_open_streams() -> None:
 
 # -- actions -----------------------------------------------------------------------------------
 def post(ui: UIServer, body: Any, **kwargs: Any) -> tuple[int, Any]:
-    code, _, data = request(ui, "POST", with_token("/api/action"), body=body, **kwargs)
+    code, _, data = request(ui, "POST", "/api/action", body=body, **kwargs)
     return code, json.loads(data)
 
 
@@ -260,15 +271,16 @@ def test_an_action_is_handed_to_the_backend(server: UIServer) -> None:
 def test_a_post_from_elsewhere_or_not_json_is_refused(
     server: UIServer, headers: dict[str, str], path_token: bool, code: int, error: str
 ) -> None:
-    path = with_token("/api/action") if path_token else "/api/action"
-    status, _, body = request(server, "POST", path, headers=headers, body={"key": "ns/p", "action": "stop"})
+    status, _, body = request(
+        server, "POST", "/api/action", headers=headers, body={"key": "ns/p", "action": "stop"}, auth=path_token
+    )
     assert (status, json.loads(body)) == (code, {"error": error})
     assert server.backend.acted == []  # type: ignore[attr-defined]
 
 
 @pytest.mark.parametrize("body", [b"not json", b"[1, 2]", json.dumps({"key": "ns/p", "flows": "b"}).encode()])
 def test_a_malformed_action_is_refused(server: UIServer, body: bytes) -> None:
-    status, _, _ = request(server, "POST", with_token("/api/action"), body=body)
+    status, _, _ = request(server, "POST", "/api/action", body=body)
     assert status == 400
 
 

@@ -182,6 +182,11 @@ def test_the_component_adds_the_rules_and_bounds_to_the_jobflow_crd(tmp_path: Pa
         crds.MAX_FINALLY,
         crds.MAX_FLOW_NAME_LENGTH,
     )
+    # Issue 33: a finally name is refused as the webhook refuses a JobTemplate name.
+    finally_name = finally_["items"]["properties"]["name"]
+    assert finally_name["x-kubernetes-validations"] == [
+        {"message": crds.FINALLY_NAME_MESSAGE, "rule": crds.FINALLY_NAME_RULE}
+    ]
     assert spec["x-kubernetes-validations"] == [
         {"message": "jobflow Finally names must not repeat a flow name", "rule": crds.FINALLY_NOT_A_FLOW_RULE},
         {"message": crds.SHUTDOWN_TRANSITION_MESSAGE, "rule": crds.SHUTDOWN_TRANSITION_RULE},
@@ -192,6 +197,7 @@ def test_the_component_adds_the_rules_and_bounds_to_the_jobflow_crd(tmp_path: Pa
     assert validations(jobflows) == [
         spec["x-kubernetes-validations"],
         finally_["x-kubernetes-validations"],
+        finally_name["x-kubernetes-validations"],
         flows["x-kubernetes-validations"],
         flow["x-kubernetes-validations"],
         flow["properties"]["dependsOn"]["x-kubernetes-validations"],
@@ -221,6 +227,7 @@ def test_without_the_rules_and_name_bounds_the_component_leaves_our_crd(tmp_path
     finally_ = spec["properties"]["finally"]
     del spec["x-kubernetes-validations"], finally_["x-kubernetes-validations"]
     del finally_["items"]["properties"]["name"]["maxLength"]
+    del finally_["items"]["properties"]["name"]["x-kubernetes-validations"]
     assert patched == crds.jobflow_crd()
     assert [op["path"] for op in crds.validation_patch() if op["path"].endswith("/maxItems")] == []
 
@@ -231,7 +238,7 @@ def test_only_the_shutdown_transition_rule_reads_old_self_so_the_flow_rules_ratc
     # stored before the Component was applied is never refused by it (tests/e2e/test_e2e_admission.py).
     # The transition rule of spec.shutdown (docs/lifecycle.md) passes whenever shutdown is unchanged.
     rules = [rule["rule"] for listed in validations(crds.jobflow_crd(with_rules=True)) for rule in listed]
-    assert len(rules) == 8
+    assert len(rules) == 9
     assert [rule for rule in rules if "oldSelf" in rule] == [crds.SHUTDOWN_TRANSITION_RULE]
 
 

@@ -237,7 +237,7 @@ def test_the_jobflow_crd_adds_only_optional_fields_and_the_two_caps_to_upstreams
     assert flow["properties"]["retry"] == {
         "properties": {
             "backoff": {"default": "0s", "type": "string"},
-            "maxRetries": {"format": "int32", "minimum": 0, "type": "integer"},
+            "maxRetries": {"format": "int32", "maximum": 100, "minimum": 0, "type": "integer"},
         },
         "required": ["maxRetries"],
         "type": "object",
@@ -327,7 +327,7 @@ def test_crd_file_below_its_header_is_upstreams_file_byte_for_byte_but_for_our_b
     text = (ROOT / path).read_text(encoding="utf-8")
     header, separator, body = text.partition("\n---\n")
     assert separator and all(line.startswith("#") for line in header.splitlines())
-    # The JobFlow CRD's retry block is 12 lines (retry:, properties:, backoff's 3, maxRetries' 4, required's 2,
+    # The JobFlow CRD's retry block is 13 lines (retry:, properties:, backoff's 3, maxRetries' 5, required's 2,
     # type:), and it has one line per cap (targets come first in the file); no other file has either.
     # The failure-aware blocks: failurePolicy and rule an enum (5 and 9 lines), continueOnFailure a boolean (2),
     # skippedJobs a list of strings (4), finally its entries (a name and a patch of the flows' schema).
@@ -335,7 +335,7 @@ def test_crd_file_below_its_header_is_upstreams_file_byte_for_byte_but_for_our_b
     body, blocks, caps = without_our_lines(body, lifecycle=jobflows)
     # The lifecycle blocks 28 (4 for each of the three int64 fields, 6 for shutdown's enum, 2 for suspend
     # and retryRequest, 3 for each time).
-    expected = {"failurePolicy": 5, "continueOnFailure": 2, "rule": 9, "retry": 12, "skippedJobs": 4, "lifecycle": 28}
+    expected = {"failurePolicy": 5, "continueOnFailure": 2, "rule": 9, "retry": 13, "skippedJobs": 4, "lifecycle": 28}
     if jobflows:
         # finally: the block's 11 lines of its own (items, name, required, maxItems, ...) and a patch block
         # exactly as long as a flow's (the same schema).

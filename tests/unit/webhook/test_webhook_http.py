@@ -20,6 +20,7 @@ from webhook_support import JSON, ServingCerts, WebhookClient, flow, job_flow, r
 
 from jobflow_controller.local.certs import TinyCA
 from jobflow_controller.webhook import MAX_BODY_BYTES, WebhookServer
+from jobflow_controller.webhook.admission import ReviewError, body_length
 
 VALID_REVIEW = json.dumps(review(job_flow(flow("a"), flow("b", "a")))).encode()
 
@@ -117,6 +118,42 @@ def test_body_over_the_limit_is_refused_without_reading_it(client: WebhookClient
     headers = {"Content-Type": JSON, "Content-Length": str(MAX_BODY_BYTES + 1)}
     raw = client.raw(request_bytes("POST", "/jobflows/validate", headers))
     assert status_of(raw) == 413
+
+
+OVER = f"is over the limit of {MAX_BODY_BYTES}"
+
+
+@pytest.mark.parametrize(
+    ("header", "answer"),
+    [
+        ("0", 0),
+        ("1234", 1234),
+        (" 1234\t", 1234),
+        ("00012", 12),
+        (str(MAX_BODY_BYTES), MAX_BODY_BYTES),
+        (None, (411, "a Content-Length is required")),
+        ("", (400, "invalid Content-Length ''")),
+        ("-1", (400, "invalid Content-Length '-1'")),
+        ("+1", (400, "invalid Content-Length '+1'")),
+        ("1_000", (400, "invalid Content-Length '1_000'")),
+        ("\u0663", (400, "invalid Content-Length '\u0663'")),  # an Arabic-Indic three: int() reads it
+        ("1, 1", (400, "invalid Content-Length '1, 1'")),
+        ("9" * 20, (400, f"invalid Content-Length '{'9' * 20}'")),
+        ("9" * 100_000, (400, f"invalid Content-Length '{'9' * 64}'")),
+        (
+            str(MAX_BODY_BYTES + 1),
+            (413, f"request body of {MAX_BODY_BYTES + 1} bytes is over the limit of {MAX_BODY_BYTES}"),
+        ),
+        ("9" * 19, (413, f"request body of {'9' * 19} bytes is over the limit of {MAX_BODY_BYTES}")),
+    ],
+)
+def test_content_length_is_ascii_digits_within_the_limit(header: str | None, answer: int | tuple[int, str]) -> None:
+    if isinstance(answer, int):
+        assert body_length(header) == answer
+        return
+    with pytest.raises(ReviewError) as refused:
+        body_length(header)
+    assert (refused.value.code, refused.value.message) == answer
 
 
 def test_negative_content_length_is_a_bad_request(client: WebhookClient) -> None:

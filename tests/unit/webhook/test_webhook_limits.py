@@ -38,8 +38,11 @@ def test_limits_are_the_documented_numbers() -> None:
     assert limits.MAX_BODY_BYTES == 3 * 1024 * 1024
     assert limits.MAX_HEADER_BYTES == 64 * 1024
     assert limits.REQUEST_DEADLINE == 10.0
+    assert limits.HEADERS_DEADLINE == 3.0
     assert limits.MAX_CONNECTIONS == 256
+    assert limits.MAX_CONNECTIONS_PER_CLIENT == 128
     assert limits.MAX_BODY_BYTES_IN_FLIGHT == 12 * 1024 * 1024
+    assert limits.MAX_BODY_BYTES_IN_FLIGHT_PER_CLIENT == 6 * 1024 * 1024
     assert limits.MAX_CONCURRENT_REVIEWS == 2
     assert limits.MAX_JSON_DEPTH == 100
     assert limits.MAX_JSON_VALUES == 300_000
@@ -147,31 +150,72 @@ def read_all(connection: ssl.SSLSocket) -> bytes:
     return b"".join(chunks)
 
 
-def test_a_slow_drip_is_cut_at_the_deadline_of_the_whole_request(
+def drip(connection: ssl.SSLSocket, data: bytes, interval: float, *, give_up_after: float = 5) -> None:
+    """Send ``data`` a byte at a time, each well within a per-read timeout, until the server cuts it."""
+    started = time.monotonic()
+    try:
+        for byte in data:
+            connection.sendall(bytes([byte]))
+            time.sleep(interval)
+            if time.monotonic() - started > give_up_after:
+                break
+    except (BrokenPipeError, ConnectionResetError, ssl.SSLError):
+        pass
+
+
+def test_headers_dripped_are_cut_at_the_headers_deadline(
     monkeypatch: pytest.MonkeyPatch, make_server: Callable[[], WebhookClient]
 ) -> None:
-    monkeypatch.setattr(server_module, "REQUEST_DEADLINE", 0.5)
+    monkeypatch.setattr(server_module, "HEADERS_DEADLINE", 0.5)
     client = make_server()
-    request = head(len(VALID_REVIEW)) + VALID_REVIEW
     with tls_connection(client) as connection:
         started = time.monotonic()
-        try:
-            for byte in request:  # each byte well within a per-read timeout
-                connection.sendall(bytes([byte]))
-                time.sleep(0.05)
-                if time.monotonic() - started > 5:
-                    break
-        except (BrokenPipeError, ConnectionResetError, ssl.SSLError):
-            pass
+        drip(connection, head(len(VALID_REVIEW)) + VALID_REVIEW, 0.05)
         assert read_all(connection) == b""
     # The deadline, then at most LINGER_SECONDS of reading before the close.
     assert time.monotonic() - started < 0.5 + server_module.LINGER_SECONDS + 1
 
 
-def test_a_silent_client_is_dropped_at_the_deadline(
+def test_a_body_dripped_is_cut_at_the_deadline_of_the_whole_request(
     monkeypatch: pytest.MonkeyPatch, make_server: Callable[[], WebhookClient]
 ) -> None:
-    monkeypatch.setattr(server_module, "REQUEST_DEADLINE", 0.5)
+    monkeypatch.setattr(server_module, "HEADERS_DEADLINE", 0.3)
+    monkeypatch.setattr(server_module, "REQUEST_DEADLINE", 1.5)
+    client = make_server()
+    with tls_connection(client) as connection:
+        started = time.monotonic()
+        connection.sendall(head(len(VALID_REVIEW)))
+        drip(connection, VALID_REVIEW, 0.05)
+        cut_after = time.monotonic() - started
+        assert read_all(connection) == b""
+    # Past the headers' deadline (the body has the request's), cut at the request's.
+    assert 1.5 - 0.2 < cut_after < 1.5 + server_module.LINGER_SECONDS + 1
+
+
+def test_a_body_sent_after_the_headers_deadline_is_answered(
+    monkeypatch: pytest.MonkeyPatch, make_server: Callable[[], WebhookClient]
+) -> None:
+    monkeypatch.setattr(server_module, "HEADERS_DEADLINE", 0.3)
+    client = make_server()
+    with tls_connection(client) as connection:
+        connection.sendall(head(len(VALID_REVIEW)))
+        time.sleep(0.6)
+        connection.sendall(VALID_REVIEW)
+        assert status_of(read_all(connection)) == 200
+
+
+def test_a_silent_client_is_dropped_at_the_headers_deadline(client: WebhookClient) -> None:
+    # The real 3 s: the handshake and headers of the API server take milliseconds.
+    with tls_connection(client) as connection:
+        started = time.monotonic()
+        assert read_all(connection) == b""
+        assert limits.HEADERS_DEADLINE - 0.1 < time.monotonic() - started < limits.HEADERS_DEADLINE + 2
+
+
+def test_a_client_that_never_starts_tls_is_dropped_at_the_headers_deadline(
+    monkeypatch: pytest.MonkeyPatch, make_server: Callable[[], WebhookClient]
+) -> None:
+    monkeypatch.setattr(server_module, "HEADERS_DEADLINE", 0.5)
     client = make_server()
     with socket.create_connection(("127.0.0.1", client.port), timeout=5) as silent:
         started = time.monotonic()

@@ -105,6 +105,7 @@ class WebhookClient:
 
     def __init__(self, port: int, ca_pem: bytes) -> None:
         self.port = port
+        self.ca_pem = ca_pem
         self.context = ssl.create_default_context(cadata=ca_pem.decode())
 
     def request(
