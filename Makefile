@@ -1,5 +1,5 @@
 # The project's commands. `make test` installs everything it needs (virtualenv, packages, kubectl,
-# control-plane binaries) and runs ruff, mypy, import-linter and the whole pytest suite.
+# control-plane binaries, helm) and runs ruff, mypy, import-linter and the whole pytest suite.
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
@@ -8,7 +8,7 @@ STAMP := $(VENV)/.installed
 # process starts its own control plane. PYTEST_PARALLEL= runs everything in one process.
 PYTEST_PARALLEL ?= -n 2 --dist loadfile
 
-.PHONY: install test test-unit test-e2e lint control-plane browser bench demo clean
+.PHONY: install test test-unit test-e2e lint control-plane helm chart browser bench demo clean
 
 $(STAMP): pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -20,6 +20,18 @@ install: $(STAMP)
 
 control-plane:
 	@bash hack/build-control-plane.sh >/dev/null
+
+# helm 4 for the chart's tests: one on PATH (or $$HELM) of major version 4, else v4.3.2 built from its
+# Go module into ~/.cache/jobflow-controller/helm/v4.3.2 (hack/build-helm.sh).
+helm:
+	@bash hack/build-helm.sh >/dev/null
+
+# The chart as dist/jobflow-controller-<version>.tgz, after checking its copies of manifests/ are
+# current (hack/gen_chart.py). Publishing it to an OCI registry: docs/helm.md.
+chart: install helm
+	$(BIN)/python hack/gen_chart.py --check
+	@mkdir -p dist
+	"$$(bash hack/build-helm.sh)" package charts/jobflow-controller --destination dist
 
 # The UI's browser tests (tests/e2e/test_e2e_ui*.py) drive Debian's Chromium and chromedriver:
 # installed here when missing and we are root with apt-get, as on CI. It never fails the build:
@@ -41,13 +53,13 @@ lint: install
 	$(BIN)/mypy
 	$(BIN)/lint-imports
 
-test-unit: install
+test-unit: install helm
 	$(BIN)/pytest tests/unit
 
-test-e2e: install control-plane browser
+test-e2e: install control-plane helm browser
 	$(BIN)/pytest $(PYTEST_PARALLEL) tests/e2e
 
-test: install control-plane browser lint
+test: install control-plane helm browser lint
 	$(BIN)/pytest $(PYTEST_PARALLEL) tests
 
 demo: install control-plane

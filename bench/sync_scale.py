@@ -9,7 +9,11 @@ a fake API that answers the status write, as the unit tests build it
 * ``fan_in``: one last flow depends on every other; all others exist, half Completed, half Running.
 
 Reports the median and max seconds per sync and their ratio to the smallest size's (a linear sync
-keeps seconds-per-flow flat). Prints one JSON document.
+keeps seconds-per-flow flat). Then ``validation_once_per_generation``: the CPU of a sync (the
+``chain`` shape, median of ``VALIDATION_REPEAT`` syncs after the first) with the JobFlow's
+validation remembered per (uid, generation), as the controller runs, and with it forgotten before
+each sync (validated every time, as before): the difference is the CPU that memory saves per sync.
+Prints one JSON document.
 """
 
 from __future__ import annotations
@@ -72,6 +76,42 @@ def time_syncs(flows: list[dict[str, Any]], phases: dict[str, str]) -> list[floa
     return out
 
 
+VALIDATION_REPEAT = 7
+
+
+def validation_saving(n: int) -> dict[str, Any]:
+    """CPU seconds per sync with the validation remembered, and with it done at every sync."""
+    controller, _, _ = new_fake_controller()
+    flows, phases = chain(n)
+    obj = job_flow("big", flows=flows, uid="uid-big", phase="Running")
+    controller.job_flow_informer.get_indexer().add(obj)
+    for i, flow in enumerate(flows):
+        controller.job_template_informer.get_indexer().add(job_template(flow["name"], spec=TEMPLATE_SPEC))
+        phase = phases.get(flow["name"])
+        if phase is not None:
+            created = f"2024-01-01T{i // 3600 % 24:02d}:{i // 60 % 60:02d}:{i % 60:02d}Z"
+            job_obj = job(f"big-{flow['name']}", flow="big", owner_uid="uid-big", phase=phase, created=created)
+            controller.job_informer.get_indexer().add(job_obj)
+    req = FlowRequest("default", "big", action=Action.SYNC_JOB_FLOW, event=Event.OUT_OF_SYNC)
+    controller.sync.handle_job_flow(req)  # the first sync validates in both cases
+    cpu: dict[str, list[float]] = {"remembered": [], "every_sync": []}
+    for _ in range(VALIDATION_REPEAT):
+        for mode in ("remembered", "every_sync"):
+            if mode == "every_sync":
+                controller.sync.validated.forget_job_flow("default", "big", None)
+            start = time.process_time()
+            controller.sync.handle_job_flow(req)
+            cpu[mode].append(time.process_time() - start)
+    remembered, every = statistics.median(cpu["remembered"]), statistics.median(cpu["every_sync"])
+    return {
+        "flows": n,
+        "cpu_per_sync_remembered_s": round(remembered, 5),
+        "cpu_per_sync_validated_every_sync_s": round(every, 5),
+        "cpu_saved_per_sync_s": round(every - remembered, 5),
+        "saved_fraction": round((every - remembered) / every, 3) if every else 0.0,
+    }
+
+
 def main() -> None:
     result: dict[str, Any] = {"benchmark": "sync_scale", "load_average_at_start": list(os.getloadavg()), "shapes": {}}
     for name, shape in (("chain", chain), ("fan_in", fan_in)):
@@ -84,6 +124,7 @@ def main() -> None:
         for row in rows:
             row["per_flow_vs_smallest"] = round(row["median_s"] / row["flows"] / base, 2)
         result["shapes"][name] = rows
+    result["validation_once_per_generation"] = [validation_saving(n) for n in (50, *SIZES)]
     print(json.dumps(result, indent=2))
 
 

@@ -37,6 +37,12 @@ class Phase(StrEnum):
     PENDING = "Pending"
 
 
+#: The phases a JobFlow never leaves (a Failed one is not synced any more; a Succeed one only for its
+#: retain policy), and those it is still working in ("" is a JobFlow no sync has written yet).
+FINISHED_PHASES = frozenset({Phase.SUCCEED, Phase.FAILED})
+UNFINISHED_PHASES = frozenset({"", Phase.PENDING, Phase.RUNNING})
+
+
 class JobPhase(StrEnum):
     """A Volcano Job's `status.state.phase`."""
 

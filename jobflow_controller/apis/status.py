@@ -104,13 +104,6 @@ class JobFlowStatus:
     job_status_list: list[JobStatus] = field(default_factory=list)
     conditions: dict[str, Condition] = field(default_factory=dict)
     phase: str = ""
-    #: Not serialised. Jobs of the spec's flows that the status records as Completed but that no
-    #: longer exist (deleted by hand or by `ttlSecondsAfterFinished`): the lists above name only
-    #: Jobs that exist, as upstream's do, while the phase rules still count these as Completed.
-    deleted_completed_jobs: list[str] = field(default_factory=list)
-    #: Not serialised. Failed or Terminated Jobs that a retry policy re-creates (docs/retry.md): the
-    #: lists above still name them, while the phase rules do not count them as failures.
-    retrying_jobs: list[str] = field(default_factory=list)
     #: Ours (docs/rules.md): the Jobs of the flows Skipped because their rule can no longer be met
     #: (never created); written as `skippedJobs`, absent when empty.
     skipped_jobs: list[str] = field(default_factory=list)
@@ -119,19 +112,6 @@ class JobFlowStatus:
     suspended_since: str | None = None
     finished_at: str | None = None
     retry_request: str | None = None
-    #: Not serialised. The phase a failure-aware JobFlow's outcomes give (outcomes.py); the
-    #: Pending and Running rules take it instead of upstream's. None for upstream's JobFlows.
-    rules_phase: str | None = None
-
-    def failures(self) -> list[str]:
-        """What the phase rules count as failed: Failed and Terminated Jobs not being retried."""
-        retrying = set(self.retrying_jobs)
-        return [n for n in self.failed_jobs + self.terminated_jobs if n not in retrying]
-
-    def all_completed_jobs(self) -> list[str]:
-        """What the phase rules count as Completed: `completedJobs` and the Completed Jobs since deleted."""
-        completed = set(self.completed_jobs)
-        return self.completed_jobs + [n for n in self.deleted_completed_jobs if n not in completed]
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {}

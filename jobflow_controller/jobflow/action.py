@@ -2,41 +2,40 @@
 
 `sync_job_flow` takes what one sync sees (`World`, plan.py) and the phase's status rule and returns
 what to do (`SyncPlan`): (1) a Succeeded flow with `jobRetainPolicy: delete` deletes its Jobs and
-stops there (`delete_all_jobs_created_by_job_flow`); (2) `deploy_job` creates each flow's Job whose
-targets are all Completed (`judge`); (3) `get_all_job_status` computes the status from the Jobs
-the JobFlow controls, with `get_running_histories`; (4) the phase's rule is applied; (5) the status
-is written. No I/O and no clock here: sync.py reads the world and carries the plan out, in order.
+stops there (`delete_all_jobs_created_by_job_flow`); (2) `deploy_job` creates each flow's Job that
+is due (upstream: its targets are all Completed, `judge`); (3) `get_all_job_status` computes the
+status from the Jobs the JobFlow controls, with `get_running_histories`; (4) the phase's rule is
+applied; (5) the status is written. No I/O and no clock here: sync.py reads the world and carries
+the plan out, in order.
 
-Our extensions are called at named points: retry.py (before a retried flow's Job is created again,
-and after the status is computed), patch.py (a waiting flow's patch), the probe verdicts judged
-before the sync (probe_judge.py, read by `judge`), and the create expectations (`World.expected`).
-Each row of docs/deviations.md names the function that implements it.
+What a flow *is* (its Jobs, whether it is due, whether it ended, the JobFlow's phase) is the flow
+policy's (flow_policy.py), chosen once per sync; upstream's functions ask it and test no feature.
+The other extensions are called at named points of `sync_job_flow`: retry.py (after the status is
+computed), lifecycle.py (once the phase is known), patch.py (a waiting flow's patch), status_size.py
+(the end). Each row of docs/deviations.md names the function that implements it.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from collections.abc import Set as AbstractSet
 from typing import Any
 
 from informers.errors import NotFoundError
-from jobflow_controller.apis import FLOW_GROUP, JobPhase, Phase, RetainPolicy, meta
+from jobflow_controller.apis import FLOW_GROUP, UNFINISHED_PHASES, JobPhase, Phase, RetainPolicy, meta
 from jobflow_controller.apis import job as vcjob
 from jobflow_controller.apis import jobflow as jf
 from jobflow_controller.apis.builders import new_job
 from jobflow_controller.apis.patch import PatchError
-from jobflow_controller.apis.probe import Probe
-from jobflow_controller.apis.retry import ATTEMPT_ANNOTATION, RECREATING, job_attempt
-from jobflow_controller.apis.rules import Rule, rule_of
-from jobflow_controller.apis.status import Condition, JobFlowStatus, JobRunningHistory, JobStatus
+from jobflow_controller.apis.retry import ATTEMPT_ANNOTATION, RECREATING
+from jobflow_controller.apis.status import Condition, JobRunningHistory, JobStatus
 from jobflow_controller.apis.timeutil import add_duration, format_time, parse_time
-from jobflow_controller.jobflow import constants as c
-from jobflow_controller.jobflow import lifecycle, outcomes, retry, status_size
-from jobflow_controller.jobflow.finally_flows import finally_creates
-from jobflow_controller.jobflow.job_status_index import JobStatusIndex, recorded_entries
-from jobflow_controller.jobflow.outcomes import Outcomes
+from jobflow_controller.jobflow import lifecycle, retry, status_size
+from jobflow_controller.jobflow.flow_policy import FlowPolicy
+from jobflow_controller.jobflow.job_status_index import JobStatusIndex
 from jobflow_controller.jobflow.patch import check_patch, invalid_patch
-from jobflow_controller.jobflow.plan import Deploy, JobCreate, SyncPlan, Warning, World
+from jobflow_controller.jobflow.plan import Deploy, FlowJob, JobCreate, PlannedStatus, SyncPlan, WarningEvent, World
+from jobflow_controller.jobflow.rules_policy import choose_policy
 from jobflow_controller.jobflow.state.base import UpdateJobFlowStatusFn
 
 Obj = Mapping[str, Any]
@@ -53,10 +52,6 @@ _BUCKETS = (
     JobPhase.FAILED,
 )
 
-#: Phases in which deploy creates nothing. Upstream never syncs Failed (or Terminating) at all, and
-#: syncs Succeed with a no-op phase function, so a Job created then could never change the phase.
-FINISHED = frozenset({Phase.SUCCEED, Phase.FAILED})
-
 #: The most Jobs one sync creates (ours): a 500-flow JobFlow whose layer of 100 comes due would
 #: otherwise hold a worker for 100 creates (seconds at the default client QPS) while every other
 #: JobFlow waits; it creates them 25 at a time, going back in the queue between.
@@ -67,26 +62,26 @@ MAX_RUNNING_HISTORIES = 8
 
 
 def sync_job_flow(world: World, update_state_fn: UpdateJobFlowStatusFn) -> SyncPlan:
-    """Upstream's `syncJobFlow`, decided: what to delete, create and write for this JobFlow."""
+    """Upstream's `syncJobFlow`, decided: what to delete, create and write for this JobFlow.
+
+    The flow policy is chosen here, once (rules_policy.py); the steps between upstream's are our
+    extensions' named points: the retries (retry.py) and the lifecycle (lifecycle.py).
+    """
     phase = jf.phase(world.job_flow)
     if world.spec.retain_policy == RetainPolicy.DELETE and phase == Phase.SUCCEED:
         return SyncPlan(retain_deletes=delete_all_jobs_created_by_job_flow(world))
-    halt = lifecycle.halt_reason(world) if world.spec.failure_aware else None
-    found = outcomes.evaluate(world, halt) if world.spec.failure_aware else None
-    plan = SyncPlan(deploy=deploy_job(world, found), retry_warning=retry.invalid_policy_warning(world, phase))
-    status = get_all_job_status(world)
-    if found is not None:  # ours, opt-in: the phase from the flows' outcomes (docs/rules.md)
-        status.skipped_jobs = [world.job_name(n) for n in found.skipped]
-        status.rules_phase = outcomes.rules_phase(world, found, bool(status.running_jobs))
-        plan.notices = outcomes.skip_notices(world, found)
+    policy = choose_policy(world)
+    plan = SyncPlan(deploy=deploy_job(world, policy), retry_warning=retry.invalid_policy_warning(world, phase))
+    status = get_all_job_status(world, policy)
+    policy.record_outcomes(status, plan)
     retries = retry.plan_retries(world, phase, status)
-    update_state_fn(status, len(world.spec.flows))
-    if (status.phase not in retry.RETRYABLE_FLOW or (found is not None and found.halted)) and retries:
+    policy.decide_phase(status, update_state_fn, len(world.spec.flows))
+    if (status.phase not in UNFINISHED_PHASES or policy.halted) and retries:
         # Another flow failed the JobFlow: nothing is re-created any more, so nothing is deleted.
         dropped = {meta.name(r.job) for r in retries}
         status.retrying_jobs = [n for n in status.retrying_jobs if n not in dropped]
         retries = []
-    lifecycle.apply(world, status, plan, halt)  # ours: suspend, shutdown, deadlines (docs/lifecycle.md)
+    lifecycle.apply(world, status, plan, policy.stop)  # ours: suspend, shutdown, deadlines (docs/lifecycle.md)
     now = format_time(world.now)
     for one in retries:
         retry.record_retry(status, one, now)
@@ -99,9 +94,9 @@ def sync_job_flow_status(world: World, update_state_fn: UpdateJobFlowStatusFn) -
     """The status alone, for a JobFlow whose spec can never run (ours: `InvalidJobFlow`).
 
     Upstream syncs such a JobFlow like any other and writes its status (Pending, with no Job ever
-    created); so do we, from the Jobs it has, and create, delete and retry nothing.
+    created); so do we, from the Jobs it has, by upstream's rule, and create, delete and retry nothing.
     """
-    status = get_all_job_status(world)
+    status = get_all_job_status(world, FlowPolicy(world))
     recorded = jf.status(world.job_flow).get("skippedJobs")
     status.skipped_jobs = [str(n) for n in recorded] if isinstance(recorded, list) else []
     update_state_fn(status, len(world.spec.flows))
@@ -109,168 +104,106 @@ def sync_job_flow_status(world: World, update_state_fn: UpdateJobFlowStatusFn) -
 
 
 # -- step 2: create the Jobs that are due ---------------------------------------------------------
-def deploy_job(world: World, found: Outcomes | None = None) -> Deploy:
-    """Create, in spec order, each missing Job whose targets are all Completed.
+def deploy_job(world: World, policy: FlowPolicy) -> Deploy:
+    """Create, in spec order, each missing Job whose flow is due (upstream: all its targets Completed).
 
     Existing Jobs are never touched, whatever their phase. Upstream re-creates any missing Job, in
     Succeed too; ours: a finished JobFlow creates nothing, and a Job the status records as
-    Completed (or seen deleted while Completed) is done for good (finished.py). A Job deleted
+    Completed (or seen deleted while Completed) is done for good (deleted_jobs.py). A Job deleted
     before it completed is re-created, as upstream. A JobFlow being deleted creates nothing either:
-    the garbage collector deleting its Jobs would otherwise have them re-created (`_creates_nothing`).
-    Ours, opt-in: with `found` (a failure-aware JobFlow) a flow is due when its rule is met, and
-    the finally flows once nothing else can run (outcomes.py).
+    the garbage collector deleting its Jobs would otherwise have them re-created. The policy says
+    which Jobs are unmade, which are due, and what comes once nothing else can run.
     """
     out = Deploy()
-    if _creates_nothing(world) or lifecycle.suspended(world):
+    if not policy.may_create():
         return out
-    done = world.completed
     creates = 0
-    for flow, attempt, retried in _unmade_flows(world, done, out, found):
+    for made in policy.unmade(out):
         if creates == MAX_CREATES_PER_SYNC:
             out.more = True  # the rest in the next sync, queued at once behind what waits already
             break
-        if _due(world, flow, done, out, found):
+        if policy.is_due(made.flow, out, judge):
             creates += 1
-            step = load_job_template_and_set_job(world, flow, attempt)
-            if isinstance(step, JobCreate) and retried:
-                step = JobCreate(step.flow, step.job_name, step.body, step.error, fresh_read=True)
-            out.steps.append(step)
-        elif found is None or flow.name not in found.of:
-            warning = check_patch(world, flow)
+            out.steps.append(load_job_template_and_set_job(world, made))
+        else:
+            warning = check_patch(world, made.flow)
             if warning is not None:
                 out.steps.append(warning)
-    if found is not None and found.settled and found.finally_allowed and not out.more:
-        out.steps.extend(
-            finally_creates(world, found, MAX_CREATES_PER_SYNC - creates, out, load_job_template_and_set_job)
-        )
+    out.steps.extend(policy.closing(MAX_CREATES_PER_SYNC - creates, out, load_job_template_and_set_job))
     return out
 
 
-def _due(world: World, flow: jf.Flow, done: AbstractSet[str], out: Deploy, found: Outcomes | None) -> bool:
-    """Upstream's `judge`; a failure-aware flow's rule (its probe still judged by `judge`)."""
-    if found is None or (flow.probe is not None and rule_of(flow) == Rule.ALL_COMPLETED):
-        due = flow.targets is None or judge(world, flow, done, out.missing_targets)
-        return due and (found is None or (not found.halted and flow.name not in found.of))
-    return found.is_due(flow.name)
-
-
 def flows_to_judge(world: World) -> list[jf.Flow]:
-    """The flows whose targets `deploy_job` judges in this world (their probes are checked first)."""
-    if _creates_nothing(world) or lifecycle.suspended(world):
+    """The flows whose targets `deploy_job` judges in this world, by upstream's rule (their probes are
+    checked first)."""
+    policy = FlowPolicy(world)
+    if not policy.may_create():
         return []
-    done = world.completed
-    return [flow for flow, _, _ in _unmade_flows(world, done, Deploy()) if flow.targets is not None]
+    flows: dict[str, jf.Flow] = {}
+    for made in policy.unmade(Deploy()):
+        if made.flow.targets is not None:
+            flows.setdefault(made.flow.name, made.flow)
+    return list(flows.values())
 
 
-def _creates_nothing(world: World) -> bool:
-    """A finished JobFlow (Succeed, Failed), or one being deleted (`deletionTimestamp` set)."""
-    return jf.phase(world.job_flow) in FINISHED or bool(meta.metadata(world.job_flow).get("deletionTimestamp"))
-
-
-def _unmade_flows(
-    world: World, done: AbstractSet[str], out: Deploy, found: Outcomes | None = None
-) -> Iterator[tuple[jf.Flow, int, bool]]:
-    """The flows whose Job may be created now: (flow, its attempt, whether it has a retry policy).
-
-    Not those whose Job ran to completion, exists (someone else's is an `ErrResourceExists`
-    Warning in `out`), was created moments ago (the informer has not shown it yet), or waits for
-    its retry's backoff (`out.requeue_after`).
-    """
-    recorded = recorded_entries(world.job_flow)
-    for flow in world.spec.flows:
-        job_name = world.job_name(flow.name)
-        if job_name in done or (found is not None and flow.name in found.of):
-            continue  # it ran to completion (or, failure-aware, ended), whether it still exists or not
-        existing = world.named_jobs.get(job_name)
-        if existing is not None:
-            if not meta.is_controlled_by(existing, world.job_flow):
-                out.steps.append(Warning(c.REASON_RESOURCE_EXISTS, c.MESSAGE_RESOURCE_EXISTS, (job_name,)))
-            continue
-        if job_name in world.expected:
-            continue
-        raw = recorded.get(job_name)
-        entry = None if raw is None else JobStatus.from_dict(raw)
-        policy = world.spec.retry.policies.get(flow.name)
-        if retry.awaiting_recreate(entry):
-            wait = retry.backoff_left(entry, policy, world.now)
-            if wait > 0:
-                out.requeue_in(wait)
-                continue
-        yield flow, retry.recreations(entry), policy is not None
-
-
-def judge(world: World, flow: jf.Flow, done: AbstractSet[str], missing: list[str] | None = None) -> bool:
+def judge(world: World, flow: jf.Flow, done: AbstractSet[str], missing: list[str]) -> bool:
     """True only if every target's Job is ours and Completed (Completing is not enough).
 
     A Job of the target's name that this JobFlow does not control never satisfies a dependency. A
     target whose Job is gone (or only a squatter holds its name) satisfies it if the Job ran to
     completion (`done`): upstream would run it again first. A missing target is named in `missing`.
-
-    Ours: a flow with a `dependsOn.probe` reads its verdict (probe_judge.py): a target whose Job is
-    not Completed yet is also met when the probe passed for it; every target is then looked at.
-    Without a probe this is upstream's rule.
     """
-    probe: Probe | None = Probe()
-    met_by_probe: frozenset[str] = frozenset()
-    if flow.probe is not None and flow.name in world.probes:
-        verdict = world.probes[flow.name]
-        probe, met_by_probe = verdict.probe, verdict.met
-    if probe is None:
-        return False  # the probe cannot be judged; InvalidProbe said why
-    met = True
     for target in flow.targets or ():
         target_job_name = world.job_name(target)
         job = world.named_jobs.get(target_job_name)
         if job is None:
             if target_job_name in done:
                 continue
-            if missing is not None:
-                missing.append(target_job_name)
-            ok = False
-        elif meta.is_controlled_by(job, world.job_flow):
-            ok = vcjob.phase(job) == JobPhase.COMPLETED or (bool(probe) and target in met_by_probe)
-        else:
-            ok = target_job_name in done
-        if not ok:
-            if not probe:
+            missing.append(target_job_name)
+            return False
+        if meta.is_controlled_by(job, world.job_flow):
+            if vcjob.phase(job) != JobPhase.COMPLETED:
                 return False
-            met = False
-    return met
+        elif target_job_name not in done:
+            return False
+    return True
 
 
-def load_job_template_and_set_job(world: World, flow: jf.Flow, attempt: int = 0) -> JobCreate | Warning:
-    """The Job to create for `flow`; its template missing is the create's error, as upstream's lister says.
+def load_job_template_and_set_job(world: World, made: FlowJob) -> JobCreate | WarningEvent:
+    """The Job to create for `made`; its template missing is the create's error, as upstream's lister says.
 
     A patch that cannot apply is no error of the sync (retrying cannot help until the JobFlow or
-    the template changes, and each of those enqueues the JobFlow): an `InvalidPatch` Warning.
+    the template changes, and each of those enqueues the JobFlow): an `InvalidPatch` WarningEvent.
     """
-    job_name = world.job_name(flow.name)
+    flow, job_name = made.flow, made.job_name
     template = world.templates.get(flow.name)
     if template is None:
         error = NotFoundError.for_resource(FLOW_GROUP, "jobtemplate", flow.name)
-        return JobCreate(flow.name, job_name, None, error=error)
+        return JobCreate(flow.name, job_name, None, error=error, fresh_read=made.fresh_read)
     try:
         job = new_job(world.job_flow, flow.name, job_name, template, flow.patch, world.spec.patch_fields)
     except PatchError as err:
         return invalid_patch(job_name, flow.name, err)
-    if attempt > 0:
-        job["metadata"]["annotations"][ATTEMPT_ANNOTATION] = str(attempt)
-    return JobCreate(flow.name, job_name, job)
+    annotations = job["metadata"]["annotations"]
+    if made.attempt > 0:
+        annotations[ATTEMPT_ANNOTATION] = str(made.attempt)
+    annotations.update(made.annotations)
+    return JobCreate(flow.name, job_name, job, fresh_read=made.fresh_read)
 
 
 # -- step 3: the status -----------------------------------------------------------------------------
-def get_all_job_status(world: World) -> JobFlowStatus:
+def get_all_job_status(world: World, policy: FlowPolicy) -> PlannedStatus:
     """Upstream's status from the Jobs that exist, plus what tells a deleted Completed Job apart.
 
     The six lists and `conditions` name the Jobs that exist, as upstream's. `jobStatusList` keeps
     an entry for a Job that is gone (upstream never prunes it); an entry whose state is Completed
     is the record that the Job ran, so it is never created again. A Job seen deleted while
     Completed before any status recorded it gets that entry now, from its last state.
-    `deleted_completed_jobs` (not written) lets the phase rules count those Jobs as Completed.
+    `deleted_completed_jobs` (not written) lets the phase rules count those Jobs as Completed; a
+    Job its next attempt supersedes (the policy says) keeps its entry as that attempt's record.
     """
     buckets: dict[str, list[str]] = {phase: [] for phase in _BUCKETS}
-    status = JobFlowStatus(phase=jf.phase(world.job_flow))
-    lifecycle.carry_stamps(world.job_flow, status)
+    status = policy.new_status()
     entries = JobStatusIndex([JobStatus.from_dict(e) for e in jf.job_status_list(world.job_flow)])
     now = format_time(world.now)
     for job in world.jobs:
@@ -285,9 +218,7 @@ def get_all_job_status(world: World) -> JobFlowStatus:
             running_duration=vcjob.running_duration(job),
             task_status_count=dict(vcjob.task_status_count(job) or {}) or None,
         )
-        previous = entries.first(name)
-        if previous is not None and job_attempt(job) < retry.recreations(previous):
-            # The Job deleted for a retry, not gone yet: its entry is the retry's record.
+        if policy.superseded(job, entries.first(name)):
             status.retrying_jobs.append(name)
             continue
         entries.merge(_job_status_entry(job, entries.named(name), now))

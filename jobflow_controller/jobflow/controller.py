@@ -1,17 +1,20 @@
 """The JobFlow controller's struct: clients, informers, listers, recorder, queue (jobflow_controller.go).
 
 What upstream keeps in one Go struct is composed here from plain objects, each named for its part:
-`workers` (framework.py: the queue and the worker loop in three layers), `handlers` (handler.py:
-which informer events enqueue what), `sync` (sync.py: the sync handler's I/O around the pure
-decisions of action.py), `status_writer` (status_writer.py: when and how a status is written), and
-`probes` (probe_judge.py: `dependsOn.probe`). Each gets what it uses through its constructor.
+`workers` (framework.py: the queue and the worker loop in three layers), `job_flow_queue`
+(job_flow_queue.py: one request per JobFlow, its lane and delay), `handlers` (handler.py: which
+informer events enqueue what), `sync` (sync.py: observe, plan with action.py, execute),
+`pacing` and `status_writer` (pacing.py, status_writer.py: when and how a status is written),
+`probes` (probes/judge.py: `dependsOn.probe`), and `memories` (memories.py: every per-JobFlow
+memory, forgotten together). Each gets what it uses through its constructor; no callbacks.
 """
 
 from __future__ import annotations
 
 import threading
-from collections.abc import Hashable, Mapping
+from collections.abc import Hashable
 from concurrent.futures import Executor
+from dataclasses import dataclass
 from typing import Any
 
 import structlog
@@ -20,14 +23,24 @@ from jobflow_controller.apis import FlowRequest
 from jobflow_controller.apis.patch_fields import PatchFields
 from jobflow_controller.framework import DEFAULT_MAX_REQUEUE_NUM, QueueController
 from jobflow_controller.jobflow import constants as c
-from jobflow_controller.jobflow import status_writer as sw
 from jobflow_controller.jobflow import urgency
+from jobflow_controller.jobflow.deleted_jobs import DeletedJobs
 from jobflow_controller.jobflow.expectations import CreateExpectations
-from jobflow_controller.jobflow.finished import DeletedJobs
 from jobflow_controller.jobflow.handler import JobFlowEventHandlers
-from jobflow_controller.jobflow.probe import NetworkProbeRunner, ProbeCache, ProbeRunner
-from jobflow_controller.jobflow.probe_judge import ProbeJudge
+from jobflow_controller.jobflow.job_flow_queue import JobFlowQueue, request_for
+from jobflow_controller.jobflow.memories import JobFlowMemories
+from jobflow_controller.jobflow.observe import JobFlowObserver
+from jobflow_controller.jobflow.own_writes import OwnWrites
+from jobflow_controller.jobflow.pacing import (
+    STATUS_WRITE_BURST,
+    STATUS_WRITE_INTERVAL,
+    STATUS_WRITE_QPS,
+    StatusPacing,
+)
+from jobflow_controller.jobflow.probes import NetworkProbeRunner, ProbeCache, ProbeRunner
+from jobflow_controller.jobflow.probes.judge import ProbeJudge
 from jobflow_controller.jobflow.state.metrics import JobFlowMetrics
+from jobflow_controller.jobflow.status_writer import StatusWriter
 from jobflow_controller.jobflow.sync import JobFlowSyncer
 from jobflow_controller.kube.clientset import Clientset
 from jobflow_controller.kube.informers import VolcanoInformerFactory
@@ -36,6 +49,23 @@ from workqueue import Clock, PriorityStorage
 log = structlog.get_logger(__name__)
 
 CONTROLLER_NAME = "jobflow-controller"
+
+
+@dataclass(frozen=True)
+class JobFlowOptions:
+    """How the JobFlow controller is built: its flags (manager/config.py), and the probe checks' runner."""
+
+    max_requeue_num: int = DEFAULT_MAX_REQUEUE_NUM
+    status_write_interval: float = STATUS_WRITE_INTERVAL
+    status_write_qps: float = STATUS_WRITE_QPS
+    status_write_burst: int = STATUS_WRITE_BURST
+    #: --jobflow-patch-allowed-fields (None: every field).
+    patch_fields: PatchFields | None = None
+    #: Let probe checks reach loopback addresses (a local control plane's simulated pods).
+    probe_allow_loopback: bool = False
+    #: The probe checks' runner and pool (tests hand in fakes; None: the network and a small pool).
+    probe_runner: ProbeRunner | None = None
+    probe_executor: Executor | None = None
 
 
 class JobFlowController:
@@ -48,19 +78,13 @@ class JobFlowController:
         clientset: Clientset,
         informer_factory: VolcanoInformerFactory,
         recorder: Any,
+        options: JobFlowOptions | None = None,
         *,
-        max_requeue_num: int = DEFAULT_MAX_REQUEUE_NUM,
         metrics: JobFlowMetrics | None = None,
-        status_write_interval: float = sw.STATUS_WRITE_INTERVAL,
-        status_write_qps: float = sw.STATUS_WRITE_QPS,
-        status_write_burst: int = sw.STATUS_WRITE_BURST,
         clock: Clock | None = None,
         queue_metrics_provider: object | None = None,
-        probe_runner: ProbeRunner | None = None,
-        probe_executor: Executor | None = None,
-        probe_allow_loopback: bool = False,
-        patch_fields: PatchFields | None = None,
     ) -> None:
+        options = options or JobFlowOptions()
         # Priority lanes (urgency.py): the syncs that may create a dependent go before status-only ones.
         self.workers = QueueController(
             CONTROLLER_NAME,
@@ -69,38 +93,32 @@ class JobFlowController:
             self.on_dropped,
             log_keys=self.log_keys,
             before_drain=self.flush_statuses,
-            max_requeue_num=max_requeue_num,
+            max_requeue_num=options.max_requeue_num,
             clock=clock,
             queue_metrics_provider=queue_metrics_provider,
             queue_storage=PriorityStorage(urgency.LANE_SHARES),
         )
         self.queue, self.clock = self.workers.queue, self.workers.clock
+        self.job_flow_queue = JobFlowQueue(self.workers)
         self.clientset, self.informer_factory, self.recorder = clientset, informer_factory, recorder
         self.metrics = metrics or JobFlowMetrics()
+        self.memories = JobFlowMemories()
         self.deleted_jobs = DeletedJobs()
         self.create_expectations = CreateExpectations(self.clock)
         self._set_informers(informer_factory)
-        self.status_writer = sw.StatusWriter(
-            clientset,
-            self.queue,
-            self.clock,
-            self.request_for,
-            self.workers.must_stop_now,
-            interval=status_write_interval,
-            qps=status_write_qps,
-            burst=status_write_burst,
-        )
-        self.probes = self._new_probe_judge(probe_runner, probe_executor, probe_allow_loopback)
-        self.patch_fields = patch_fields  # --jobflow-patch-allowed-fields (None: every field)
+        self.status_writer = self._new_status_writer(options)
+        self.probes = self._new_probe_judge(options)
+        self.patch_fields = options.patch_fields
+        for memory in (self.deleted_jobs, self.status_writer, self.probes, self.create_expectations):
+            self.memories.register(memory)
         self.sync = self._new_syncer()
         self.handlers = JobFlowEventHandlers(
-            self.queue,
-            self.job_flow_lister,
+            self.job_flow_queue,
+            (self.job_flow_lister, self.job_lister),
             self.status_writer,
             self.deleted_jobs,
             self.create_expectations,
-            self.has_jobs_left,
-            self.forget_job_flow,
+            self.memories,
         )
         self._add_event_handlers()
 
@@ -116,9 +134,39 @@ class JobFlowController:
         self.job_template_informer, self.job_template_lister = job_templates.informer(), job_templates.lister()
         self.job_informer, self.job_lister = jobs.informer(), jobs.lister()
 
-    def _new_probe_judge(
-        self, runner: ProbeRunner | None, executor: Executor | None, allow_loopback: bool
-    ) -> ProbeJudge:
+    def _new_status_writer(self, options: JobFlowOptions) -> StatusWriter:
+        own_writes = OwnWrites()
+        self.pacing = StatusPacing(
+            self.job_flow_queue,
+            self.clientset,
+            own_writes,
+            interval=options.status_write_interval,
+            qps=options.status_write_qps,
+            burst=options.status_write_burst,
+        )
+        return StatusWriter(self.clientset, self.job_flow_queue, self.pacing, own_writes)
+
+    def _new_syncer(self) -> JobFlowSyncer:
+        observer = JobFlowObserver(
+            (self.job_flow_lister, self.job_template_lister, self.job_lister),
+            self.status_writer,
+            self.deleted_jobs,
+            self.create_expectations,
+            self.probes,
+            self.clock,
+            self.patch_fields,
+        )
+        return JobFlowSyncer(
+            self.clientset,
+            self.recorder,
+            self.job_flow_queue,
+            observer,
+            self.status_writer,
+            self.metrics,
+            self.memories,
+        )
+
+    def _new_probe_judge(self, options: JobFlowOptions) -> ProbeJudge:
         # dependsOn.probe (ours, docs/probe.md): network checks run on the cache's own small pool,
         # never on a worker; the Pod informer is created on the first HTTP or TCP check.
         return ProbeJudge(
@@ -126,30 +174,13 @@ class JobFlowController:
             self.job_lister,
             self.job_template_lister,
             self.recorder,
-            ProbeCache(self.clock, executor=executor),
-            runner or NetworkProbeRunner(),
-            self._requeue_job_flow,
-            lambda namespace, name: self.queue.add(self.request_for(namespace, name)),
-            allow_loopback=allow_loopback,
+            self.job_flow_queue,
+            ProbeCache(self.clock, executor=options.probe_executor),
+            options.probe_runner or NetworkProbeRunner(),
+            allow_loopback=options.probe_allow_loopback,
         )
 
-    def _new_syncer(self) -> JobFlowSyncer:
-        return JobFlowSyncer(
-            self.clientset,
-            (self.job_flow_lister, self.job_template_lister, self.job_lister),
-            self.recorder,
-            self.clock,
-            self.metrics,
-            self.deleted_jobs,
-            self.create_expectations,
-            self.probes,
-            self.status_writer,
-            self._requeue_job_flow,
-            self.forget_job_flow,
-            self.patch_fields,
-        )
-
-    request_for = staticmethod(JobFlowEventHandlers.request_for)
+    request_for = staticmethod(request_for)
 
     def run(
         self,
@@ -186,43 +217,15 @@ class JobFlowController:
         assert isinstance(req, FlowRequest)
         self.sync.handle_job_flow(req)
 
-    def has_jobs_left(self, job_flow: Mapping[str, Any]) -> bool:
-        """Whether the cache still holds a Job this JobFlow controls (retain policy `delete`)."""
-        return bool(self.sync.get_all_jobs_created_by_job_flow(job_flow))
-
     def forget_job_flow(self, namespace: str, name: str, uid: str | None = None) -> None:
-        """Drop everything this process remembers of a JobFlow that is gone: its Jobs seen deleted
-        Completed (of that object only, when `uid` is known), its status writes and reservation,
-        whether it was warned invalid, and (with `uid`) its probe results. One place, so no memory
-        is left behind."""
-        self.deleted_jobs.forget(namespace, name, uid)
-        self.status_writer.forget(namespace, name)
-        self.sync.forget(namespace, name)
-        if uid:
-            self.probes.gate.cache.forget(uid)
+        """Drop everything this process remembers of a JobFlow that is gone (memories.py): of that
+        object only when `uid` is known."""
+        self.memories.forget(namespace, name, uid)
 
     def memory_sizes(self) -> dict[str, int]:
         """How many entries each per-JobFlow memory holds now: every one must fall back to its
         baseline once the JobFlows are gone (bench/soak.py reads them from /metrics)."""
-        return {
-            "own_writes": len(self.status_writer.own_writes),
-            "own_writes_pending": len(self.status_writer.own_writes.pending_keys()),
-            "create_expectations": len(self.create_expectations),
-            "deleted_jobs": len(self.deleted_jobs),
-            "probe_cache": len(self.probes.gate.cache),
-            "status_reservations": len(self.status_writer.lane),
-            "lifecycle_commands": len(self.sync.lifecycle),
-            "missing_templates_logged": self.sync.missing_logged(),
-            "invalid_warned": len(self.sync.invalid_warned),
-        }
-
-    def _requeue_job_flow(self, namespace: str, name: str, delay: float) -> None:
-        """Back into the queue in the REACT lane: a probe check finished (0) or a poll or backoff is due."""
-        req = self.request_for(namespace, name)
-        if delay > 0:
-            self.queue.add_after(req, delay, priority=urgency.REACT)
-        else:
-            self.queue.add_with_priority(req, urgency.REACT)
+        return self.memories.sizes()
 
     def log_keys(self, req: Hashable) -> dict[str, str]:
         assert isinstance(req, FlowRequest)

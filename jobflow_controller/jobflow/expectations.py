@@ -61,3 +61,10 @@ class CreateExpectations:
     def __len__(self) -> int:
         with self._lock:
             return len(self._created)
+
+    # -- memories.py ------------------------------------------------------------------------------
+    def forget_job_flow(self, namespace: str, name: str, uid: str | None) -> None:
+        """Nothing to do: an expectation is of a Job name and times out by itself."""
+
+    def memory_sizes(self) -> dict[str, int]:
+        return {"create_expectations": len(self)}

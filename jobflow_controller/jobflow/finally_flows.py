@@ -8,21 +8,17 @@ a flow's (`build`, action.py's `load_job_template_and_set_job`), handed in to ke
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
-from jobflow_controller.apis import jobflow as jf
 from jobflow_controller.apis import meta
 from jobflow_controller.apis.rules import OUTCOME_ANNOTATION
-from jobflow_controller.jobflow import constants as c
 from jobflow_controller.jobflow.outcomes import Outcomes
-from jobflow_controller.jobflow.plan import Deploy, JobCreate, Warning, World
-
-Build = Callable[[World, jf.Flow], JobCreate | Warning]
+from jobflow_controller.jobflow.plan import Build, Deploy, FlowJob, JobCreate, WarningEvent, World, resource_exists
 
 
-def finally_creates(world: World, found: Outcomes, room: int, out: Deploy, build: Build) -> list[JobCreate | Warning]:
+def finally_creates(
+    world: World, found: Outcomes, room: int, out: Deploy, build: Build
+) -> list[JobCreate | WarningEvent]:
     """The finally Jobs not made yet, at most `room` of them (`out.more` when some are left)."""
-    steps: list[JobCreate | Warning] = []
+    steps: list[JobCreate | WarningEvent] = []
     for flow in world.spec.finally_flows:
         job_name = world.job_name(flow.name)
         if job_name in world.completed or flow.name in found.finally_of or job_name in world.expected:
@@ -30,14 +26,11 @@ def finally_creates(world: World, found: Outcomes, room: int, out: Deploy, build
         existing = world.named_jobs.get(job_name)
         if existing is not None:
             if not meta.is_controlled_by(existing, world.job_flow):
-                steps.append(Warning(c.REASON_RESOURCE_EXISTS, c.MESSAGE_RESOURCE_EXISTS, (job_name,)))
+                steps.append(resource_exists(job_name))
             continue
         if room <= 0:
             out.more = True
             break
         room -= 1
-        step = build(world, flow)
-        if isinstance(step, JobCreate) and step.body is not None:
-            step.body["metadata"]["annotations"][OUTCOME_ANNOTATION] = str(found.verdict)
-        steps.append(step)
+        steps.append(build(world, FlowJob(flow, job_name, annotations=((OUTCOME_ANNOTATION, str(found.verdict)),))))
     return steps

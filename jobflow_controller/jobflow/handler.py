@@ -7,7 +7,7 @@ The triggers that are ours are rows of docs/deviations.md: a JobFlow whose spec 
 JobTemplate created (it resumes flows waiting for it), a JobTemplate's spec changed (it may fix a
 flow's `patch.jobSpec`, which upstream ignores; only flows with a patch are resumed), and the
 resync of unfinished JobFlows. The JobFlow delete handler enqueues nothing: it forgets what
-finished.py remembered for that JobFlow.
+deleted_jobs.py remembered for that JobFlow.
 
 A Job add is no trigger either: it only tells the controller that a create of its own has arrived
 (expectations.py).
@@ -18,7 +18,7 @@ the status goes behind the ones that may create a Job, and is left to the status
 
 from __future__ import annotations
 
-from collections.abc import Callable, Hashable, Mapping
+from collections.abc import Mapping
 from typing import Any
 
 import structlog
@@ -26,11 +26,11 @@ import structlog
 from informers import DeletedFinalStateUnknown, ResourceEventHandlerDetailedFuncs, ResourceEventHandlerFuncs
 from informers.errors import NotFoundError
 from jobflow_controller.apis import (
+    FINISHED_PHASES,
     FLOW_GROUP_VERSION,
     JOB_FLOW_KIND,
+    UNFINISHED_PHASES,
     VOLCANO,
-    Action,
-    Event,
     FlowRequest,
     JobPhase,
     Phase,
@@ -42,11 +42,13 @@ from jobflow_controller.apis import jobflow as jf
 from jobflow_controller.apis.lifecycle import Lifecycle, pending_retry_request, retry_request_to_sync
 from jobflow_controller.apis.rules import template_names
 from jobflow_controller.jobflow import urgency
+from jobflow_controller.jobflow.deleted_jobs import DeletedJobs
 from jobflow_controller.jobflow.expectations import CreateExpectations
-from jobflow_controller.jobflow.finished import DeletedJobs
+from jobflow_controller.jobflow.job_flow_queue import JobFlowQueue, request_for
+from jobflow_controller.jobflow.memories import JobFlowMemories
+from jobflow_controller.jobflow.owned_jobs import jobs_created_by_job_flow
 from jobflow_controller.jobflow.status_writer import StatusWriter
-from jobflow_controller.kube.informers import JobFlowLister
-from workqueue import RateLimitingQueue
+from jobflow_controller.kube.informers import JobFlowLister, JobLister
 
 log = structlog.get_logger(__name__)
 
@@ -65,10 +67,6 @@ def get_job_flow_name_by_job(job: Mapping[str, Any]) -> str:
     return ""
 
 
-#: Phases whose sync may still create a Job or change the status. Failed and Terminating syncs are
-#: upstream no-ops; Succeed only matters while `jobRetainPolicy: delete` has Jobs to delete.
-_UNFINISHED = frozenset({"", Phase.PENDING, Phase.RUNNING})
-
 #: Job phases whose arrival can change nothing but the JobFlow's status: no dependent becomes due,
 #: no phase rule fires.
 _STATUS_ONLY_PHASES = frozenset({"", JobPhase.PENDING, JobPhase.RUNNING})
@@ -79,25 +77,27 @@ class JobFlowEventHandlers:
 
     def __init__(
         self,
-        queue: RateLimitingQueue[Hashable],
-        job_flow_lister: JobFlowLister,
+        queue: JobFlowQueue,
+        listers: tuple[JobFlowLister, JobLister],
         status_writer: StatusWriter,
         deleted_jobs: DeletedJobs,
         create_expectations: CreateExpectations,
-        has_jobs_left: Callable[[Mapping[str, Any]], bool],
-        forget_job_flow: Callable[[str, str, str | None], None],
+        memories: JobFlowMemories,
     ) -> None:
         self.queue = queue
-        self.job_flow_lister = job_flow_lister
+        self.job_flow_lister, self.job_lister = listers
         self.status_writer = status_writer
         self.deleted_jobs = deleted_jobs
         self.create_expectations = create_expectations
-        self.has_jobs_left = has_jobs_left
-        self.forget_job_flow = forget_job_flow
+        self.memories = memories
+
+    def has_jobs_left(self, job_flow: Mapping[str, Any]) -> bool:
+        """Whether the cache still holds a Job this JobFlow controls (retain policy `delete`)."""
+        return bool(jobs_created_by_job_flow(self.job_lister, job_flow))
 
     def job_flow_funcs(self) -> ResourceEventHandlerFuncs:
         # Upstream registers no JobFlow delete handler; ours only forgets the deleted JobFlow's
-        # Completed Jobs seen deleted (finished.py) and enqueues nothing.
+        # Completed Jobs seen deleted (deleted_jobs.py) and enqueues nothing.
         return ResourceEventHandlerFuncs(
             add_func=self.add_job_flow, update_func=self.update_job_flow, delete_func=self.delete_job_flow
         )
@@ -116,12 +116,9 @@ class JobFlowEventHandlers:
         )
 
     def enqueue_job_flow(self, req: FlowRequest) -> None:
-        self.queue.add(req)
+        self.queue.add_request(req)
 
-    @staticmethod
-    def request_for(namespace: str, name: str) -> FlowRequest:
-        """Every JobFlow trigger builds the same key, so triggers for one JobFlow collapse."""
-        return FlowRequest(namespace, name, action=Action.SYNC_JOB_FLOW, event=Event.OUT_OF_SYNC)
+    request_for = staticmethod(request_for)
 
     def add_job_flow(self, obj: Any, is_in_initial_list: bool = False) -> None:
         if not isinstance(obj, (dict, Mapping)):
@@ -140,7 +137,7 @@ class JobFlowEventHandlers:
             # JobFlow that still has work to do, so a request dropped after --max-requeue-num or lost
             # to an outage cannot strand it. A finished flow costs nothing here.
             if (
-                jf.phase(new) in _UNFINISHED
+                jf.phase(new) in UNFINISHED_PHASES
                 or (succeeded_for_deletion and self.has_jobs_left(new))
                 or lifecycle_work_left(new)
             ):
@@ -177,12 +174,10 @@ class JobFlowEventHandlers:
         req = self._owner_request(new)
         if req is None:
             return
-        if vcjob.phase(new) not in _STATUS_ONLY_PHASES or self._has_probes(req):
-            # Completed may make a dependent due, Failed fails the flow; a probe may pass on a
-            # Running Job's pods.
-            self.queue.add_with_priority(req, urgency.REACT)
-        else:
-            self.status_writer.request_write(req)
+        # Completed may make a dependent due, Failed fails the flow; a probe may pass on a Running
+        # Job's pods. Anything else can only change the status: the pacing says when (pacing.py).
+        status_only = vcjob.phase(new) in _STATUS_ONLY_PHASES and not self._has_probes(req)
+        self.status_writer.pacing.job_changed(req, status_only)
 
     def _owner_request(self, job: Mapping[str, Any]) -> FlowRequest | None:
         """The request of the JobFlow that owns `job`, or None when no JobFlow does."""
@@ -208,14 +203,14 @@ class JobFlowEventHandlers:
             req = self._owner_request(obj)
             if req is not None:
                 # The Job is to be created again (or it was a retry's, whose successor is due).
-                self.queue.add_with_priority(req, urgency.REACT)
+                self.queue.add_after(req, 0.0, urgency.REACT)
             return
         # A Job no JobFlow controls may have been squatting a flow's name (ErrResourceExists):
         # the JobFlows waiting on that name can go on now. Such deletes are rare; the scan is of
         # one namespace's JobFlows.
         namespace, job_name = meta.namespace(obj), meta.name(obj)
         for job_flow in self.job_flow_lister.job_flows(namespace).list():
-            if jf.phase(job_flow) not in _UNFINISHED:
+            if jf.phase(job_flow) not in UNFINISHED_PHASES:
                 continue
             if any(jf.job_name(meta.name(job_flow), flow) == job_name for flow in template_names(job_flow)):
                 self.enqueue_job_flow(self.request_for(namespace, meta.name(job_flow)))
@@ -243,7 +238,7 @@ class JobFlowEventHandlers:
         if isinstance(obj, DeletedFinalStateUnknown):
             obj = obj.obj
         if isinstance(obj, (dict, Mapping)):
-            self.forget_job_flow(meta.namespace(obj), meta.name(obj), meta.uid(obj))
+            self.memories.forget(meta.namespace(obj), meta.name(obj), meta.uid(obj))
 
     def add_job_template(self, obj: Any, is_in_initial_list: bool = False) -> None:
         """Resume every JobFlow of the namespace that has a flow named after the new template.
@@ -254,7 +249,7 @@ class JobFlowEventHandlers:
             return
         namespace, name = meta.namespace(obj), meta.name(obj)
         for job_flow in self.job_flow_lister.job_flows(namespace).list():
-            if jf.phase(job_flow) in (Phase.SUCCEED, Phase.FAILED):
+            if jf.phase(job_flow) in FINISHED_PHASES:
                 continue
             if name in template_names(job_flow):
                 self.enqueue_job_flow(self.request_for(namespace, meta.name(job_flow)))
@@ -273,7 +268,7 @@ class JobFlowEventHandlers:
             return
         namespace, name = meta.namespace(new), meta.name(new)
         for job_flow in self.job_flow_lister.job_flows(namespace).list():
-            if jf.phase(job_flow) in (Phase.SUCCEED, Phase.FAILED):
+            if jf.phase(job_flow) in FINISHED_PHASES:
                 continue
             if any(flow.name == name for flow in jf.flows(job_flow)) and jf.flow_patch(job_flow, name) is not None:
                 self.enqueue_job_flow(self.request_for(namespace, meta.name(job_flow)))

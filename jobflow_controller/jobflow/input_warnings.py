@@ -16,7 +16,7 @@ from typing import Any, Final
 from jobflow_controller.apis import meta
 from jobflow_controller.apis.lifecycle import RetryRequest, malformed_retry_request, pending_retry_request
 from jobflow_controller.jobflow import constants as c
-from jobflow_controller.jobflow.plan import Warning
+from jobflow_controller.jobflow.plan import WarningEvent
 
 Obj = Mapping[str, Any]
 
@@ -41,12 +41,13 @@ class InputWarnings:
         problems = malformed_retry_request(job_flow)
         if problems:
             self.warn(
-                job_flow, Warning(REASON_INVALID_RETRY_REQUEST, MESSAGE_INVALID_RETRY_REQUEST, ("; ".join(problems),))
+                job_flow,
+                WarningEvent(REASON_INVALID_RETRY_REQUEST, MESSAGE_INVALID_RETRY_REQUEST, ("; ".join(problems),)),
             )
             return None
         return pending_retry_request(job_flow)
 
-    def warn(self, job_flow: Obj, warning: Warning) -> None:
+    def warn(self, job_flow: Obj, warning: WarningEvent) -> None:
         """The Warning, unless this generation of this JobFlow already had it."""
         key = (meta.namespace(job_flow), meta.name(job_flow))
         mark = (meta.uid(job_flow), meta.generation(job_flow))
@@ -58,9 +59,13 @@ class InputWarnings:
         message = cut(warning.message_fmt % warning.args)
         self._recorder.eventf(job_flow, c.EVENT_WARNING, warning.reason, "%s", message)
 
-    def forget(self, namespace: str, name: str) -> None:
+    # -- memories.py ----------------------------------------------------------------------------
+    def forget_job_flow(self, namespace: str, name: str, uid: str | None) -> None:
         with self._lock:
             self._warned.pop((namespace, name), None)
+
+    def memory_sizes(self) -> dict[str, int]:
+        return {"input_warned": len(self)}
 
     def __len__(self) -> int:
         with self._lock:

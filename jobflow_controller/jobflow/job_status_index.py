@@ -1,4 +1,8 @@
-"""`jobStatusList` read by name: the recorded entries of a JobFlow, and the index a sync merges into."""
+"""`jobStatusList` read by name, the one way: the first entry of a name, as upstream's lookup.
+
+`RecordedEntries` reads a JobFlow's stored list (each entry parsed only when asked for: most flows
+never read theirs); `JobStatusIndex` is the list a sync computes and merges into.
+"""
 
 from __future__ import annotations
 
@@ -18,6 +22,23 @@ def recorded_entries(job_flow: Obj) -> dict[str, Obj]:
     for raw in jf.job_status_list(job_flow):
         out.setdefault(str(raw.get("name") or ""), raw)
     return out
+
+
+class RecordedEntries:
+    """The stored `jobStatusList` of a JobFlow by Job name (the first of a name), parsed when asked."""
+
+    def __init__(self, job_flow: Obj) -> None:
+        self._raw = recorded_entries(job_flow)
+        self._parsed: dict[str, JobStatus] = {}
+
+    def get(self, name: str) -> JobStatus | None:
+        entry = self._parsed.get(name)
+        if entry is None:
+            raw = self._raw.get(name)
+            if raw is None:
+                return None
+            entry = self._parsed[name] = JobStatus.from_dict(raw)
+        return entry
 
 
 class JobStatusIndex:

@@ -14,14 +14,14 @@ from collections.abc import Mapping
 from datetime import timedelta
 from typing import Any
 
-from jobflow_controller.apis import JobPhase, Phase, meta
+from jobflow_controller.apis import FINISHED_PHASES, JobPhase, Phase, meta
 from jobflow_controller.apis import job as vcjob
 from jobflow_controller.apis import jobflow as jf
 from jobflow_controller.apis.lifecycle import Shutdown
 from jobflow_controller.apis.status import JobFlowStatus
 from jobflow_controller.apis.timeutil import format_time, parse_time
 from jobflow_controller.jobflow import constants as c
-from jobflow_controller.jobflow.plan import Notice, SyncPlan, Termination, Warning, World
+from jobflow_controller.jobflow.plan import Notice, SyncPlan, Termination, WarningEvent, World
 
 #: Why a JobFlow stops early: its shutdown, or its deadline (which stops it as Terminate does).
 DEADLINE = "DeadlineExceeded"
@@ -29,7 +29,6 @@ DEADLINE = "DeadlineExceeded"
 _NOT_TERMINATED = frozenset(
     {JobPhase.COMPLETED, JobPhase.COMPLETING, JobPhase.FAILED, JobPhase.TERMINATED, JobPhase.TERMINATING}
 )
-_FINAL = frozenset({Phase.SUCCEED, Phase.FAILED})
 
 
 def carry_stamps(job_flow: Mapping[str, Any], status: JobFlowStatus) -> None:
@@ -68,20 +67,20 @@ def apply(world: World, status: JobFlowStatus, plan: SyncPlan, halt: str | None)
     """Stamps, events and terminations of one sync, once its status (and phase) is computed."""
     _suspension(world, status, plan)
     old, new = jf.phase(world.job_flow), status.phase
-    if new in _FINAL and old not in _FINAL:
+    if new in FINISHED_PHASES and old not in FINISHED_PHASES:
         ttl = world.spec.lifecycle.ttl_seconds_after_finished
         if ttl is not None:
             status.finished_at = format_time(world.now)
             plan.deploy.requeue_in(float(ttl))  # then the TTL deletes it (lifecycle_actions.py)
         if new == Phase.FAILED and halt is not None:
             plan.notices.append(_ended(halt))
-    if new not in _FINAL:
+    if new not in FINISHED_PHASES:
         status.finished_at = None
     left = deadline_left(world)
-    if left is not None and left > 0 and new not in _FINAL:
+    if left is not None and left > 0 and new not in FINISHED_PHASES:
         plan.deploy.requeue_in(left)
     if halt in (Shutdown.TERMINATE, DEADLINE):
-        warning = Warning(c.REASON_DEADLINE_EXCEEDED, c.MESSAGE_JOB_FLOW_DEADLINE, (_deadline(world),))
+        warning = WarningEvent(c.REASON_DEADLINE_EXCEEDED, c.MESSAGE_JOB_FLOW_DEADLINE, (_deadline(world),))
         for job in world.jobs:
             if vcjob.phase(job) not in _NOT_TERMINATED and not _deleting(job):
                 plan.terminations.append(Termination(job, warning if halt == DEADLINE else None))
@@ -89,7 +88,7 @@ def apply(world: World, status: JobFlowStatus, plan: SyncPlan, halt: str | None)
 
 
 def _suspension(world: World, status: JobFlowStatus, plan: SyncPlan) -> None:
-    if suspended(world) and status.phase not in _FINAL:
+    if suspended(world) and status.phase not in FINISHED_PHASES:
         if status.suspended_since is None:
             status.suspended_since = format_time(world.now)
             plan.notices.append(Notice(c.REASON_SUSPENDED, c.MESSAGE_SUSPENDED))
@@ -118,7 +117,9 @@ def _flow_deadlines(world: World, plan: SyncPlan) -> None:
             plan.deploy.requeue_in(left)
             continue
         args = (meta.name(job), flow.name, seconds)
-        plan.terminations.append(Termination(job, Warning(c.REASON_DEADLINE_EXCEEDED, c.MESSAGE_FLOW_DEADLINE, args)))
+        plan.terminations.append(
+            Termination(job, WarningEvent(c.REASON_DEADLINE_EXCEEDED, c.MESSAGE_FLOW_DEADLINE, args))
+        )
 
 
 def _ended(halt: str) -> Notice:

@@ -8,24 +8,24 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from datetime import timedelta
 from typing import Any
 
 import structlog
 
 from informers.errors import NotFoundError
-from jobflow_controller.apis import Phase, RetainPolicy, meta
+from jobflow_controller.apis import FINISHED_PHASES, RetainPolicy, meta
 from jobflow_controller.apis import jobflow as jf
 from jobflow_controller.apis.command import CommandAction, job_command
 from jobflow_controller.apis.lifecycle import Lifecycle
 from jobflow_controller.apis.timeutil import format_time, parse_time
 from jobflow_controller.jobflow import constants as c
+from jobflow_controller.jobflow.job_flow_queue import JobFlowQueue
 from jobflow_controller.jobflow.plan import Termination
 from jobflow_controller.jobflow.status_writer import StatusWriter
 from jobflow_controller.kube.clientset import Clientset
 from jobflow_controller.kube.errors import ConflictError
-from workqueue import Clock
 
 log = structlog.get_logger(__name__)
 
@@ -40,19 +40,15 @@ MAX_COMMANDS_PER_SYNC = 25
 
 
 class LifecycleActions:
-    def __init__(
-        self,
-        clientset: Clientset,
-        recorder: Any,
-        clock: Clock,
-        status_writer: StatusWriter,
-        requeue_after: Callable[[str, str, float], None],
-    ) -> None:
+    """Sends the TerminateJob Commands and honours the TTL; the JobFlow goes back to the queue's `REACT`
+    lane when the rest is due."""
+
+    def __init__(self, clientset: Clientset, recorder: Any, queue: JobFlowQueue, status_writer: StatusWriter) -> None:
         self._clientset = clientset
         self._recorder = recorder
-        self._clock = clock
+        self._queue = queue
+        self._clock = queue.clock
         self._writer = status_writer
-        self._requeue_after = requeue_after
         self._lock = threading.Lock()
         #: Job uid -> when its last Command was sent (monotonic); pruned as entries age out.
         self._sent: dict[str, float] = {}
@@ -70,7 +66,7 @@ class LifecycleActions:
                 if uid in self._sent:
                     continue
             if sent == MAX_COMMANDS_PER_SYNC:
-                self._requeue_after(meta.namespace(job_flow), meta.name(job_flow), 0.0)
+                self._queue.react(meta.namespace(job_flow), meta.name(job_flow), 0.0)
                 break
             sent += 1
             try:
@@ -93,18 +89,18 @@ class LifecycleActions:
         A finished JobFlow without `finishedAt` (it ended before the TTL was set) is stamped now.
         """
         ttl = Lifecycle.of(job_flow).ttl_seconds_after_finished
-        if ttl is None or jf.phase(job_flow) not in (Phase.SUCCEED, Phase.FAILED):
+        if ttl is None or jf.phase(job_flow) not in FINISHED_PHASES:
             return False
         ns, name = meta.namespace(job_flow), meta.name(job_flow)
         finished = jf.status(job_flow).get("finishedAt")
         if not finished:
             body = {**jf.status(job_flow), "finishedAt": format_time(self._clock.wall())}
             self._writer.write(job_flow, body, at_once=True)
-            self._requeue_after(ns, name, float(ttl))
+            self._queue.react(ns, name, float(ttl))
             return False
         left = (parse_time(str(finished)) + timedelta(seconds=ttl) - self._clock.wall()).total_seconds()
         if left > 0:
-            self._requeue_after(ns, name, left)
+            self._queue.react(ns, name, left)
             return False
         orphan = jf.job_retain_policy(job_flow) != RetainPolicy.DELETE
         try:
@@ -125,3 +121,10 @@ class LifecycleActions:
         """Jobs whose TerminateJob Command is remembered (the memory gauge reads it)."""
         with self._lock:
             return len(self._sent)
+
+    # -- memories.py ------------------------------------------------------------------------------
+    def forget_job_flow(self, namespace: str, name: str, uid: str | None) -> None:
+        """Nothing to do: a Command's memory ages out by itself (COMMAND_RESEND_SECONDS)."""
+
+    def memory_sizes(self) -> dict[str, int]:
+        return {"lifecycle_commands": len(self)}

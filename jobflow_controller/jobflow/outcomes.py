@@ -21,7 +21,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from jobflow_controller.apis import JobPhase, Phase, meta
+from jobflow_controller.apis import UNFINISHED_PHASES, JobPhase, Phase, meta
 from jobflow_controller.apis import job as vcjob
 from jobflow_controller.apis import jobflow as jf
 from jobflow_controller.apis.lifecycle import Shutdown
@@ -30,6 +30,7 @@ from jobflow_controller.apis.rules import HANDLING_RULES, FailurePolicy, Outcome
 from jobflow_controller.apis.status import JobStatus
 from jobflow_controller.jobflow import constants as c
 from jobflow_controller.jobflow import retry
+from jobflow_controller.jobflow.job_status_index import RecordedEntries
 from jobflow_controller.jobflow.plan import Notice, World
 
 #: What a rule says of its targets' outcomes so far.
@@ -112,7 +113,7 @@ def evaluate(world: World, stop: str | None = None) -> Outcomes:
 
 def _evaluate(world: World, halted: bool, stop: str | None = None) -> Outcomes:
     flows = world.spec.flows
-    entries = _Entries(world)
+    entries = RecordedEntries(world.job_flow)
     outcome: dict[str, str] = {}
     going: set[str] = set()
     for flow in flows:
@@ -144,7 +145,7 @@ def _evaluate(world: World, halted: bool, stop: str | None = None) -> Outcomes:
     return Outcomes(outcome, frozenset(met), skipped, unhandled, halted, settled, finally_of, finally_going, stop)
 
 
-def _flow_outcome(world: World, flow: jf.Flow, entries: _Entries, halted: bool) -> tuple[str | None, bool]:
+def _flow_outcome(world: World, flow: jf.Flow, entries: RecordedEntries, halted: bool) -> tuple[str | None, bool]:
     """The flow's outcome from its Job (or the status's record of it), and whether it is still going."""
     job_name = world.job_name(flow.name)
     if job_name in world.completed:
@@ -174,7 +175,7 @@ def _retried(world: World, flow: jf.Flow, job: Mapping[str, object], entry: JobS
         return True  # already recorded as retried (or re-run); the Job is on its way out
     done = retry.retries_done(entry)
     policy = world.spec.retry.policies.get(flow.name)
-    return policy is not None and jf.phase(world.job_flow) in retry.RETRYABLE_FLOW and done < policy.max_retries
+    return policy is not None and jf.phase(world.job_flow) in UNFINISHED_PHASES and done < policy.max_retries
 
 
 def _handled(flows: Sequence[jf.Flow]) -> set[str]:
@@ -252,21 +253,3 @@ def skip_notices(world: World, outcomes: Outcomes) -> list[Notice]:
         seen = ", ".join(f"{t}: {outcomes.of.get(t, 'none yet')}" for t in flow.targets or ())
         out.append(Notice(c.REASON_SKIPPED, c.MESSAGE_SKIPPED, (name, rule_of(flow), seen)))
     return out
-
-
-class _Entries:
-    """The status's `jobStatusList` entries by Job name (the first of a name), parsed when asked."""
-
-    def __init__(self, world: World) -> None:
-        self._raw: dict[str, Mapping[str, object]] = {}
-        for raw in jf.job_status_list(world.job_flow):
-            self._raw.setdefault(str(raw.get("name") or ""), raw)
-        self._parsed: dict[str, JobStatus] = {}
-
-    def get(self, name: str) -> JobStatus | None:
-        if name not in self._parsed:
-            raw = self._raw.get(name)
-            if raw is None:
-                return None
-            self._parsed[name] = JobStatus.from_dict(raw)
-        return self._parsed[name]

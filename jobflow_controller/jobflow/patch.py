@@ -2,7 +2,7 @@
 
 Called at one named point of upstream's `deploy_job` (action.py): for a flow still waiting on its
 targets, so the user hears of a patch that can never apply now, not hours later when the targets
-have completed. A patch that fails when the Job is built gets the same Warning from `deploy_job`.
+have completed. A patch that fails when the Job is built gets the same WarningEvent from `deploy_job`.
 """
 
 from __future__ import annotations
@@ -11,11 +11,11 @@ from jobflow_controller.apis import jobflow as jf
 from jobflow_controller.apis.patch import PatchError
 from jobflow_controller.apis.patch_fields import apply_allowed_patch
 from jobflow_controller.jobflow import constants as c
-from jobflow_controller.jobflow.plan import Warning, World
+from jobflow_controller.jobflow.plan import WarningEvent, World
 
 
-def check_patch(world: World, flow: jf.Flow) -> Warning | None:
-    """The Warning for a waiting flow whose patch cannot apply to its JobTemplate, if any.
+def check_patch(world: World, flow: jf.Flow) -> WarningEvent | None:
+    """The WarningEvent for a waiting flow whose patch cannot apply to its JobTemplate, if any.
 
     Only for a flow that has a patch and whose template exists (a missing one is reported when the
     flow is due, as upstream reports it).
@@ -32,6 +32,6 @@ def check_patch(world: World, flow: jf.Flow) -> Warning | None:
     return None
 
 
-def invalid_patch(job_name: str, flow_name: str, err: PatchError) -> Warning:
-    """One Warning naming the Job, the flow, the template and the problem; the correlator dedups repeats."""
-    return Warning(c.REASON_INVALID_PATCH, c.MESSAGE_INVALID_PATCH, (job_name, flow_name, flow_name, err))
+def invalid_patch(job_name: str, flow_name: str, err: PatchError) -> WarningEvent:
+    """One WarningEvent naming the Job, the flow, the template and the problem; the correlator dedups repeats."""
+    return WarningEvent(c.REASON_INVALID_PATCH, c.MESSAGE_INVALID_PATCH, (job_name, flow_name, flow_name, err))

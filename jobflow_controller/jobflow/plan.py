@@ -7,11 +7,11 @@ is what lets a table test or a property test drive the algorithm with no control
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from functools import cached_property
-from typing import Any
+from typing import Any, NamedTuple
 
 from jobflow_controller.apis import jobflow as jf
 from jobflow_controller.apis import meta, rules
@@ -21,7 +21,8 @@ from jobflow_controller.apis.probe import Probe
 from jobflow_controller.apis.retry import RetryPolicies, retry_policies
 from jobflow_controller.apis.rules import FailurePolicy
 from jobflow_controller.apis.status import JobFlowStatus
-from jobflow_controller.jobflow.finished import recorded_completed, superseded
+from jobflow_controller.jobflow import constants as c
+from jobflow_controller.jobflow.deleted_jobs import recorded_completed, superseded
 
 Obj = Mapping[str, Any]
 
@@ -65,7 +66,7 @@ class JobFlowSpec:
 
 @dataclass(frozen=True)
 class ProbeVerdict:
-    """A probe flow's dependency as the probe extension judged it before the sync (probe_judge.py).
+    """A probe flow's dependency as the probe extension judged it before the sync (probes/judge.py).
 
     `probe` is None when the probe cannot be judged (its Warning is already recorded); `met` names
     the targets whose not-yet-Completed Job passed the probe entries that apply to it.
@@ -88,7 +89,7 @@ class World:
     named_jobs: Mapping[str, Obj]
     #: The JobTemplates of the namespace that the flows name, by name.
     templates: Mapping[str, Obj]
-    #: The last state of this JobFlow's Jobs seen deleted while Completed (finished.py).
+    #: The last state of this JobFlow's Jobs seen deleted while Completed (deleted_jobs.py).
     deleted_completed: Mapping[str, Obj]
     #: The Job names created by this process that the informer has not shown yet (expectations.py).
     expected: frozenset[str]
@@ -109,7 +110,7 @@ class World:
 
     @cached_property
     def recorded_completed(self) -> frozenset[str]:
-        """The Jobs this JobFlow's status records as Completed (finished.py)."""
+        """The Jobs this JobFlow's status records as Completed (deleted_jobs.py)."""
         return frozenset(recorded_completed(self.job_flow))
 
     @cached_property
@@ -120,12 +121,43 @@ class World:
 
 
 @dataclass(frozen=True)
-class Warning:
+class WarningEvent:
     """A Warning event the sync records on the JobFlow: `eventf(reason, message_fmt, *args)`."""
 
     reason: str
     message_fmt: str
     args: tuple[Any, ...] = ()
+
+
+def resource_exists(job_name: str) -> WarningEvent:
+    """`ErrResourceExists`: a Job of the name exists that this JobFlow does not control."""
+    return WarningEvent(c.REASON_RESOURCE_EXISTS, c.MESSAGE_RESOURCE_EXISTS, (job_name,))
+
+
+@dataclass
+class PlannedStatus(JobFlowStatus):
+    """The status a sync computes, and what the planner derives beside it (never written).
+
+    The lists of `JobFlowStatus` name the Jobs that exist, as upstream's; the phase rules also count
+    the Jobs below, which the written status does not list.
+    """
+
+    #: Jobs of the spec's flows that the status records as Completed but that no longer exist
+    #: (deleted by hand or by `ttlSecondsAfterFinished`): the phase rules count them as Completed.
+    deleted_completed_jobs: list[str] = field(default_factory=list)
+    #: Failed or Terminated Jobs that a retry policy (or a re-run) creates again (docs/retry.md): the
+    #: lists still name them, while the phase rules do not count them as failures.
+    retrying_jobs: list[str] = field(default_factory=list)
+
+    def failures(self) -> list[str]:
+        """What the phase rules count as failed: Failed and Terminated Jobs not being retried."""
+        retrying = set(self.retrying_jobs)
+        return [n for n in self.failed_jobs + self.terminated_jobs if n not in retrying]
+
+    def all_completed_jobs(self) -> list[str]:
+        """What the phase rules count as Completed: `completedJobs` and the Completed Jobs since deleted."""
+        completed = set(self.completed_jobs)
+        return self.completed_jobs + [n for n in self.deleted_completed_jobs if n not in completed]
 
 
 @dataclass(frozen=True)
@@ -143,7 +175,7 @@ class Termination:
     """A Job to terminate with a `TerminateJob` Command (docs/lifecycle.md), and the Warning to say why."""
 
     job: Obj
-    warning: Warning | None = None
+    warning: WarningEvent | None = None
 
 
 @dataclass(frozen=True)
@@ -158,6 +190,25 @@ class JobCreate:
     #: Read the JobFlow from the API server first (a flow with a retry policy): a cache behind our
     #: last status write would create the Job under a wrong attempt.
     fresh_read: bool = False
+
+
+class FlowJob(NamedTuple):
+    """One Job of a flow that may be created now (the flow policy's `unmade`, flow_policy.py)."""
+
+    flow: jf.Flow
+    job_name: str
+    #: The times the Job was created again (a retry, a re-run): its attempt annotation.
+    attempt: int = 0
+    #: Read the JobFlow from the API server before creating it (a flow with a retry policy).
+    fresh_read: bool = False
+    #: Annotations the Job gets besides the template's (a finally Job's outcome).
+    annotations: tuple[tuple[str, str], ...] = ()
+
+
+#: Upstream's dependency rule, action.py's `judge(world, flow, done, missing)`.
+Judge = Callable[[World, jf.Flow, frozenset[str], list[str]], bool]
+#: action.py's `load_job_template_and_set_job`, handed to the policy to build a Job.
+Build = Callable[[World, FlowJob], JobCreate | WarningEvent]
 
 
 @dataclass(frozen=True)
@@ -175,7 +226,7 @@ class Deploy:
     """What `deploy_job` decided, in spec order."""
 
     #: Jobs to create and Warnings to record, interleaved in spec order.
-    steps: list[JobCreate | Warning] = field(default_factory=list)
+    steps: list[JobCreate | WarningEvent] = field(default_factory=list)
     #: Seconds until a retried flow's backoff is over (the JobFlow is synced again then).
     requeue_after: float | None = None
     #: Target Job names that are missing (upstream logs each, every sync).
@@ -195,13 +246,13 @@ class SyncPlan:
     retain_deletes: list[Obj] | None = None
     deploy: Deploy = field(default_factory=Deploy)
     #: Problems of the retry policies in force (one Warning).
-    retry_warning: Warning | None = None
-    status: JobFlowStatus | None = None
+    retry_warning: WarningEvent | None = None
+    status: PlannedStatus | None = None
     retries: list[Retry] = field(default_factory=list)
     #: Jobs the status records as retried that are still there: deleted after the status is written.
     retry_deletes: list[Obj] = field(default_factory=list)
     #: The status was too large to store: the JobFlow is failed with a reduced one (status_size.py).
-    size_warning: Warning | None = None
+    size_warning: WarningEvent | None = None
     #: Normal events to record after the status write (a flow newly Skipped, docs/rules.md).
     notices: list[Notice] = field(default_factory=list)
     #: Jobs to terminate, after the creates (a shutdown or a deadline, docs/lifecycle.md).

@@ -22,6 +22,7 @@ from jobflow_controller.apis.timeutil import format_time
 from jobflow_controller.jobflow import action, outcomes, retry, status_size
 from jobflow_controller.jobflow import constants as c
 from jobflow_controller.jobflow.plan import Notice, SyncPlan, World
+from jobflow_controller.jobflow.rules_policy import choose_policy
 
 
 def chosen_flows(world: World, request: RetryRequest) -> list[str]:
@@ -45,7 +46,7 @@ def chosen_flows(world: World, request: RetryRequest) -> list[str]:
 def plan_rerun(world: World, request: RetryRequest) -> SyncPlan:
     """The status that records the re-run, and the Jobs to delete after it is written."""
     flows = chosen_flows(world, request)
-    status = action.get_all_job_status(world)
+    status = action.get_all_job_status(world, choose_policy(world))
     status.retry_request = request.id
     if not flows:
         return status_size.fit(SyncPlan(status=status, notices=[Notice(c.REASON_RETRIED, c.MESSAGE_RETRIED_NOTHING)]))

@@ -17,13 +17,14 @@ from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
 
-from jobflow_controller.apis import JobPhase, Phase, meta
+from jobflow_controller.apis import FINISHED_PHASES, UNFINISHED_PHASES, JobPhase, meta
 from jobflow_controller.apis import job as vcjob
 from jobflow_controller.apis.retry import RECREATING, RERUN, RETRYING, RetryPolicy
-from jobflow_controller.apis.status import JobFlowStatus, JobRunningHistory, JobStatus
+from jobflow_controller.apis.status import JobRunningHistory, JobStatus
 from jobflow_controller.apis.timeutil import parse_time
 from jobflow_controller.jobflow import constants as c
-from jobflow_controller.jobflow.plan import Retry, Warning, World
+from jobflow_controller.jobflow.job_status_index import JobStatusIndex
+from jobflow_controller.jobflow.plan import PlannedStatus, Retry, WarningEvent, World
 
 Obj = Mapping[str, Any]
 
@@ -34,8 +35,8 @@ RETRY_BACKOFF_FLOOR = 1.0
 #: `backoff` above it is waited as it is, never shortened.
 RETRY_BACKOFF_CAP = 360.0
 
-#: The JobFlow phases in which a failed Job may be retried, and the Job phases that are retried.
-RETRYABLE_FLOW = frozenset({"", Phase.PENDING, Phase.RUNNING})
+#: The JobFlow phases in which a failed Job may be retried (apis' UNFINISHED_PHASES), and the Job
+#: phases that are retried.
 _RETRIED_JOB = frozenset({JobPhase.FAILED, JobPhase.TERMINATED})
 
 
@@ -75,27 +76,27 @@ def backoff_left(entry: JobStatus | None, policy: RetryPolicy | None, now: datet
     return max(0.0, retry_delay(policy, retries_done(entry)) - elapsed)
 
 
-def invalid_policy_warning(world: World, phase: str) -> Warning | None:
-    """One Warning naming each bad policy in force; those flows get no retries.
+def invalid_policy_warning(world: World, phase: str) -> WarningEvent | None:
+    """One WarningEvent naming each bad policy in force; those flows get no retries.
 
     Only a JobFlow stored while the webhook was off (or failing open) can hold one.
     """
-    problems = [] if phase in (Phase.SUCCEED, Phase.FAILED) else world.spec.retry.problems
+    problems = [] if phase in FINISHED_PHASES else world.spec.retry.problems
     if not problems:
         return None
-    return Warning(c.REASON_INVALID_RETRY, c.MESSAGE_INVALID_RETRY, ("; ".join(problems),))
+    return WarningEvent(c.REASON_INVALID_RETRY, c.MESSAGE_INVALID_RETRY, ("; ".join(problems),))
 
 
-def plan_retries(world: World, phase: str, status: JobFlowStatus) -> list[Retry]:
+def plan_retries(world: World, phase: str, status: PlannedStatus) -> list[Retry]:
     """The flows' Jobs that ended Failed or Terminated and have retries left, in spec order.
 
     Each is added to `status.retrying_jobs`, so the phase rules do not count it as a failure.
     """
     policies = world.spec.retry.policies
-    if phase not in RETRYABLE_FLOW or not policies:
+    if phase not in UNFINISHED_PHASES or not policies:
         return []
     jobs = {meta.name(j): j for j in world.jobs}
-    entries = {e.name: e for e in reversed(status.job_status_list)}
+    entries = JobStatusIndex(status.job_status_list)
     out: list[Retry] = []
     for flow in world.spec.flows:
         policy = policies.get(flow.name)
@@ -105,7 +106,7 @@ def plan_retries(world: World, phase: str, status: JobFlowStatus) -> list[Retry]
             continue
         if vcjob.phase(job) not in _RETRIED_JOB or meta.metadata(job).get("deletionTimestamp"):
             continue
-        done = retries_done(entries.get(job_name))
+        done = retries_done(entries.first(job_name))
         if done >= policy.max_retries:
             continue
         status.retrying_jobs.append(job_name)
@@ -114,9 +115,9 @@ def plan_retries(world: World, phase: str, status: JobFlowStatus) -> list[Retry]
     return out
 
 
-def record_retry(status: JobFlowStatus, retry: Retry, now: str) -> None:
+def record_retry(status: PlannedStatus, retry: Retry, now: str) -> None:
     """Close the Job's last history entry and open a `Retrying` one; count it in restartCount."""
-    entry = next((e for e in status.job_status_list if e.name == meta.name(retry.job)), None)
+    entry = JobStatusIndex(status.job_status_list).first(meta.name(retry.job))
     if entry is None:  # pragma: no cover - the Job exists, so get_all_job_status made its entry
         return
     if entry.running_histories and not entry.running_histories[-1].end_timestamp:

@@ -20,7 +20,7 @@ import orjson
 from jobflow_controller.apis import Phase
 from jobflow_controller.apis.status import JobFlowStatus
 from jobflow_controller.jobflow import constants as c
-from jobflow_controller.jobflow.plan import SyncPlan, Warning
+from jobflow_controller.jobflow.plan import SyncPlan, WarningEvent
 
 #: The most bytes of status JSON a JobFlow may hold: a third of etcd's 1.5 MiB request limit is
 #: left for the spec (flows are capped), the metadata and the managedFields the API server adds.
@@ -49,7 +49,7 @@ def fit(plan: SyncPlan) -> SyncPlan:
         dropped.append(name)
     plan.body = status.to_dict()
     plan.retries, plan.retry_deletes = [], []
-    plan.size_warning = Warning(
+    plan.size_warning = WarningEvent(
         c.REASON_STATUS_TOO_LARGE, c.MESSAGE_STATUS_TOO_LARGE, (size, STATUS_SIZE_LIMIT, ", ".join(dropped))
     )
     return plan

@@ -1,8 +1,8 @@
 """The sync handler's I/O: read one JobFlow's world from the caches, decide (action.py), act in order.
 
 `handle_job_flow` is upstream's `handleJobFlow`: get the JobFlow from the lister, pick its state
-(state/) and execute it; the state calls back `sync_job_flow` with its phase's rule. That reads the
-`World` (plan.py), asks action.py for the `SyncPlan`, and carries it out here, the one place that
+(state/) and execute it; the state calls back `sync_job_flow` with its phase's rule. That observes the
+`World` (observe.py), asks action.py for the `SyncPlan`, and carries it out here, the one place that
 calls the API for a sync: deletes (retain policy) or creates in spec order, the Warnings, then the
 status through the `StatusWriter`, then what follows a recorded retry.
 
@@ -13,8 +13,7 @@ the status carrying it has been written.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
-from dataclasses import replace
+from collections.abc import Mapping
 from typing import Any
 
 import structlog
@@ -23,25 +22,23 @@ from informers.errors import ApiStatusError, NotFoundError
 from jobflow_controller.apis import FlowRequest, Phase, meta
 from jobflow_controller.apis import job as vcjob
 from jobflow_controller.apis import jobflow as jf
-from jobflow_controller.apis.patch_fields import PatchFields
 from jobflow_controller.apis.timeutil import format_duration
 from jobflow_controller.jobflow import action, rerun
 from jobflow_controller.jobflow import constants as c
-from jobflow_controller.jobflow.expectations import CreateExpectations
-from jobflow_controller.jobflow.finished import DeletedJobs, recorded_completed
 from jobflow_controller.jobflow.input_warnings import InputWarnings
+from jobflow_controller.jobflow.job_flow_queue import JobFlowQueue
 from jobflow_controller.jobflow.lifecycle_actions import LifecycleActions
-from jobflow_controller.jobflow.plan import Deploy, JobCreate, JobFlowSpec, SyncPlan, Warning, World
-from jobflow_controller.jobflow.probe_judge import ProbeJudge
+from jobflow_controller.jobflow.memories import JobFlowMemories
+from jobflow_controller.jobflow.observe import JobFlowObserver
+from jobflow_controller.jobflow.owned_jobs import jobs_created_by_job_flow
+from jobflow_controller.jobflow.plan import Deploy, JobCreate, SyncPlan, WarningEvent, World, resource_exists
 from jobflow_controller.jobflow.state import UpdateJobFlowStatusFn, new_state
 from jobflow_controller.jobflow.state.metrics import JobFlowMetrics
-from jobflow_controller.jobflow.status_writer import StatusWriter
+from jobflow_controller.jobflow.status_writer import StatusWriter, WriteResult
+from jobflow_controller.jobflow.validated import ValidationMemory
 from jobflow_controller.kube.clientset import Clientset
+from jobflow_controller.kube.conflict import DEFAULT_RETRY, retry_on_conflict
 from jobflow_controller.kube.errors import AlreadyExistsError, ConflictError, from_status, is_refusal
-from jobflow_controller.kube.informers import BY_CREATED_BY_JOB_FLOW, JobFlowLister, JobLister, JobTemplateLister
-from jobflow_controller.kube.retry import DEFAULT_RETRY, retry_on_conflict
-from jobflow_controller.validation.jobflow import validation_message
-from workqueue import Clock
 
 log = structlog.get_logger(__name__)
 
@@ -49,52 +46,43 @@ Obj = Mapping[str, Any]
 
 
 class JobFlowSyncer:
-    """Syncs one JobFlow per call; the listers, clients and extensions are handed in by the controller."""
+    """Syncs one JobFlow per call: observe (observe.py), plan (action.py), execute (here)."""
 
     def __init__(
         self,
         clientset: Clientset,
-        listers: tuple[JobFlowLister, JobTemplateLister, JobLister],
         recorder: Any,
-        clock: Clock,
-        metrics: JobFlowMetrics,
-        deleted_jobs: DeletedJobs,
-        create_expectations: CreateExpectations,
-        probes: ProbeJudge,
+        queue: JobFlowQueue,
+        observer: JobFlowObserver,
         status_writer: StatusWriter,
-        requeue_after: Callable[[str, str, float], None],
-        forget: Callable[[str, str], None],
-        patch_fields: PatchFields | None = None,
+        metrics: JobFlowMetrics,
+        memories: JobFlowMemories,
     ) -> None:
         self._clientset = clientset
-        self._job_flow_lister, self._job_template_lister, self._job_lister = listers
         self._recorder = recorder
-        self._clock = clock
-        self._metrics = metrics
-        self._deleted_jobs = deleted_jobs
-        self._expectations = create_expectations
-        self._probes = probes
+        self._queue = queue
+        self._observer = observer
+        self._job_flow_lister = observer.job_flow_lister
         self._writer = status_writer
-        self._requeue_after = requeue_after
-        self._forget = forget
-        self._patch_fields = patch_fields
-        #: (namespace, name) -> (uid, generation) of the invalid JobFlows already given their Warning.
-        self.invalid_warned: dict[tuple[str, str], tuple[str, int]] = {}
+        self._metrics = metrics
+        self._memories = memories
+        #: Each JobFlow's validation, once per (uid, generation), and whether its Warning was given.
+        self.validated = ValidationMemory()
         #: (namespace, name) -> the missing targets last logged for that JobFlow.
         self._missing_logged: dict[tuple[str, str], frozenset[str]] = {}
         #: Ours (docs/lifecycle.md): Jobs terminated by Command, and the TTL.
-        self.lifecycle = LifecycleActions(clientset, recorder, clock, status_writer, requeue_after)
+        self.lifecycle = LifecycleActions(clientset, recorder, queue, status_writer)
         self.input_warnings = InputWarnings(recorder)  # docs/hostile-input.md
+        for memory in (self, self.validated, self.lifecycle, self.input_warnings):
+            memories.register(memory)
 
-    def missing_logged(self) -> int:
-        """JobFlows whose missing JobTemplates were logged (the memory gauge reads it)."""
-        return len(self._missing_logged)
-
-    def forget(self, namespace: str, name: str) -> None:
-        """The JobFlow is gone: whether it was warned invalid, and what was logged of it."""
-        self.invalid_warned.pop((namespace, name), None)
-        self.input_warnings.forget(namespace, name)
+    # -- memories.py ----------------------------------------------------------------------------
+    def forget_job_flow(self, namespace: str, name: str, uid: str | None) -> None:
+        """The JobFlow is gone: what was logged of it."""
         self._missing_logged.pop((namespace, name), None)
+
+    def memory_sizes(self) -> dict[str, int]:
+        return {"missing_templates_logged": len(self._missing_logged)}
 
     # -- handleJobFlow --------------------------------------------------------------------------
     def handle_job_flow(self, req: FlowRequest) -> None:
@@ -103,7 +91,7 @@ class JobFlowSyncer:
             cached = self._job_flow_lister.job_flows(req.namespace).get(name)
         except NotFoundError:
             log.info(f"JobFlow {name} has been deleted.", jobflow=f"{req.namespace}/{name}")
-            self._forget(req.namespace, name)
+            self._memories.forget(req.namespace, name)
             return
         except Exception as err:
             raise RuntimeError(f"get jobflow {name} failed for {err}") from err
@@ -151,8 +139,8 @@ class JobFlowSyncer:
         """
         request = self.input_warnings.pending_retry_request(job_flow)
         if request is not None:
-            self.execute(job_flow, rerun.plan_rerun(self.observe(job_flow), request))
-            self._requeue_after(meta.namespace(job_flow), meta.name(job_flow), 0.0)
+            self.execute(job_flow, rerun.plan_rerun(self.observe_and_check(job_flow), request))
+            self._queue.react(meta.namespace(job_flow), meta.name(job_flow))
             return True
         return self.lifecycle.expire(job_flow)
 
@@ -163,15 +151,11 @@ class JobFlowSyncer:
         (a JobTemplate's add racing the JobFlow's, the resync) would otherwise each add a Warning,
         aggregated into a rising count. Patch and retry problems stop only their flow (deploy_job).
         """
-        key = (req.namespace, req.job_flow_name)
-        problem = validation_message(job_flow, patches=False, retries=False)
+        problem = self.validated.problem(job_flow)
         if problem is None:
-            self.invalid_warned.pop(key, None)
             return False
-        mark = (meta.uid(job_flow), meta.generation(job_flow))
-        if self.invalid_warned.get(key) != mark:
+        if self.validated.first_warning(job_flow):
             self._recorder.event(job_flow, c.EVENT_WARNING, c.REASON_INVALID, problem)
-            self.invalid_warned[key] = mark
         return True
 
     def _get_latest_job_flow(self, namespace: str, name: str) -> Obj | None:
@@ -179,68 +163,31 @@ class JobFlowSyncer:
             return self._clientset.job_flows(namespace).get(name)
         except NotFoundError:
             log.info(f"JobFlow {name} has been deleted.", jobflow=f"{namespace}/{name}")
-            self._forget(namespace, name)
+            self._memories.forget(namespace, name)
             return None
 
     # -- syncJobFlow ----------------------------------------------------------------------------
     def sync_job_flow(self, job_flow: Obj, update_state_fn: UpdateJobFlowStatusFn) -> None:
         """Upstream's `syncJobFlow`: the state machine's callback, decided by action.py."""
-        self.execute(job_flow, action.sync_job_flow(self.observe(job_flow), update_state_fn))
+        world = self.observe_and_check(job_flow)
+        plan = action.sync_job_flow(world, update_state_fn)
+        self.execute(job_flow, plan)
 
     def sync_job_flow_status(self, job_flow: Obj, update_state_fn: UpdateJobFlowStatusFn) -> None:
         """The state machine's callback for an invalid JobFlow: its status is written, nothing else."""
-        self.execute(job_flow, action.sync_job_flow_status(self.observe(job_flow), update_state_fn))
+        self.execute(job_flow, action.sync_job_flow_status(self.observe_and_check(job_flow), update_state_fn))
 
     def observe(self, job_flow: Obj) -> World:
-        """What the sync of `job_flow` sees: its Jobs, the Jobs and templates its flows name, the time."""
-        ns, name = meta.namespace(job_flow), meta.name(job_flow)
-        spec = JobFlowSpec.of(job_flow, self._patch_fields)
-        flow_names = spec.template_names() | {t for f in spec.flows for t in f.targets or ()}
-        jobs, templates = self._job_lister.jobs(ns), self._job_template_lister.job_templates(ns)
-        named_jobs = _present(jobs.get, {jf.job_name(name, f) for f in flow_names})
-        if self._deleted_jobs:
-            # What the stored status records needs no memory any more (it survives a restart too).
-            self._deleted_jobs.forget_recorded(job_flow, self._writer.stored_status(job_flow))
-        deleted = self._deleted_jobs.recall(job_flow)
-        done = recorded_completed(job_flow) | set(deleted)
-        expected = frozenset(
-            n
-            for n in (jf.job_name(name, f) for f in spec.template_names())
-            if n not in named_jobs and n not in done and self._expectations.pending(ns, n)
-        )
-        world = World(
-            job_flow=job_flow,
-            spec=spec,
-            jobs=tuple(self.get_all_jobs_created_by_job_flow(job_flow)),
-            named_jobs=named_jobs,
-            templates=_present(templates.get, spec.template_names()),
-            deleted_completed=deleted,
-            expected=expected,
-            probes={},
-            now=self._clock.wall(),
-        )
-        if not any(f.probe is not None for f in spec.flows):
-            return world
-        # Ours (docs/probe.md): the probes of the flows deploy_job will judge, checked before it.
-        probes = self._probes.judge_probes(job_flow, action.flows_to_judge(world), named_jobs)
-        return replace(world, probes=probes)
+        """The sync's first step (observe.py): what it sees, read from the caches."""
+        return self._observer.observe(job_flow)
+
+    def observe_and_check(self, job_flow: Obj) -> World:
+        """`observe`, then the probe checks of the flows `deploy_job` will judge (observe.py)."""
+        return self._observer.check_probes(self._observer.observe(job_flow))
 
     def get_all_jobs_created_by_job_flow(self, job_flow: Obj) -> list[Obj]:
-        """The Jobs this JobFlow controls (by uid), in creation order.
-
-        Upstream lists the namespace with `volcano.sh/createdByJobFlow in (<ns>.<name>)`; the
-        label-value index gives the same Jobs without a scan. Ours keeps only the Jobs this JobFlow
-        controls: the label alone also matches an earlier JobFlow's of the same name, and anyone
-        can set it. Upstream's order is a map's (random); creation order keeps the lists stable.
-        """
-        ns = meta.namespace(job_flow)
-        value = meta.generate_object_string(ns, meta.name(job_flow))
-        jobs = [
-            j
-            for j in self._job_lister.by_label_index(BY_CREATED_BY_JOB_FLOW, value, ns)
-            if meta.is_controlled_by(j, job_flow)
-        ]
-        return sorted(jobs, key=lambda j: (meta.creation_timestamp(j) or "", meta.name(j)))
+        """The Jobs this JobFlow controls (by uid), in creation order (owned_jobs.py)."""
+        return jobs_created_by_job_flow(self._observer.job_lister, job_flow)
 
     # -- the plan, carried out in order ---------------------------------------------------------
     def execute(self, job_flow: Obj, plan: SyncPlan) -> None:
@@ -260,8 +207,9 @@ class JobFlowSyncer:
             self.input_warnings.warn(job_flow, plan.retry_warning)
         assert plan.status is not None
         # A status recording a retry is written at once: the Job is deleted only after it.
-        replaced = self._writer.write(job_flow, plan.status_body(), at_once=bool(plan.retries) or plan.write_at_once)
-        if replaced is not None:
+        replaced = str((self._writer.stored_status(job_flow).get("state") or {}).get("phase") or "")
+        written = self._writer.write(job_flow, plan.status_body(), at_once=bool(plan.retries) or plan.write_at_once)
+        if written is WriteResult.WRITTEN:
             self._count_transition(ns, replaced, plan.status.phase)
         if plan.size_warning is not None:
             self._warn(job_flow, plan.size_warning)
@@ -300,12 +248,12 @@ class JobFlowSyncer:
         else:
             self._missing_logged.pop((ns, name), None)
         if deploy.requeue_after is not None:
-            self._requeue_after(ns, name, deploy.requeue_after)
+            self._queue.react(ns, name, deploy.requeue_after)
         if deploy.more:
-            self._requeue_after(ns, name, 0.0)
+            self._queue.react(ns, name)
         first_err: Exception | None = None
         for step in deploy.steps:
-            if isinstance(step, Warning):
+            if isinstance(step, WarningEvent):
                 self._warn(job_flow, step)
                 continue
             try:
@@ -337,7 +285,7 @@ class JobFlowSyncer:
                     job_flow, c.EVENT_WARNING, c.REASON_FAILED_CREATE, c.MESSAGE_FAILED_CREATE, job_name, err
                 )
             raise
-        self._expectations.created(ns, job_name)
+        self._observer.create_expectations.created(ns, job_name)
         self._recorder.eventf(job_flow, c.EVENT_NORMAL, c.REASON_CREATED, c.MESSAGE_CREATED, job_name)
 
     def _check_existing_job(self, job_flow: Obj, job_name: str) -> None:
@@ -346,14 +294,14 @@ class JobFlowSyncer:
         except NotFoundError:
             return  # deleted again already; the Job delete event brings the flow back
         if not meta.is_controlled_by(existing, job_flow):
-            self._warn(job_flow, Warning(c.REASON_RESOURCE_EXISTS, c.MESSAGE_RESOURCE_EXISTS, (job_name,)))
+            self._warn(job_flow, resource_exists(job_name))
 
     def _cache_is_behind(self, job_flow: Obj) -> bool:
         """Whether the API server holds a newer JobFlow than `job_flow` (one GET per such create)."""
         latest = self._get_latest_job_flow(meta.namespace(job_flow), meta.name(job_flow))
         return latest is not None and meta.resource_version(latest) != meta.resource_version(job_flow)
 
-    def _warn(self, job_flow: Obj, warning: Warning) -> None:
+    def _warn(self, job_flow: Obj, warning: WarningEvent) -> None:
         """The Warning event (the correlator dedups repeats) and its log line."""
         ns, name = meta.namespace(job_flow), meta.name(job_flow)
         log.warning(f"{warning.reason}: {warning.message_fmt % warning.args}", jobflow=f"{ns}/{name}")
@@ -387,14 +335,3 @@ class JobFlowSyncer:
                 # Gone already (its delete event brings the JobFlow back), or the uid precondition
                 # failed: the name holds the re-created Job now, which is never deleted.
                 continue
-
-
-def _present(get: Callable[[str], Obj], names: set[str]) -> dict[str, Obj]:
-    """{name: get(name)} for each name the lister holds (the cache's objects, never copied)."""
-    out: dict[str, Obj] = {}
-    for name in sorted(names):
-        try:
-            out[name] = get(name)
-        except NotFoundError:
-            continue
-    return out

@@ -25,8 +25,8 @@ from jobflow_controller.apis import CREATED_BY_JOB_TEMPLATE, FlowRequest, meta
 from jobflow_controller.framework import DEFAULT_MAX_REQUEUE_NUM, QueueController
 from jobflow_controller.jobtemplate.batching import DEFAULT_BATCH_WINDOW, SyncBatcher
 from jobflow_controller.kube.clientset import Clientset
+from jobflow_controller.kube.conflict import DEFAULT_RETRY, retry_on_conflict
 from jobflow_controller.kube.informers import BY_CREATED_BY_JOB_TEMPLATE, VolcanoInformerFactory
-from jobflow_controller.kube.retry import DEFAULT_RETRY, retry_on_conflict
 from workqueue import Clock
 
 log = structlog.get_logger(__name__)

@@ -72,8 +72,8 @@ POD_TASK_SPEC_LABEL = "volcano.sh/task-spec"
 POD_LABEL_SELECTOR = f"{POD_JOB_NAME_LABEL},{POD_TASK_SPEC_LABEL}"
 #: Pod index by "<namespace>/<Job name>".
 BY_VOLCANO_JOB = "byVolcanoJob"
-#: All a cached pod keeps: what `dependsOn.probe` reads (jobflow/probe.py, probe_net.py,
-#: probe_judge.py) and what the informer needs. A Volcano pod's spec (containers, volumes, env) and
+#: All a cached pod keeps: what `dependsOn.probe` reads (jobflow/probes/gate.py, probes/net.py,
+#: probes/judge.py) and what the informer needs. A Volcano pod's spec (containers, volumes, env) and
 #: most of its status are most of its bytes; none of it is read.
 POD_KEPT_FIELDS: tuple[tuple[str, ...], ...] = (
     ("apiVersion",),

@@ -10,7 +10,7 @@ import threading
 from collections.abc import Callable
 
 from jobflow_controller.cronjobflow import CronJobFlowController, CronJobFlowMetrics
-from jobflow_controller.jobflow import JobFlowController
+from jobflow_controller.jobflow import JobFlowController, JobFlowOptions
 from jobflow_controller.jobflow.state.metrics import JobFlowMetrics
 from jobflow_controller.jobtemplate import JobTemplateController
 from jobflow_controller.kube.clientset import Clientset
@@ -44,14 +44,16 @@ def build_controllers(
                 clientset,
                 factory,
                 recorder,
-                max_requeue_num=options.max_requeue_num,
+                JobFlowOptions(
+                    max_requeue_num=options.max_requeue_num,
+                    status_write_interval=options.status_write_interval,
+                    status_write_qps=options.status_write_qps,
+                    status_write_burst=options.status_write_burst,
+                    patch_fields=options.patch_fields(),
+                    probe_allow_loopback=options.probe_allow_loopback,
+                ),
                 metrics=jobflow_metrics(),
-                status_write_interval=options.status_write_interval,
-                status_write_qps=options.status_write_qps,
-                status_write_burst=options.status_write_burst,
                 queue_metrics_provider=queue_metrics,
-                probe_allow_loopback=options.probe_allow_loopback,
-                patch_fields=options.patch_fields(),
             )
         )
     if is_controller_enabled(JOBTEMPLATE_CONTROLLER, options.controllers):

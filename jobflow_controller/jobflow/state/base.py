@@ -10,10 +10,10 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from jobflow_controller.apis import Action
-from jobflow_controller.apis.status import JobFlowStatus
+from jobflow_controller.jobflow.plan import PlannedStatus
 
 #: Applies a phase's transition rule to a freshly computed status; `all_job_list` is len(spec.flows).
-UpdateJobFlowStatusFn = Callable[[JobFlowStatus, int], None]
+UpdateJobFlowStatusFn = Callable[[PlannedStatus, int], None]
 #: The controller's sync: given the JobFlow and the phase's status function.
 JobFlowActionFn = Callable[[Mapping[str, Any], UpdateJobFlowStatusFn], None]
 

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 from jobflow_controller.apis import Action, Phase
-from jobflow_controller.apis.status import JobFlowStatus
+from jobflow_controller.jobflow.plan import PlannedStatus
 from jobflow_controller.jobflow.state.base import State
 
 
-def pending_update_status(status: JobFlowStatus, all_job_list: int) -> None:
+def pending_update_status(status: PlannedStatus, all_job_list: int) -> None:
     """Upstream's Pending rule, plus Pending → Succeed when every Job is already Completed.
 
     Upstream only decides Succeed in the Running state, so a flow whose last Completed update is
@@ -18,9 +18,6 @@ def pending_update_status(status: JobFlowStatus, all_job_list: int) -> None:
     A Job recorded Completed and since deleted counts as Completed (`all_completed_jobs`). A Job a
     retry policy re-creates is no failure (`failures`, docs/retry.md).
     """
-    if status.rules_phase is not None:
-        status.phase = status.rules_phase  # a failure-aware JobFlow (docs/rules.md)
-        return
     completed = status.all_completed_jobs()
     if all_job_list > 0 and len(completed) == all_job_list:
         status.phase = Phase.SUCCEED

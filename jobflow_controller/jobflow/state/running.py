@@ -3,20 +3,17 @@
 from __future__ import annotations
 
 from jobflow_controller.apis import Action, Phase
-from jobflow_controller.apis.status import JobFlowStatus
+from jobflow_controller.jobflow.plan import PlannedStatus
 from jobflow_controller.jobflow.state.base import State
 
 
-def running_update_status(status: JobFlowStatus, all_job_list: int) -> None:
+def running_update_status(status: PlannedStatus, all_job_list: int) -> None:
     """Succeed once every flow's Job is Completed; Failed on any Failed or Terminated Job.
 
     A Job recorded Completed and since deleted (a TTL) still counts as Completed; upstream counts
     only `completedJobs`, which names the Jobs that exist, and re-runs the deleted one instead.
     A Failed or Terminated Job that a retry policy re-creates is no failure (docs/retry.md).
     """
-    if status.rules_phase is not None:
-        status.phase = status.rules_phase  # a failure-aware JobFlow (docs/rules.md)
-        return
     if len(status.all_completed_jobs()) == all_job_list:
         status.phase = Phase.SUCCEED
     elif status.failures():

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 from jobflow_controller.apis import Action
-from jobflow_controller.apis.status import JobFlowStatus
+from jobflow_controller.jobflow.plan import PlannedStatus
 from jobflow_controller.jobflow.state.base import State
 
 
-def succeed_update_status(status: JobFlowStatus, all_job_list: int) -> None:
+def succeed_update_status(status: PlannedStatus, all_job_list: int) -> None:
     """Upstream passes a no-op: a Succeeded flow never changes phase again."""
 
 

@@ -17,8 +17,8 @@ from typing import Any
 from registry import Parser
 
 from jobflow_controller.apis.probe import HttpGet
-from jobflow_controller.jobflow import probe as probe_gate
-from jobflow_controller.jobflow.probe_net import NetworkProbeRunner, refused_target
+from jobflow_controller.jobflow.probes import gate as probe_gate
+from jobflow_controller.jobflow.probes.net import NetworkProbeRunner, refused_target
 from jobflow_controller.validation import validate_job_flow, validate_job_flow_update
 from jobflow_controller.validation.jobflow import validation_message
 from jobflow_controller.validation.lifecycle import lifecycle_problems
@@ -145,19 +145,19 @@ PARSERS: list[Parser] = [
     # -- the sync ---------------------------------------------------------------------------------
     Parser("jobflow_controller.jobflow.sync.JobFlowSyncer.handle_job_flow", _sync, "json", ()),
     # -- probes: the pod, its address, what it answers -------------------------------------------
-    Parser("jobflow_controller.jobflow.probe_net.refused_target", lambda t: refused_target({}, t), "text", ()),
+    Parser("jobflow_controller.jobflow.probes.net.refused_target", lambda t: refused_target({}, t), "text", ()),
     Parser(
-        "jobflow_controller.jobflow.probe_net.refused_target[pod]",
+        "jobflow_controller.jobflow.probes.net.refused_target[pod]",
         lambda v: refused_target(v if isinstance(v, dict) else {"spec": v}, "10.0.0.1"),
         "json",
         (),
     ),
-    Parser("jobflow_controller.jobflow.probe.job_tasks", lambda v: probe_gate.job_tasks({"spec": v}), "json", ()),
+    Parser("jobflow_controller.jobflow.probes.gate.job_tasks", lambda v: probe_gate.job_tasks({"spec": v}), "json", ()),
     Parser(
-        "jobflow_controller.jobflow.probe.task_phase_count",
+        "jobflow_controller.jobflow.probes.gate.task_phase_count",
         lambda v: probe_gate.task_phase_count({"status": v}, "t", "Running"),
         "json",
         (),
     ),
-    Parser("jobflow_controller.jobflow.probe_net.NetworkProbeRunner.http_get", _probe_response, "bytes", (), 2.0),
+    Parser("jobflow_controller.jobflow.probes.net.NetworkProbeRunner.http_get", _probe_response, "bytes", (), 2.0),
 ]

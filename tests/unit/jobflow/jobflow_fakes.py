@@ -16,8 +16,9 @@ from informers import ListOptions, ListResult, WatchEvent
 from jobflow_controller.apis import CREATED_BY_JOB_FLOW, CREATED_BY_JOB_TEMPLATE
 from jobflow_controller.apis.jobflow import Flow
 from jobflow_controller.apis.status import JobFlowStatus
-from jobflow_controller.jobflow import JobFlowController, action
-from jobflow_controller.jobflow.plan import JobCreate
+from jobflow_controller.jobflow import JobFlowController, JobFlowOptions, action
+from jobflow_controller.jobflow.plan import FlowJob, JobCreate
+from jobflow_controller.jobflow.rules_policy import choose_policy
 from jobflow_controller.jobtemplate import JobTemplateController
 from jobflow_controller.kube.errors import from_status
 from jobflow_controller.kube.informers import VolcanoInformerFactory
@@ -168,7 +169,7 @@ def new_fake_controller(
         clientset,  # type: ignore[arg-type]
         factory,
         recorder,
-        max_requeue_num=max_requeue_num,
+        JobFlowOptions(max_requeue_num=max_requeue_num),
         clock=FakeClock(),
     )
     return controller, clientset, recorder
@@ -285,23 +286,25 @@ def strip_history_starts(status: dict[str, Any]) -> dict[str, Any]:
 # -- the sync's steps one at a time, as upstream's tests call them on the controller -------------
 def deploy_job(controller: JobFlowController, flow: dict[str, Any]) -> None:
     """`deploy_job` decided from the caches and carried out (its creates and Warnings), nothing else."""
-    err = controller.sync.deploy(flow, action.deploy_job(controller.sync.observe(flow)))
+    world = controller.sync.observe_and_check(flow)
+    err = controller.sync.deploy(flow, action.deploy_job(world, choose_policy(world)))
     if err is not None:
         raise err
 
 
 def get_all_job_status(controller: JobFlowController, flow: dict[str, Any]) -> JobFlowStatus:
-    return action.get_all_job_status(controller.sync.observe(flow))
+    world = controller.sync.observe_and_check(flow)
+    return action.get_all_job_status(world, choose_policy(world))
 
 
 def load_job_template_and_set_job(
     controller: JobFlowController, flow: dict[str, Any], flow_name: str, job_name: str
 ) -> dict[str, Any]:
     """The Job body `deploy_job` would create for `flow_name`; raises the create's error if it has one."""
-    world = controller.sync.observe(flow)
+    world = controller.sync.observe_and_check(flow)
     spec_flow = next((f for f in world.spec.flows if f.name == flow_name), Flow(flow_name, None))
     assert world.job_name(flow_name) == job_name
-    step = action.load_job_template_and_set_job(world, spec_flow)
+    step = action.load_job_template_and_set_job(world, FlowJob(spec_flow, job_name))
     assert isinstance(step, JobCreate), step
     if step.error is not None:
         raise step.error
@@ -310,5 +313,5 @@ def load_job_template_and_set_job(
 
 
 def delete_all_jobs_created_by_job_flow(controller: JobFlowController, flow: dict[str, Any]) -> None:
-    jobs = action.delete_all_jobs_created_by_job_flow(controller.sync.observe(flow))
+    jobs = action.delete_all_jobs_created_by_job_flow(controller.sync.observe_and_check(flow))
     controller.sync.delete_all_jobs_created_by_job_flow(flow, jobs)

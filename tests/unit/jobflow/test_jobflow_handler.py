@@ -125,7 +125,7 @@ def test_get_job_flow_name_by_job_is_empty_without_a_job_flow_owner() -> None:
 def test_with_a_status_write_interval_a_job_turning_running_syncs_its_flow_after_the_interval() -> None:
     """Ours (--status-write-interval): such an update can change only the status, which waits anyway."""
     controller, _, _ = new_fake_controller()
-    controller.status_writer.interval = 2.0
+    controller.pacing.interval = 2.0
     clock = controller.clock
     assert isinstance(clock, FakeClock)
     controller.handlers.update_job(
@@ -139,7 +139,7 @@ def test_with_a_status_write_interval_a_job_turning_running_syncs_its_flow_after
 
 def test_with_a_status_write_interval_a_job_turning_completed_still_syncs_its_flow_at_once() -> None:
     controller, _, _ = new_fake_controller()
-    controller.status_writer.interval = 2.0
+    controller.pacing.interval = 2.0
     controller.handlers.update_job(
         job("job1", "test", owner="jobflow1", phase="Running", rv="1"),
         job("job1", "test", owner="jobflow1", phase="Completed", rv="2"),

@@ -107,5 +107,5 @@ def test_a_deleted_job_flow_is_forgotten() -> None:
     controller, clientset, _ = _controller(_flow(BOTH))
     _sync(controller, clientset)
     assert len(controller.sync.input_warnings) == 1
-    controller.sync.forget("default", "f")
+    controller.memories.forget("default", "f")
     assert len(controller.sync.input_warnings) == 0

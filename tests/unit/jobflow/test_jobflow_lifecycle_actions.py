@@ -60,16 +60,26 @@ class Recorder:
         self.events.append((kind, reason))
 
 
+class Queue:
+    """The JobFlowQueue's `react` (the JobFlow back in the REACT lane after a delay), recorded."""
+
+    def __init__(self) -> None:
+        self.clock = Clock()
+        self.requeued: list[tuple[str, str, float]] = []
+
+    def react(self, namespace: str, name: str, delay: float = 0.0) -> None:
+        self.requeued.append((namespace, name, delay))
+
+
 def actions() -> tuple[LifecycleActions, Api, list[tuple[str, str, float]], Writer]:
-    api, requeued, writer = Api(), [], Writer()
+    api, queue, writer = Api(), Queue(), Writer()
     made = LifecycleActions(
         Clientset(api),  # type: ignore[arg-type]
         Recorder(),
-        Clock(),  # type: ignore[arg-type]
+        queue,  # type: ignore[arg-type]
         writer,  # type: ignore[arg-type]
-        lambda ns, name, after: requeued.append((ns, name, after)),
     )
-    return made, api, requeued, writer
+    return made, api, queue.requeued, writer
 
 
 def running(n: int) -> list[Termination]:

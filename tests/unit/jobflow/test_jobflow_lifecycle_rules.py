@@ -16,7 +16,7 @@ from jobflow_controller.apis.retry import RERUN
 from jobflow_controller.apis.rules import OUTCOME_ANNOTATION
 from jobflow_controller.apis.timeutil import format_time
 from jobflow_controller.jobflow import rerun
-from jobflow_controller.jobflow.finished import recorded_completed, superseded
+from jobflow_controller.jobflow.deleted_jobs import recorded_completed, superseded
 from jobflow_controller.jobflow.plan import JobCreate, SyncPlan, World
 
 CHAIN = [{"name": "a"}, {"name": "b", "dependsOn": {"targets": ["a"]}}]

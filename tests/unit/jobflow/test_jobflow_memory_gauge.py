@@ -18,6 +18,8 @@ MEMORIES = {
     "lifecycle_commands",
     "missing_templates_logged",
     "invalid_warned",
+    "validated_specs",
+    "input_warned",
 }
 
 

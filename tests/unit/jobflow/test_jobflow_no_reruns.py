@@ -15,8 +15,8 @@ from typing import Any
 from jobflow_fakes import FakeClientset, deploy_job, job, job_flow, job_template, new_fake_controller
 
 from jobflow_controller.apis import FlowRequest
-from jobflow_controller.apis.status import JobFlowStatus
 from jobflow_controller.jobflow.controller import JobFlowController
+from jobflow_controller.jobflow.plan import PlannedStatus
 from jobflow_controller.jobflow.state.pending import pending_update_status
 from jobflow_controller.jobflow.state.running import running_update_status
 
@@ -249,11 +249,11 @@ def test_a_re_created_job_flow_forgets_the_jobs_of_the_one_it_replaced() -> None
 
 
 def test_the_phase_rules_count_a_deleted_completed_job_as_completed() -> None:
-    running = JobFlowStatus(phase="Running", completed_jobs=["f-b"], deleted_completed_jobs=["f-a"])
+    running = PlannedStatus(phase="Running", completed_jobs=["f-b"], deleted_completed_jobs=["f-a"])
     running_update_status(running, 2)
     assert running.phase == "Succeed"
 
-    pending = JobFlowStatus(phase="Pending", deleted_completed_jobs=["f-a"])
+    pending = PlannedStatus(phase="Pending", deleted_completed_jobs=["f-a"])
     pending_update_status(pending, 2)
     assert pending.phase == "Running"
 

@@ -160,7 +160,7 @@ def test_a_status_write_is_not_left_to_a_next_sync_while_the_queue_shuts_down() 
 
 def _paced(flow: dict[str, Any], interval: float = 2.0) -> tuple[JobFlowController, FakeClientset]:
     controller, clientset = _controller(flow)
-    controller.status_writer.interval = interval
+    controller.pacing.interval = interval
     return controller, clientset
 
 

@@ -12,7 +12,7 @@ from typing import Any
 from jobflow_fakes import FakeClientset, job_flow, job_template
 
 from jobflow_controller.apis.patch_fields import PatchFields, parse_patch_fields
-from jobflow_controller.jobflow.controller import JobFlowController
+from jobflow_controller.jobflow.controller import JobFlowController, JobFlowOptions
 from jobflow_controller.kube.informers import VolcanoInformerFactory
 from jobflow_controller.record import FakeRecorder
 from workqueue import FakeClock
@@ -39,8 +39,8 @@ def _setup(flows: list[dict[str, Any]], patch_fields: PatchFields | None) -> tup
         clientset,  # type: ignore[arg-type]
         factory,
         recorder,
+        JobFlowOptions(patch_fields=patch_fields),
         clock=FakeClock(),
-        patch_fields=patch_fields,
     )
     controller.job_flow_informer.get_indexer().add(job_flow("jf", flows=flows, uid="uid-1"))
     for name in {f["name"] for f in flows}:

@@ -19,9 +19,9 @@ import structlog.testing
 from jobflow_fakes import FakeClientset, job, job_flow, job_template
 
 from jobflow_controller.apis.probe import HttpGet, TcpSocket
-from jobflow_controller.jobflow import JobFlowController
+from jobflow_controller.jobflow import JobFlowController, JobFlowOptions
 from jobflow_controller.jobflow import constants as c
-from jobflow_controller.jobflow.probe import PROBE_POLL_PERIOD, PROBE_TIMEOUT, ProbeCache, ProbeKey, ProbeResult
+from jobflow_controller.jobflow.probes import PROBE_POLL_PERIOD, PROBE_TIMEOUT, ProbeCache, ProbeKey, ProbeResult
 from jobflow_controller.kube.informers import VolcanoInformerFactory
 from jobflow_controller.record import FakeRecorder
 from workqueue import FakeClock
@@ -96,9 +96,8 @@ def _controller(executor: Executor | None = None) -> tuple[JobFlowController, Fa
         clientset,  # type: ignore[arg-type]
         VolcanoInformerFactory(clientset),  # type: ignore[arg-type]
         recorder,
+        JobFlowOptions(probe_runner=runner, probe_executor=executor or InlineExecutor()),
         clock=FakeClock(),
-        probe_runner=runner,
-        probe_executor=executor or InlineExecutor(),
     )
     return controller, clientset, recorder, runner
 

@@ -14,7 +14,7 @@ import pytest
 
 from jobflow_controller.apis.probe import HttpGet, TcpSocket, parse_probe
 from jobflow_controller.jobflow import constants as c
-from jobflow_controller.jobflow.probe import (
+from jobflow_controller.jobflow.probes import (
     MAX_PENDING_CHECKS,
     MAX_PENDING_PER_NAMESPACE,
     PROBE_POLL_PERIOD,
@@ -25,7 +25,7 @@ from jobflow_controller.jobflow.probe import (
     ProbeKey,
     ProbeResult,
 )
-from jobflow_controller.jobflow.probe_net import refused_target
+from jobflow_controller.jobflow.probes.net import refused_target
 from workqueue import FakeClock
 
 UID = "uid-1"
@@ -95,16 +95,29 @@ def _pod(name: str, ip: str, *, host_network: bool = False) -> dict[str, Any]:
 
 
 def _gate(*pods: dict[str, Any], allow_loopback: bool = False) -> tuple[ProbeGate, Runner, list[str], list[float]]:
-    runner, warnings, requeues = Runner(), list[str](), list[float]()
+    runner, outlet = Runner(), Outlet()
     gate = ProbeGate(
         ProbeCache(FakeClock(), executor=InlineExecutor()),
         runner,
         Pods(*pods),
-        lambda _ns, _name, delay: requeues.append(delay),
-        warn=lambda _jf, message, *args: warnings.append(message % args),
+        outlet,
         allow_loopback=allow_loopback,
     )
-    return gate, runner, warnings, requeues
+    return gate, runner, outlet.warnings, outlet.requeues
+
+
+class Outlet:
+    """Where the gate's requeues and Warnings go (probe.ProbeOutlet), recorded."""
+
+    def __init__(self) -> None:
+        self.warnings: list[str] = []
+        self.requeues: list[float] = []
+
+    def react(self, namespace: str, name: str, delay: float = 0.0) -> None:
+        self.requeues.append(delay)
+
+    def warn_invalid_probe(self, job_flow: Any, message: str, *args: Any) -> None:
+        self.warnings.append(message % args)
 
 
 # -- addresses never checked ------------------------------------------------------------------------

@@ -15,8 +15,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import pytest
 
 from jobflow_controller.apis.probe import HttpGet, TcpSocket
-from jobflow_controller.jobflow.probe import MAX_BODY_BYTES, NetworkProbeRunner
-from jobflow_controller.jobflow.probe_net import Deadline
+from jobflow_controller.jobflow.probes import MAX_BODY_BYTES, NetworkProbeRunner
+from jobflow_controller.jobflow.probes.net import Deadline
 
 LOCALHOST = "127.0.0.1"
 

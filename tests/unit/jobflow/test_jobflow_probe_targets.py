@@ -11,7 +11,7 @@ import ipaddress
 
 import pytest
 
-from jobflow_controller.jobflow.probe_net import nat64_embedded, refused_target
+from jobflow_controller.jobflow.probes.net import nat64_embedded, refused_target
 
 POD: dict[str, object] = {"metadata": {"name": "p"}, "status": {"phase": "Running"}}
 

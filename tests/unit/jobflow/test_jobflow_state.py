@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 
 from jobflow_controller.apis import Action, Phase
-from jobflow_controller.apis.status import JobFlowStatus
+from jobflow_controller.jobflow.plan import PlannedStatus
 from jobflow_controller.jobflow.state import new_state
 from jobflow_controller.jobflow.state.pending import pending_update_status
 from jobflow_controller.jobflow.state.running import running_update_status
@@ -22,7 +22,7 @@ def _run_state(phase: str, flows: int, **lists: list[str]) -> str | None:
     seen: dict[str, str] = {}
 
     def fake_sync(jf: Any, fn: Any) -> None:
-        status = JobFlowStatus(phase=phase, **lists)
+        status = PlannedStatus(phase=phase, **lists)
         fn(status, flows)
         seen["phase"] = status.phase
 
@@ -88,12 +88,12 @@ def test_an_unknown_phase_has_no_state() -> None:
 
 
 def test_running_rule_keeps_running_without_failures() -> None:
-    status = JobFlowStatus(phase=Phase.RUNNING, running_jobs=["a"])
+    status = PlannedStatus(phase=Phase.RUNNING, running_jobs=["a"])
     running_update_status(status, 2)
     assert status.phase == "Running"
 
 
 def test_pending_rule_of_an_empty_flow_list_stays_pending_as_upstream() -> None:
-    status = JobFlowStatus()
+    status = PlannedStatus()
     pending_update_status(status, 0)
     assert status.phase == "Pending"

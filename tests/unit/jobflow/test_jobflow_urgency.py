@@ -46,7 +46,7 @@ def _controller(*, burst: int = status_writer.STATUS_WRITE_BURST) -> tuple[JobFl
     storage.attach(controller.queue)
     clock = controller.clock
     assert isinstance(clock, FakeClock)
-    controller.status_writer.lane = status_writer.StatusLane(controller.queue, clock, qps=1.0, burst=burst)
+    controller.pacing.lane = status_writer.StatusLane(controller.queue, clock, qps=1.0, burst=burst)
     for name in ("a", "b"):
         controller.job_template_informer.get_indexer().add(job_template(name))
     flow = job_flow("f", flows=CHAIN, rv="1", uid=UID)
@@ -146,7 +146,7 @@ def test_a_running_job_is_urgent_for_a_job_flow_whose_dependency_is_judged_by_a_
 
 
 def _spend_the_burst(controller: JobFlowController) -> None:
-    assert controller.status_writer.lane.write_now(controller.request_for("default", "someone-else"))
+    assert controller.pacing.lane.write_now(controller.request_for("default", "someone-else"))
 
 
 def _sync_lane_of(controller: JobFlowController) -> int | None:
@@ -194,7 +194,7 @@ def test_past_the_burst_a_status_change_waits_for_its_token_and_is_written_with_
     entry = _stored(clientset)["jobStatusList"][0]
     assert entry["state"] == "Running"
     assert [h["state"] for h in entry["runningHistories"]] == ["Running"]
-    assert len(controller.status_writer.lane) == 0
+    assert len(controller.pacing.lane) == 0
 
 
 def test_a_reaction_past_the_burst_creates_the_job_at_once_and_leaves_its_status_to_the_bucket() -> None:
@@ -249,16 +249,16 @@ def test_a_reservation_whose_sync_found_nothing_to_write_lapses() -> None:
     _sync_next(controller)
 
     assert _status_writes(clientset) == 2
-    assert len(controller.status_writer.lane) == 0
+    assert len(controller.pacing.lane) == 0
 
 
 def test_a_deleted_job_flow_forgets_its_reservation() -> None:
     controller, _, _ = _controller(burst=1)
     _spend_the_burst(controller)
-    controller.status_writer.lane.add(REQ)
-    assert len(controller.status_writer.lane) == 1
+    controller.pacing.lane.add(REQ)
+    assert len(controller.pacing.lane) == 1
     controller.handlers.delete_job_flow(job_flow("f", uid=UID))
-    assert len(controller.status_writer.lane) == 0
+    assert len(controller.pacing.lane) == 0
 
 
 def test_an_earlier_wake_up_of_the_same_request_never_strands_its_reservation() -> None:
@@ -267,7 +267,7 @@ def test_an_earlier_wake_up_of_the_same_request_never_strands_its_reservation() 
     controller, clientset, clock = _controller(burst=1)
     _spend_the_burst(controller)
     _set_job(controller, "Running", "2")
-    controller.status_writer.lane.add(REQ)  # reserved 1 s from now
+    controller.pacing.lane.add(REQ)  # reserved 1 s from now
     controller.queue.add_after(REQ, 0.5)  # something else wakes it earlier
     clock.step(0.5)
     _wait_for_queue(controller, 1)
@@ -354,7 +354,7 @@ def test_succeed_is_written_at_once_while_the_client_is_backlogged() -> None:
 
 def test_with_an_interval_the_backlog_is_not_consulted() -> None:
     controller, clientset, clock = _controller()
-    controller.status_writer.interval = 2.0
+    controller.pacing.interval = 2.0
     clientset.client_backlog = 0.5
     controller.handlers.add_job_flow(job_flow("f"))
     _sync_next(controller)

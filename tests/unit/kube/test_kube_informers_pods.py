@@ -10,8 +10,8 @@ import pytest
 
 from jobflow_controller.apis import meta
 from jobflow_controller.apis.probe import parse_probe
-from jobflow_controller.jobflow.probe import ProbeCache, ProbeGate, ProbeResult
-from jobflow_controller.jobflow.probe_judge import _probe_view
+from jobflow_controller.jobflow.probes import ProbeCache, ProbeGate, ProbeResult
+from jobflow_controller.jobflow.probes.judge import _probe_view
 from jobflow_controller.kube.informers import (
     POD_JOB_NAME_LABEL,
     POD_LABEL_SELECTOR,
@@ -208,12 +208,18 @@ def _decisions(pod: dict[str, Any]) -> tuple[Any, ...]:
         def task_pods(self, namespace: str, job_name: str, task: str) -> list[Any]:
             return [pod] if meta.labels(pod).get(POD_TASK_SPEC_LABEL) == task else []
 
+    class Outlet:
+        def react(self, namespace: str, name: str, delay: float = 0.0) -> None:
+            return None
+
+        def warn_invalid_probe(self, job_flow: Any, message: str, *args: Any) -> None:
+            warnings.append(message % args)
+
     gate = ProbeGate(
         ProbeCache(FakeClock(), executor=_Inline()),
         Runner(),  # type: ignore[arg-type]
         Pods(),
-        lambda *_: None,
-        warn=lambda _jf, message, *args: warnings.append(message % args),
+        Outlet(),
     )
     job = {"metadata": {"name": "jf-a", "namespace": "ns", "uid": "job-uid"}, "spec": {"tasks": [{"name": "ps"}]}}
     job_flow = {"metadata": {"name": "jf", "namespace": "ns", "uid": "jf-uid"}}

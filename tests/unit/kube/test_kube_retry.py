@@ -7,8 +7,8 @@ import time
 
 import pytest
 
+from jobflow_controller.kube.conflict import DEFAULT_BACKOFF, DEFAULT_RETRY, Backoff, on_error, retry_on_conflict
 from jobflow_controller.kube.errors import AlreadyExistsError, ConflictError, from_status
-from jobflow_controller.kube.retry import DEFAULT_BACKOFF, DEFAULT_RETRY, Backoff, on_error, retry_on_conflict
 
 FAST = Backoff(steps=5, duration=0.001)
 

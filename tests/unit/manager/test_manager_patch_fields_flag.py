@@ -53,10 +53,10 @@ def test_a_value_that_is_no_field_path_exits_2_naming_the_flag(
 
 def test_the_jobflow_controller_gets_the_allowed_fields(monkeypatch: pytest.MonkeyPatch) -> None:
     given: dict[str, Any] = {}
-    monkeypatch.setattr(controllers, "JobFlowController", lambda *args, **kw: given.update(kw))
+    monkeypatch.setattr(controllers, "JobFlowController", lambda *args, **kw: given.update(options=args[3]))
     o, _ = opts.parse(["--jobflow-patch-allowed-fields=tasks.replicas", "--controllers=jobflow-controller"])
     controllers.build_controllers(None, None, None, o, lambda: None, None)  # type: ignore[arg-type,return-value]
-    assert given["patch_fields"] == PatchFields(frozenset({("tasks", "replicas")}))
+    assert given["options"].patch_fields == PatchFields(frozenset({("tasks", "replicas")}))
 
 
 def test_the_webhook_gets_the_allowed_fields(tmp_path: Path) -> None:

@@ -2,7 +2,7 @@
 
 Fairness: the pool's workers take checks from one FIFO per namespace, round-robin across the
 namespaces that have checks waiting, and a namespace has at most `MAX_PENDING_PER_NAMESPACE`
-checks in hand (queued or running). Every check ends within its deadline T (probe_net.py), so in
+checks in hand (queued or running). Every check ends within its deadline T (probes/net.py), so in
 any T at least W checks start (W workers); a check queued behind the checks of N - 1 other
 namespaces (N namespaces with checks waiting, its own counted) starts within ⌈N/W⌉·T however
 many checks those namespaces queued. One tenant flooding the pool delays another's check by at
@@ -23,7 +23,7 @@ from concurrent.futures import Executor, ThreadPoolExecutor
 from dataclasses import dataclass
 
 from jobflow_controller.apis.probe import ProbeCheck
-from jobflow_controller.jobflow.probe_net import ProbeResult
+from jobflow_controller.jobflow.probes.net import ProbeResult
 from workqueue import Clock
 
 #: How long a check's result stands, and how soon a JobFlow waiting on a failing check is synced

@@ -152,6 +152,13 @@ class DeletedJobs:
             if not by_uid:
                 del self._jobs[key]
 
+    # -- memories.py ------------------------------------------------------------------------------
+    def forget_job_flow(self, namespace: str, name: str, uid: str | None) -> None:
+        self.forget(namespace, name, uid)
+
+    def memory_sizes(self) -> dict[str, int]:
+        return {"deleted_jobs": len(self)}
+
     def __bool__(self) -> bool:
         """Whether anything is remembered (lock-free: a sync asks before it takes the lock)."""
         return bool(self._jobs)

@@ -14,12 +14,12 @@ A target no entry applies to keeps upstream's rule alone. An entry whose task no
 before the Job exists, JobTemplate) has is a spec error: a Warning `InvalidProbe` and that flow
 waits. A flow without a probe is judged exactly as upstream judges it.
 
-Network checks never run on a worker thread: `ProbeCache` (probe_cache.py) runs them on a small
+Network checks never run on a worker thread: `ProbeCache` (probes/cache.py) runs them on a small
 bounded pool, fair across namespaces, and caches each result per (JobFlow uid, flow, check, pod)
 for `PROBE_POLL_PERIOD`; a worker only reads the cache and, while a check is failing or still
 running, puts the JobFlow back with `add_after`. A finished check also enqueues its JobFlow at once,
 so a pass is acted on without waiting for the poll. The checks themselves, each under one deadline,
-and the addresses never checked are in probe_net.py.
+and the addresses never checked are in probes/net.py.
 """
 
 from __future__ import annotations
@@ -29,11 +29,13 @@ from typing import Any, Protocol
 
 import structlog
 
+from jobflow_controller.apis import JobPhase, meta
+from jobflow_controller.apis import job as vcjob
 from jobflow_controller.apis import jobflow as jf
-from jobflow_controller.apis import meta
 from jobflow_controller.apis.probe import HttpGet, Probe, TaskStatus, TcpSocket
 from jobflow_controller.jobflow import constants as c
-from jobflow_controller.jobflow.probe_cache import (
+from jobflow_controller.jobflow.plan import ProbeVerdict, World
+from jobflow_controller.jobflow.probes.cache import (
     MAX_PENDING_CHECKS,
     MAX_PENDING_PER_NAMESPACE,
     PROBE_POLL_PERIOD,
@@ -42,7 +44,7 @@ from jobflow_controller.jobflow.probe_cache import (
     ProbeCache,
     ProbeKey,
 )
-from jobflow_controller.jobflow.probe_net import (
+from jobflow_controller.jobflow.probes.net import (
     MAX_BODY_BYTES,
     PROBE_TIMEOUT,
     USER_AGENT,
@@ -66,10 +68,12 @@ __all__ = [
     "ProbeCache",
     "ProbeGate",
     "ProbeKey",
+    "ProbeOutlet",
     "ProbeResult",
     "ProbeRunner",
     "job_tasks",
     "ready_pods",
+    "targets_met_by_probe",
     "task_phase_count",
     "unmatched_tasks",
 ]
@@ -86,6 +90,31 @@ class PodSource(Protocol):
     """The pods of one task of one Job, from a cache; None while that cache has not synced."""
 
     def task_pods(self, namespace: str, job_name: str, task: str) -> list[Obj] | None: ...
+
+
+def targets_met_by_probe(world: World, flow: jf.Flow, verdict: ProbeVerdict, missing: list[str]) -> bool:
+    """A probe flow's dependency, once its verdict is in: each target's Job is ours and Completed,
+    or passed the probe (`verdict.met`); a target gone counts if it ran to completion.
+
+    Every target is looked at (each missing one is named in `missing`). A probe that cannot be judged
+    (`verdict.probe` None: InvalidProbe said why) is never met.
+    """
+    if verdict.probe is None:
+        return False
+    met = True
+    for target in flow.targets or ():
+        target_job_name = world.job_name(target)
+        job = world.named_jobs.get(target_job_name)
+        if job is None:
+            if target_job_name in world.completed:
+                continue
+            missing.append(target_job_name)
+            met = False
+        elif meta.is_controlled_by(job, world.job_flow):
+            met = met and (vcjob.phase(job) == JobPhase.COMPLETED or target in verdict.met)
+        else:
+            met = met and target_job_name in world.completed
+    return met
 
 
 def job_tasks(job_or_template: Obj) -> dict[str, int]:
@@ -124,15 +153,21 @@ def ready_pods(pods: Sequence[Obj], job: Obj) -> list[tuple[Obj, str]]:
     return out
 
 
-#: `warn(job_flow, message, *args)`: a Warning `InvalidProbe` on the JobFlow (probe_judge.py).
-Warn = Callable[..., None]
+class ProbeOutlet(Protocol):
+    """Where a probe check's consequences go (probes/judge.py): the JobFlow back in the queue, a Warning."""
+
+    def react(self, namespace: str, name: str, delay: float = 0.0) -> None:
+        """Sync the JobFlow again after `delay` seconds (0: now): a check finished, or a poll is due."""
+
+    def warn_invalid_probe(self, job_flow: Obj, message: str, *args: Any) -> None:
+        """A Warning `InvalidProbe` on the JobFlow."""
 
 
 class ProbeGate:
     """Decides whether a target's probes pass, from the Job, the pod cache and the probe cache.
 
-    `requeue(namespace, name, delay)` is the controller's `queue.add_after` (delay 0: `queue.add`).
-    A pod `refused_target` refuses is never checked and counts as not passing: `warn` names it.
+    `outlet.react` puts the JobFlow back (a check finished, a poll is due). A pod `refused_target`
+    refuses is never checked and counts as not passing: `outlet.warn_invalid_probe` names it.
     """
 
     def __init__(
@@ -140,9 +175,8 @@ class ProbeGate:
         cache: ProbeCache,
         runner: ProbeRunner,
         pods: PodSource,
-        requeue: Callable[[str, str, float], None],
+        outlet: ProbeOutlet,
         *,
-        warn: Warn | None = None,
         allow_loopback: bool = False,
         timeout: float = PROBE_TIMEOUT,
         poll_period: float = PROBE_POLL_PERIOD,
@@ -150,8 +184,7 @@ class ProbeGate:
         self.cache = cache
         self.runner = runner
         self.pods = pods
-        self.requeue = requeue
-        self.warn = warn
+        self.outlet = outlet
         self.allow_loopback = allow_loopback
         self.timeout = timeout
         self.poll_period = poll_period
@@ -180,7 +213,7 @@ class ProbeGate:
             met = passed and met
             poll = poll or waiting
         if poll:
-            self.requeue(meta.namespace(job_flow), meta.name(job_flow), self.poll_period)
+            self.outlet.react(meta.namespace(job_flow), meta.name(job_flow), self.poll_period)
         return met
 
     def _network_check_passed(
@@ -221,9 +254,11 @@ class ProbeGate:
         why = refused_target(pod, ip, allow_loopback=self.allow_loopback)
         if why is None:
             return False
-        if self.warn is not None and meta.name(pod) not in refused:
+        if meta.name(pod) not in refused:
             job_name = jf.job_name(meta.name(job_flow), flow)
-            self.warn(job_flow, c.MESSAGE_PROBE_TARGET_REFUSED, job_name, flow, meta.name(pod), ip, why)
+            self.outlet.warn_invalid_probe(
+                job_flow, c.MESSAGE_PROBE_TARGET_REFUSED, job_name, flow, meta.name(pod), ip, why
+            )
         refused.add(meta.name(pod))
         return True
 
@@ -234,7 +269,7 @@ class ProbeGate:
 
     def _done(self, job_flow: Obj) -> Callable[[], None]:
         ns, name = meta.namespace(job_flow), meta.name(job_flow)
-        return lambda: self.requeue(ns, name, 0.0)
+        return lambda: self.outlet.react(ns, name, 0.0)
 
 
 def unmatched_tasks(probe: Probe, target_tasks: Mapping[str, set[str] | None]) -> list[str]:

@@ -2,7 +2,7 @@
 
 Called at one named point, before the sync's decisions (sync.py): `judge_probes` gives each flow
 with a probe that may be judged in this sync its `ProbeVerdict` (plan.py), which `action.judge`
-reads. The rules are in probe.py and docs/probe.md. The Pod informer is created on the first HTTP
+reads. The rules are in gate.py and docs/probe.md. The Pod informer is created on the first HTTP
 or TCP check, so a controller whose JobFlows use no such probe never lists a pod and needs no RBAC
 for pods.
 """
@@ -10,7 +10,7 @@ for pods.
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from typing import Any
 
 import structlog
@@ -22,8 +22,9 @@ from jobflow_controller.apis import job as vcjob
 from jobflow_controller.apis import jobflow as jf
 from jobflow_controller.apis.probe import Probe, parse_probe, probe_problems
 from jobflow_controller.jobflow import constants as c
+from jobflow_controller.jobflow.job_flow_queue import JobFlowQueue
 from jobflow_controller.jobflow.plan import ProbeVerdict
-from jobflow_controller.jobflow.probe import ProbeCache, ProbeGate, ProbeRunner, job_tasks, unmatched_tasks
+from jobflow_controller.jobflow.probes import ProbeCache, ProbeGate, ProbeRunner, job_tasks, unmatched_tasks
 from jobflow_controller.kube.informers import (
     POD_JOB_NAME_LABEL,
     POD_TASK_SPEC_LABEL,
@@ -41,9 +42,9 @@ Obj = Mapping[str, Any]
 class ProbeJudge:
     """`judge_probes`, `probe_of`, the lazily started Pod informer (`task_pods`) and its handler.
 
-    `requeue(namespace, name, delay)` puts a JobFlow back (a check finished, or a poll is due);
-    `enqueue(namespace, name)` syncs it (a pod changed). `allow_loopback` lets pods on loopback
-    addresses be checked: only for a local control plane, whose simulated pods run on 127.0.0.1.
+    The queue takes a JobFlow back in the `REACT` lane (a check finished, or a poll is due: `react`)
+    or the default one (a pod changed). `allow_loopback` lets pods on loopback addresses be checked:
+    only for a local control plane, whose simulated pods run on 127.0.0.1.
     """
 
     def __init__(
@@ -52,10 +53,9 @@ class ProbeJudge:
         job_lister: JobLister,
         job_template_lister: JobTemplateLister,
         recorder: Any,
+        queue: JobFlowQueue,
         cache: ProbeCache,
         runner: ProbeRunner,
-        requeue: Callable[[str, str, float], None],
-        enqueue: Callable[[str, str], None],
         *,
         allow_loopback: bool = False,
     ) -> None:
@@ -63,10 +63,8 @@ class ProbeJudge:
         self._job_lister = job_lister
         self._job_template_lister = job_template_lister
         self._recorder = recorder
-        self._enqueue = enqueue
-        self.gate = ProbeGate(
-            cache, runner, self, requeue, warn=self._warn_invalid_probe, allow_loopback=allow_loopback
-        )
+        self._queue = queue
+        self.gate = ProbeGate(cache, runner, self, self, allow_loopback=allow_loopback)
         #: The stop event the informers run under, once the controller runs (None before).
         self.informer_stop: threading.Event | None = None
         self._pod_lock = threading.Lock()
@@ -117,14 +115,14 @@ class ProbeJudge:
         # flow is created at once (upstream's rule), so `has_targets` is not held against it.
         problems = probe_problems(raw)
         if problems:
-            self._warn_invalid_probe(job_flow, c.MESSAGE_INVALID_PROBE, job_name, flow.name, "; ".join(problems))
+            self.warn_invalid_probe(job_flow, c.MESSAGE_INVALID_PROBE, job_name, flow.name, "; ".join(problems))
             return None
         probe = parse_probe(raw)
         if not probe:
             return probe
         missing = unmatched_tasks(probe, {target: self._target_tasks(job_flow, target) for target in targets})
         if missing:
-            self._warn_invalid_probe(
+            self.warn_invalid_probe(
                 job_flow, c.MESSAGE_PROBE_TASK_NOT_FOUND, job_name, flow.name, missing[0], ", ".join(targets)
             )
             return None
@@ -144,7 +142,7 @@ class ProbeJudge:
             return None
         return set(job_tasks(template))
 
-    def _warn_invalid_probe(self, job_flow: Obj, message: str, *args: Any) -> None:
+    def warn_invalid_probe(self, job_flow: Obj, message: str, *args: Any) -> None:
         log.warning(message % args, jobflow=f"{meta.namespace(job_flow)}/{meta.name(job_flow)}")
         self._recorder.eventf(job_flow, c.EVENT_WARNING, c.REASON_INVALID_PROBE, message, *args)
 
@@ -195,7 +193,19 @@ class ProbeJudge:
         ref = meta.get_controller_of(job)
         if ref is None or ref.get("apiVersion") != FLOW_GROUP_VERSION or ref.get("kind") != JOB_FLOW_KIND:
             return
-        self._enqueue(ns, str(ref.get("name") or ""))
+        self._queue.add(ns, str(ref.get("name") or ""))
+
+    def react(self, namespace: str, name: str, delay: float = 0.0) -> None:
+        """A check finished (0) or a poll is due: the JobFlow back in the `REACT` lane."""
+        self._queue.react(namespace, name, delay)
+
+    # -- memories.py ------------------------------------------------------------------------------
+    def forget_job_flow(self, namespace: str, name: str, uid: str | None) -> None:
+        if uid:
+            self.gate.cache.forget(uid)
+
+    def memory_sizes(self) -> dict[str, int]:
+        return {"probe_cache": len(self.gate.cache)}
 
     def shutdown(self) -> None:
         self.gate.cache.shutdown()

@@ -1,0 +1,164 @@
+"""The flow policy: what a flow *is* for one sync, chosen once per sync and asked by upstream's functions.
+
+Upstream has one answer to each question a sync asks about a flow: its Job is `<jobflow>-<flow>`,
+it is due once every target's Job is Completed, it has ended when its Job has, and the JobFlow's
+phase is the state's `updateStateFn`. `FlowPolicy` is that answer. `choose_policy(world)`
+(rules_policy.py) picks it, or `FailureAwarePolicy` (docs/rules.md) for a JobFlow that sets a
+failure-aware field, once per sync (action.py `sync_job_flow`). action.py's upstream functions
+(`deploy_job`, `judge`, `get_all_job_status`) ask the policy and test no feature themselves.
+
+The questions, each a method a policy answers:
+- `jobs(flow)`: the flow's Job names, a list (upstream: one; a matrix: one per combination);
+- `unmade(out)`: the flows' Jobs that may be created now, in order, each a `FlowJob` (its attempt,
+  whether to read the JobFlow afresh first, extra annotations); a limit of unfinished Jobs per flow
+  belongs here (stop yielding a flow's Jobs once that many are unfinished);
+- `is_due(flow, out, judge)`: whether the flow's Jobs are due (`judge` is upstream's rule);
+- `ended(flow)`: None while the flow may still run, else how it ended (`Outcome`: Completed,
+  Failed, Skipped); a flow a condition skips answers Skipped (and is never unmade, hence never due);
+- `closing(room, out, build)`: Jobs created once nothing else can run (the finally flows);
+- `decide_phase(status, update_state_fn, total)`: the JobFlow's phase; `record_outcomes(status,
+  plan)`: what the flows came to (`skippedJobs`, events); `halted`, `stop`: nothing more is created
+  or retried, and why.
+
+How an extension plugs in: never by a test in action.py. A new kind of flow subclasses `FlowPolicy`
+(overriding the questions it answers differently and calling `super()` for the rest) and
+`choose_policy` picks it from the spec; an extension that refines one answer for every kind of flow
+is called from the point of `FlowPolicy` named for it:
+- retries (retry.py): `_next_attempt_wait` ("this flow's next attempt is due": its backoff) and
+  `superseded` (a Job its next attempt replaces: its entry is the retry's record);
+- probes (probes/gate.py `targets_met_by_probe`): `_targets_met` ("due, once the verdict is in");
+- lifecycle (lifecycle.py): `may_create` (a suspended JobFlow creates nothing) and `new_status`
+  (the stamps the stored status keeps).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from jobflow_controller.apis import FINISHED_PHASES, meta
+from jobflow_controller.apis import jobflow as jf
+from jobflow_controller.apis.retry import job_attempt
+from jobflow_controller.apis.rules import Outcome
+from jobflow_controller.apis.status import JobStatus
+from jobflow_controller.jobflow import lifecycle, retry
+from jobflow_controller.jobflow.job_status_index import RecordedEntries
+from jobflow_controller.jobflow.plan import (
+    Build,
+    Deploy,
+    FlowJob,
+    JobCreate,
+    Judge,
+    PlannedStatus,
+    SyncPlan,
+    WarningEvent,
+    World,
+    resource_exists,
+)
+from jobflow_controller.jobflow.probes import targets_met_by_probe
+from jobflow_controller.jobflow.state.base import UpdateJobFlowStatusFn
+
+
+class FlowPolicy:
+    """Upstream's rule: one Job per flow, due once its targets Completed; the state decides the phase."""
+
+    def __init__(self, world: World) -> None:
+        self.world = world
+        self._recorded = RecordedEntries(world.job_flow)
+        self._job_flow_name = world.name
+
+    # -- what a flow is ---------------------------------------------------------------------------
+    def jobs(self, flow: jf.Flow) -> list[str]:
+        return [jf.job_name(self._job_flow_name, flow.name)]
+
+    def ended(self, flow: jf.Flow) -> str | None:
+        """Completed once each of its Jobs ran to completion (a failed Job is created again, as upstream)."""
+        done = self.world.completed
+        return Outcome.COMPLETED if all(n in done for n in self.jobs(flow)) else None
+
+    def may_create(self) -> bool:
+        """Not a finished JobFlow (Succeed, Failed), one being deleted, nor (lifecycle) a suspended one."""
+        world = self.world
+        if jf.phase(world.job_flow) in FINISHED_PHASES or meta.metadata(world.job_flow).get("deletionTimestamp"):
+            return False
+        return not lifecycle.suspended(world)
+
+    def unmade(self, out: Deploy) -> Iterator[FlowJob]:
+        """The flows' Jobs that may be created now, in spec order.
+
+        Not a flow that ended, nor a Job that ran to completion, exists (someone else's is an
+        `ErrResourceExists` WarningEvent in `out`), was created moments ago (the informer has not shown
+        it yet), or whose next attempt is not due yet (`out.requeue_after`).
+        """
+        world = self.world
+        done = world.completed
+        for flow in world.spec.flows:
+            if self.ended(flow) is not None:
+                continue
+            for job_name in self.jobs(flow):
+                if job_name in done or self._held(job_name, out) or job_name in world.expected:
+                    continue
+                entry = self._recorded.get(job_name)
+                wait = self._next_attempt_wait(flow, entry)
+                if wait > 0:
+                    out.requeue_in(wait)
+                    continue
+                fresh = flow.name in world.spec.retry.policies
+                yield FlowJob(flow, job_name, retry.recreations(entry), fresh)
+
+    def is_due(self, flow: jf.Flow, out: Deploy, judge: Judge) -> bool:
+        """Upstream's: no targets, or `judge` says every target's Job Completed."""
+        return flow.targets is None or self._targets_met(flow, out, judge)
+
+    def closing(self, room: int, out: Deploy, build: Build) -> list[JobCreate | WarningEvent]:
+        """Jobs created once nothing else can run: none under upstream's rule."""
+        return []
+
+    def decide_phase(self, status: PlannedStatus, update_state_fn: UpdateJobFlowStatusFn, total: int) -> None:
+        """Upstream's: the state's `updateStateFn`."""
+        update_state_fn(status, total)
+
+    def record_outcomes(self, status: PlannedStatus, plan: SyncPlan) -> None:
+        """What the flows came to, into the status and the events: nothing more under upstream's rule."""
+
+    @property
+    def stop(self) -> str | None:
+        """What halted the flows early (a shutdown, a passed deadline), if anything (lifecycle.py)."""
+        return None
+
+    @property
+    def halted(self) -> bool:
+        """No further flow is created, nor a failed Job retried (a failure-aware JobFlow's FailFast)."""
+        return False
+
+    # -- the named points -------------------------------------------------------------------------
+    def new_status(self) -> PlannedStatus:
+        """The status a sync computes afresh: the phase, and the stamps the stored one keeps (lifecycle)."""
+        status = PlannedStatus(phase=jf.phase(self.world.job_flow))
+        lifecycle.carry_stamps(self.world.job_flow, status)
+        return status
+
+    def superseded(self, job: meta.Obj, entry: JobStatus | None) -> bool:
+        """A Job its next attempt replaces (retried or re-run, not gone yet): its entry is the record."""
+        return entry is not None and job_attempt(job) < retry.recreations(entry)
+
+    def _next_attempt_wait(self, flow: jf.Flow, entry: JobStatus | None) -> float:
+        """Seconds until the flow's next attempt is due (a retry's backoff); 0: now."""
+        if not retry.awaiting_recreate(entry):
+            return 0.0
+        return retry.backoff_left(entry, self.world.spec.retry.policies.get(flow.name), self.world.now)
+
+    def _targets_met(self, flow: jf.Flow, out: Deploy, judge: Judge) -> bool:
+        """Upstream's `judge`; a flow with a probe whose verdict is in: the probe's rule (probes/)."""
+        verdict = self.world.probes.get(flow.name) if flow.probe is not None else None
+        if verdict is None or (verdict.probe is not None and not verdict.probe):
+            return judge(self.world, flow, self.world.completed, out.missing_targets)
+        return targets_met_by_probe(self.world, flow, verdict, out.missing_targets)
+
+    def _held(self, job_name: str, out: Deploy) -> bool:
+        """Whether a Job of the name exists; one this JobFlow does not control gets a Warning."""
+        existing = self.world.named_jobs.get(job_name)
+        if existing is None:
+            return False
+        if not meta.is_controlled_by(existing, self.world.job_flow):
+            out.steps.append(resource_exists(job_name))
+        return True

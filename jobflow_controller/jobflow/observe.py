@@ -1,0 +1,102 @@
+"""`JobFlowObserver.observe`: what one sync of one JobFlow sees, read from the caches and the clock.
+
+The first of a sync's three steps (observe, plan, execute: sync.py): the JobFlow's Jobs, the Jobs and
+JobTemplates its flows name, the Jobs this process saw deleted Completed or created and the cache
+does not show yet, and the time, taken once into a `World` (plan.py) the decisions read. The probe
+verdicts of the flows `deploy_job` may judge are the next step's (`check_probes`, probes/judge.py):
+observing reads and starts nothing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import replace
+from typing import Any
+
+from informers.errors import NotFoundError
+from jobflow_controller.apis import jobflow as jf
+from jobflow_controller.apis import meta
+from jobflow_controller.apis.patch_fields import PatchFields
+from jobflow_controller.jobflow import action
+from jobflow_controller.jobflow.deleted_jobs import DeletedJobs, recorded_completed
+from jobflow_controller.jobflow.expectations import CreateExpectations
+from jobflow_controller.jobflow.owned_jobs import jobs_created_by_job_flow
+from jobflow_controller.jobflow.plan import JobFlowSpec, World
+from jobflow_controller.jobflow.probes.judge import ProbeJudge
+from jobflow_controller.jobflow.status_writer import StatusWriter
+from jobflow_controller.kube.informers import JobFlowLister, JobLister, JobTemplateLister
+from workqueue import Clock
+
+Obj = Mapping[str, Any]
+
+
+class JobFlowObserver:
+    """Reads one JobFlow's `World` from the listers and the controller's memories of what they lag."""
+
+    def __init__(
+        self,
+        listers: tuple[JobFlowLister, JobTemplateLister, JobLister],
+        status_writer: StatusWriter,
+        deleted_jobs: DeletedJobs,
+        create_expectations: CreateExpectations,
+        probes: ProbeJudge,
+        clock: Clock,
+        patch_fields: PatchFields | None = None,
+    ) -> None:
+        self.job_flow_lister, self.job_template_lister, self.job_lister = listers
+        self._writer = status_writer
+        self._deleted_jobs = deleted_jobs
+        self.create_expectations = create_expectations
+        self._probes = probes
+        self._clock = clock
+        self._patch_fields = patch_fields
+
+    def observe(self, job_flow: Obj) -> World:
+        """What the sync of `job_flow` sees: its Jobs, the Jobs and templates its flows name, the time."""
+        ns, name = meta.namespace(job_flow), meta.name(job_flow)
+        spec = JobFlowSpec.of(job_flow, self._patch_fields)
+        flow_names = spec.template_names() | {t for f in spec.flows for t in f.targets or ()}
+        jobs, templates = self.job_lister.jobs(ns), self.job_template_lister.job_templates(ns)
+        named_jobs = _present(jobs.get, {jf.job_name(name, f) for f in flow_names})
+        if self._deleted_jobs:
+            # What the stored status records needs no memory any more (it survives a restart too).
+            self._deleted_jobs.forget_recorded(job_flow, self._writer.stored_status(job_flow))
+        deleted = self._deleted_jobs.recall(job_flow)
+        done = recorded_completed(job_flow) | set(deleted)
+        expected = frozenset(
+            n
+            for n in (jf.job_name(name, f) for f in spec.template_names())
+            if n not in named_jobs and n not in done and self.create_expectations.pending(ns, n)
+        )
+        world = World(
+            job_flow=job_flow,
+            spec=spec,
+            jobs=tuple(jobs_created_by_job_flow(self.job_lister, job_flow)),
+            named_jobs=named_jobs,
+            templates=_present(templates.get, spec.template_names()),
+            deleted_completed=deleted,
+            expected=expected,
+            probes={},
+            now=self._clock.wall(),
+        )
+        return world
+
+    def check_probes(self, world: World) -> World:
+        """Ours (docs/probe.md): the verdicts of the probe flows `deploy_job` will judge, their checks
+        started now (a check the pool finishes at once counts in this sync; one still running puts
+        the JobFlow back when it ends). A JobFlow without a probe is returned as it is."""
+        if not any(f.probe is not None for f in world.spec.flows):
+            return world
+        probes = self._probes.judge_probes(world.job_flow, action.flows_to_judge(world), world.named_jobs)
+        return replace(world, probes=probes)
+
+
+def _present(get: Callable[[str], Obj], names: set[str]) -> dict[str, Obj]:
+    """{name: get(name)} for each name the lister holds (the cache's objects, never copied)."""
+    out: dict[str, Obj] = {}
+    for name in sorted(names):
+        try:
+            out[name] = get(name)
+        except NotFoundError:
+            continue
+    return out
