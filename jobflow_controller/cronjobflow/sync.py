@@ -32,8 +32,8 @@ from jobflow_controller.cronjobflow.decide import (
 )
 from jobflow_controller.cronjobflow.metrics import CronJobFlowMetrics
 from jobflow_controller.kube.clientset import Clientset
+from jobflow_controller.kube.conflict import DEFAULT_RETRY, retry_on_conflict
 from jobflow_controller.kube.errors import AlreadyExistsError, ConflictError
-from jobflow_controller.kube.retry import DEFAULT_RETRY, retry_on_conflict
 
 log = structlog.get_logger(__name__)
 
