@@ -1,7 +1,8 @@
 """The Graphviz picture of a `FlowView`: `kubectl jobflow dot NAME | dot -Tsvg > flow.svg`.
 
 One node per flow, filled by phase, and an edge target -> dependent, labelled with the dependent's
-`dependsOn.rule` when it is not the default (docs/rules.md). A Skipped flow is drawn dashed. The
+`dependsOn.rule` when it is not the default (docs/rules.md). A Skipped flow is drawn dashed; a matrix
+flow (docs/params.md) is one node whose label counts its Jobs by phase. The
 `finally` JobTemplates sit in a cluster of their own, reached by a dotted edge from every flow that
 nothing depends on: they run once no flow can run any more.
 """
@@ -42,6 +43,8 @@ def _node(flow: FlowRow, indent: str = "  ") -> str:
         label += f", {human_duration(flow.duration)}"
     if flow.restarts:
         label += f"\nrestarts: {flow.restarts}"
+    if flow.jobs:
+        label += f"\n{flow.counts_note}"
     fill = DOT_FILLS.get(flow.phase, DOT_FILL_DEFAULT)
     style = ', style="rounded,filled,dashed"' if flow.phase == SKIPPED else ""
     return f"{indent}{_quote(flow.name)} [label={_quote(label)}, fillcolor={_quote(fill)}{style}];"

@@ -191,6 +191,8 @@ def finally_lines(view: FlowView, branches: Branches = UNICODE) -> list[TreeLine
 def _first_cell(line: TreeLine, known: set[str]) -> str:
     """The FLOW column: connectors, the name, the flow's rule if not the default, and a note."""
     name = line.name + (f" [{line.row.rule}]" if line.row is not None and line.row.rule else "")
+    if line.row is not None and line.row.jobs and not line.repeat:
+        name += f" ({line.row.counts_note})"
     if line.repeat:
         return f"{line.prefix}{name} {SEE_ABOVE}"
     if line.needs:

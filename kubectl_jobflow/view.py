@@ -9,7 +9,8 @@ deleted by hand), so a finished pipeline still shows every flow's outcome.
 The failure-aware fields (docs/rules.md) show too: a flow the controller Skipped (its rule can no
 longer be met: listed in `status.skippedJobs`, it has no Job) is `Skipped`; each flow carries its
 `dependsOn.rule` when it is not the default; `spec.finally`'s JobTemplates are rows of their own,
-their Jobs `<jobflow>-<name>` read like the flows'.
+their Jobs `<jobflow>-<name>` read like the flows'. A matrix flow (docs/params.md) is one row for its
+Jobs `<jobflow>-<flow>-<i>`, with their counts by phase and their own rows (matrix_view.py).
 """
 
 from __future__ import annotations
@@ -24,8 +25,10 @@ from jobflow_controller.apis import jobflow as jf
 from jobflow_controller.apis import meta
 from jobflow_controller.apis.constants import JobPhase, Phase
 from jobflow_controller.apis.lifecycle_fields import SHUTDOWN, SUSPEND, SUSPENDED_SINCE
+from jobflow_controller.apis.params import matrix, matrix_job_name
 from jobflow_controller.apis.rules import Rule, finally_flows
 from jobflow_controller.apis.timeutil import add_duration, parse_time
+from kubectl_jobflow.matrix_view import counts_note, summarize
 
 #: A flow whose Job does not exist yet and never did, while the JobFlow can still create it.
 WAITING = "Waiting"
@@ -54,6 +57,14 @@ class FlowRow:
     restarts: int | None
     #: `dependsOn.rule` when set and not the default `AllCompleted`: the rule of every edge into it.
     rule: str | None = None
+    #: A matrix flow (docs/params.md): its Jobs' rows, in index order, and how many are in each phase.
+    jobs: tuple[FlowRow, ...] = ()
+    counts: tuple[tuple[str, int], ...] = ()
+
+    @property
+    def counts_note(self) -> str:
+        """`6 Jobs: 4 Completed, 2 Running` for a matrix flow; "" for any other."""
+        return counts_note(len(self.jobs), self.counts) if self.jobs else ""
 
 
 @dataclass(frozen=True)
@@ -103,7 +114,12 @@ def build_view(job_flow: Mapping[str, Any], jobs: Iterable[Mapping[str, Any]], n
             continue
         seen.add(flow.name)
         rule = flow.rule if flow.rule and flow.rule != Rule.ALL_COMPLETED else None
-        rows.append(source.row(flow.name, tuple(dict.fromkeys(flow.targets or ())), rule))
+        targets = tuple(dict.fromkeys(flow.targets or ()))
+        found = matrix(flow.matrix)
+        if found is None:
+            rows.append(source.row(flow.name, targets, rule))
+        else:
+            rows.append(source.matrix_row(flow.name, found.size, targets, rule))
     finally_names = dict.fromkeys(f.name for f in finally_flows(job_flow) if f.name)
     finally_rows = [source.row(name, (), None) for name in finally_names]
     created = meta.creation_timestamp(job_flow)
@@ -136,8 +152,20 @@ class _Source:
     flow_phase: str
     now: datetime.datetime
 
-    def row(self, name: str, targets: tuple[str, ...], rule: str | None) -> FlowRow:
+    def matrix_row(self, name: str, size: int, targets: tuple[str, ...], rule: str | None) -> FlowRow:
+        """One node for a matrix flow's Jobs (matrix_view.py); Skipped as a whole when listed so."""
         job_name = jf.job_name(self.flow_name, name)
+        jobs = tuple(self.row(name, (), None, matrix_job_name(self.flow_name, name, i)) for i in range(size))
+        idle = frozenset({WAITING, NOT_CREATED})
+        if job_name in self.skipped and all(j.phase in idle for j in jobs):
+            return FlowRow(name, job_name, targets, SKIPPED, None, None, rule, jobs, ((SKIPPED, size),))
+        summary = summarize(jobs, idle)
+        return FlowRow(
+            name, job_name, targets, summary.phase, summary.duration, summary.restarts, rule, jobs, summary.counts
+        )
+
+    def row(self, name: str, targets: tuple[str, ...], rule: str | None, job_name: str = "") -> FlowRow:
+        job_name = job_name or jf.job_name(self.flow_name, name)
         condition = self.conditions.get(job_name)
         condition = condition if isinstance(condition, Mapping) else None
         job, entry = self.jobs.get(job_name), self.entries.get(job_name)

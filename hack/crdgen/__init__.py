@@ -76,6 +76,7 @@ from crdgen.lifecycle import (
     SHUTDOWN_TRANSITION_RULE,
     lifecycle_patch,
 )
+from crdgen.params import NAME_SHAPE_RULE, NAMES_UNIQUE_RULE, PARAMS_POINTERS, params_patch, params_rules_patch
 from crdgen.rules import (
     FINALLY_NAME_MESSAGE,
     FINALLY_NAME_RULE,
@@ -118,7 +119,10 @@ __all__ = [
     "MAX_FLOWS",
     "MAX_FLOW_NAME_LENGTH",
     "MAX_TARGETS",
+    "NAMES_UNIQUE_RULE",
+    "NAME_SHAPE_RULE",
     "OUR_ADDITIONS",
+    "PARAMS_POINTERS",
     "PROBE_NEEDS_ALL_COMPLETED_RULE",
     "RETRY_FIELD_POINTER",
     "RULE_NEEDS_TARGETS_RULE",
@@ -143,6 +147,8 @@ __all__ = [
     "jobtemplate_crd",
     "lifecycle_patch",
     "our_additions_patch",
+    "params_patch",
+    "params_rules_patch",
     "render_crd",
     "render_validation_patch",
     "retry_field_patch",

@@ -92,6 +92,8 @@ _PATCH_HEADER: Final = (
     "# The failure-aware fields (docs/rules.md): on each flow's dependsOn (a rule needs targets; a probe only\n"
     "# with AllCompleted), on spec.finally (unique names) and on spec (no finally name is a flow's), with\n"
     f"# maxLength {MAX_FLOW_NAME_LENGTH} on finally names.\n"
+    "# The parameter fields (docs/params.md): unique names of the shape [A-Za-z_][A-Za-z0-9_-]* in spec.params\n"
+    "# and in each flow's matrix.params, with maxLength 63 on those names.\n"
     "# The bounds keep every rule's estimated CEL cost under the API server's 1,000,000 per-call limit\n"
     "# (estimates 507,027 and 830,575 once, 111 per flow; finally 21,427 and 28,983 once); the rules need\n"
     "# Kubernetes 1.35 or later. The reasoning is in hack/crdgen/rules.py.\n"

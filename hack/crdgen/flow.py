@@ -13,7 +13,9 @@ The JobFlow CRD we ship is upstream's plus (``our_additions_patch``):
   that sets none is stored exactly as upstream's): ``spec.failurePolicy`` and
   ``spec.flows[].dependsOn.rule`` (enums of ``jobflow_controller.validation.rules``' values),
   ``spec.flows[].continueOnFailure`` (a boolean), ``spec.finally`` (at most ``MAX_FINALLY`` entries,
-  each a name and a patch of the flows' schema), and ``status.skippedJobs``.
+  each a name and a patch of the flows' schema), and ``status.skippedJobs``;
+* the parameter fields (docs/params.md, issue 37, ``crdgen.params``): ``spec.params``,
+  ``spec.flows[].when`` and ``spec.flows[].matrix``, optional and without defaults.
 
 An object valid for our CRD is valid for upstream's and stored the same, but for the fields above,
 which upstream's CRD prunes; one valid for upstream's is valid for ours unless it has more flows, or
@@ -28,6 +30,7 @@ from typing import Any, Final
 
 from crdgen.jsonpatch import parent_of
 from crdgen.lifecycle import LIFECYCLE_POINTERS, lifecycle_patch
+from crdgen.params import PARAMS_POINTERS, params_patch
 from crdgen.schema import (
     JSONDict,
     array,
@@ -221,8 +224,8 @@ def failure_aware_patch() -> list[JSONDict]:
 
 def our_additions_patch() -> list[JSONDict]:
     """Every difference between our JobFlow CRD and upstream's, as ``add``s: the retry field, the caps,
-    the failure-aware fields, the lifecycle fields."""
-    return [*retry_field_patch(), *cap_patch(), *failure_aware_patch(), *lifecycle_patch()]
+    the failure-aware fields, the lifecycle fields, the parameter fields."""
+    return [*retry_field_patch(), *cap_patch(), *failure_aware_patch(), *lifecycle_patch(), *params_patch()]
 
 
 #: The paths ``failure_aware_patch`` adds, in its order.
@@ -240,6 +243,7 @@ OUR_ADDITIONS: Final = (
     TARGETS_MAX_ITEMS_POINTER,
     *FAILURE_AWARE_ADDITIONS,
     *LIFECYCLE_POINTERS,
+    *PARAMS_POINTERS,
 )
 
 

@@ -29,6 +29,9 @@ class Flow:
     rule: str | None = None
     #: `continueOnFailure` (ours, docs/rules.md): this flow's failure does not fail the JobFlow.
     continue_on_failure: bool = False
+    #: The raw `when` and `matrix` (ours, docs/params.md); None when absent or null. Read by `apis.params`.
+    when: Any = field(default=None, compare=False, hash=False)
+    matrix: Any = field(default=None, compare=False, hash=False)
 
 
 def spec(obj: Obj) -> Mapping[str, Any]:
@@ -69,6 +72,8 @@ def flows(job_flow: Obj) -> list[Flow]:
                 patch=raw.get("patch"),
                 rule=rule,
                 continue_on_failure=raw.get("continueOnFailure") is True,
+                when=raw.get("when"),
+                matrix=raw.get("matrix"),
             )
         )
     return out

@@ -29,13 +29,14 @@ from jobflow_controller.apis.builders import new_job
 from jobflow_controller.apis.patch import PatchError
 from jobflow_controller.apis.retry import ATTEMPT_ANNOTATION, RECREATING
 from jobflow_controller.apis.status import Condition, JobRunningHistory, JobStatus
+from jobflow_controller.apis.substitution import expand_job
 from jobflow_controller.apis.timeutil import add_duration, format_time, parse_time
 from jobflow_controller.jobflow import lifecycle, retry, status_size
 from jobflow_controller.jobflow.flow_policy import FlowPolicy
 from jobflow_controller.jobflow.job_status_index import JobStatusIndex
 from jobflow_controller.jobflow.patch import check_patch, invalid_patch
 from jobflow_controller.jobflow.plan import Deploy, FlowJob, JobCreate, PlannedStatus, SyncPlan, WarningEvent, World
-from jobflow_controller.jobflow.rules_policy import choose_policy
+from jobflow_controller.jobflow.policies import choose_policy
 from jobflow_controller.jobflow.state.base import UpdateJobFlowStatusFn
 
 Obj = Mapping[str, Any]
@@ -184,10 +185,13 @@ def load_job_template_and_set_job(world: World, made: FlowJob) -> JobCreate | Wa
         job = new_job(world.job_flow, flow.name, job_name, template, flow.patch, world.spec.patch_fields)
     except PatchError as err:
         return invalid_patch(job_name, flow.name, err)
+    if made.variables is not None:
+        job = expand_job(job, made.variables)
     annotations = job["metadata"]["annotations"]
     if made.attempt > 0:
         annotations[ATTEMPT_ANNOTATION] = str(made.attempt)
     annotations.update(made.annotations)
+    job["metadata"]["labels"].update(made.labels)
     return JobCreate(flow.name, job_name, job, fresh_read=made.fresh_read)
 
 

@@ -3,8 +3,9 @@
 Upstream has one answer to each question a sync asks about a flow: its Job is `<jobflow>-<flow>`,
 it is due once every target's Job is Completed, it has ended when its Job has, and the JobFlow's
 phase is the state's `updateStateFn`. `FlowPolicy` is that answer. `choose_policy(world)`
-(rules_policy.py) picks it, or `FailureAwarePolicy` (docs/rules.md) for a JobFlow that sets a
-failure-aware field, once per sync (action.py `sync_job_flow`). action.py's upstream functions
+(policies.py) picks it, or `FailureAwarePolicy` (rules_policy.py, docs/rules.md) for a JobFlow that
+sets a failure-aware field, or `ParamsPolicy` (params_policy.py, docs/params.md) for one that sets
+`params`, `when` or `matrix`, once per sync (action.py `sync_job_flow`). action.py's upstream functions
 (`deploy_job`, `judge`, `get_all_job_status`) ask the policy and test no feature themselves.
 
 The questions, each a method a policy answers:
@@ -28,12 +29,15 @@ is called from the point of `FlowPolicy` named for it:
   `superseded` (a Job its next attempt replaces: its entry is the retry's record);
 - probes (probes/gate.py `targets_met_by_probe`): `_targets_met` ("due, once the verdict is in");
 - lifecycle (lifecycle.py): `may_create` (a suspended JobFlow creates nothing) and `new_status`
-  (the stamps the stored status keeps).
+  (the stamps the stored status keeps);
+- other kinds of flows (params_policy.py): `shape` (outcomes.py's `FlowShape`: a flow's outcome from
+  its Jobs', a flow Skipped though its rule is met) and `rerun_jobs` (the Jobs a re-run creates again).
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import TYPE_CHECKING
 
 from jobflow_controller.apis import FINISHED_PHASES, meta
 from jobflow_controller.apis import jobflow as jf
@@ -56,6 +60,9 @@ from jobflow_controller.jobflow.plan import (
 )
 from jobflow_controller.jobflow.probes import targets_met_by_probe
 from jobflow_controller.jobflow.state.base import UpdateJobFlowStatusFn
+
+if TYPE_CHECKING:
+    from jobflow_controller.jobflow.outcomes import FlowShape
 
 
 class FlowPolicy:
@@ -119,6 +126,14 @@ class FlowPolicy:
 
     def record_outcomes(self, status: PlannedStatus, plan: SyncPlan) -> None:
         """What the flows came to, into the status and the events: nothing more under upstream's rule."""
+
+    def shape(self) -> FlowShape | None:
+        """The named point for flows other than upstream's one Job (params_policy.py); None: upstream's."""
+        return None
+
+    def rerun_jobs(self, flow: jf.Flow) -> list[str]:
+        """The flow's Jobs a re-run creates again (rerun.py): all of them (a matrix flow: its Failed ones)."""
+        return self.jobs(flow)
 
     @property
     def stop(self) -> str | None:

@@ -40,6 +40,7 @@ from jobflow_controller.apis import (
 from jobflow_controller.apis import job as vcjob
 from jobflow_controller.apis import jobflow as jf
 from jobflow_controller.apis.lifecycle import Lifecycle, pending_retry_request, retry_request_to_sync
+from jobflow_controller.apis.params import ParamsSpec
 from jobflow_controller.apis.rules import template_names
 from jobflow_controller.jobflow import urgency
 from jobflow_controller.jobflow.deleted_jobs import DeletedJobs
@@ -212,7 +213,7 @@ class JobFlowEventHandlers:
         for job_flow in self.job_flow_lister.job_flows(namespace).list():
             if jf.phase(job_flow) not in UNFINISHED_PHASES:
                 continue
-            if any(jf.job_name(meta.name(job_flow), flow) == job_name for flow in template_names(job_flow)):
+            if job_name in _job_names(job_flow):
                 self.enqueue_job_flow(self.request_for(namespace, meta.name(job_flow)))
 
     def _remember_if_completed(self, job: Mapping[str, Any]) -> None:
@@ -279,3 +280,12 @@ def lifecycle_work_left(job_flow: Mapping[str, Any]) -> bool:
     if pending_retry_request(job_flow) is not None:
         return True
     return Lifecycle.of(job_flow).ttl_seconds_after_finished is not None
+
+
+def _job_names(job_flow: Mapping[str, Any]) -> set[str]:
+    """The names of the Jobs a JobFlow's flows and finally entries make (a matrix flow's, docs/params.md)."""
+    name = meta.name(job_flow)
+    params = ParamsSpec.of(job_flow, jf.flows(job_flow))
+    if params is None:
+        return {jf.job_name(name, flow) for flow in template_names(job_flow)}
+    return {job for flow in template_names(job_flow) for job in params.job_names(name, flow)}

@@ -104,9 +104,9 @@ def _flow_deadlines(world: World, plan: SyncPlan) -> None:
     if not deadlines:
         return
     terminating = {meta.uid(t.job) for t in plan.terminations}
-    for flow in world.spec.flows:
+    for flow, job_name in ((f, n) for f in world.spec.flows for n in world.flow_job_names(f.name)):
         seconds = deadlines.get(flow.name)
-        job = world.named_jobs.get(world.job_name(flow.name))
+        job = world.named_jobs.get(job_name)
         if seconds is None or job is None or not meta.is_controlled_by(job, world.job_flow):
             continue
         created = meta.creation_timestamp(job)

@@ -14,7 +14,6 @@ from dataclasses import replace
 from typing import Any
 
 from informers.errors import NotFoundError
-from jobflow_controller.apis import jobflow as jf
 from jobflow_controller.apis import meta
 from jobflow_controller.apis.patch_fields import PatchFields
 from jobflow_controller.jobflow import action
@@ -57,7 +56,7 @@ class JobFlowObserver:
         spec = JobFlowSpec.of(job_flow, self._patch_fields)
         flow_names = spec.template_names() | {t for f in spec.flows for t in f.targets or ()}
         jobs, templates = self.job_lister.jobs(ns), self.job_template_lister.job_templates(ns)
-        named_jobs = _present(jobs.get, {jf.job_name(name, f) for f in flow_names})
+        named_jobs = _present(jobs.get, {n for f in flow_names for n in spec.job_names(name, f)})
         if self._deleted_jobs:
             # What the stored status records needs no memory any more (it survives a restart too).
             self._deleted_jobs.forget_recorded(job_flow, self._writer.stored_status(job_flow))
@@ -65,7 +64,7 @@ class JobFlowObserver:
         done = recorded_completed(job_flow) | set(deleted)
         expected = frozenset(
             n
-            for n in (jf.job_name(name, f) for f in spec.template_names())
+            for n in (n for f in spec.template_names() for n in spec.job_names(name, f))
             if n not in named_jobs and n not in done and self.create_expectations.pending(ns, n)
         )
         world = World(

@@ -18,8 +18,9 @@ is planned from its flows' outcomes instead, here, as a pure function of the syn
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Protocol
 
 from jobflow_controller.apis import UNFINISHED_PHASES, JobPhase, Phase, meta
 from jobflow_controller.apis import job as vcjob
@@ -98,26 +99,43 @@ class Outcomes:
         return not self.halted and flow_name in self.met
 
 
-def evaluate(world: World, stop: str | None = None) -> Outcomes:
+#: One Job's outcome and whether it is still going, by Job name (`_job_outcome`, for one sync).
+JobOutcome = Callable[[str], tuple[str | None, bool]]
+
+
+class FlowShape(Protocol):
+    """The named seam where an extension says what a flow is beyond upstream's one Job (params_policy.py).
+
+    `flow_outcome`: the flow's outcome and whether it is going, from its Jobs' (`job_outcome`);
+    `skipped_when_met`: a flow whose rule is met is Skipped instead (a `when` that does not hold).
+    """
+
+    def flow_outcome(self, flow: jf.Flow, job_outcome: JobOutcome) -> tuple[str | None, bool]: ...
+
+    def skipped_when_met(self, flow: jf.Flow) -> bool: ...
+
+
+def evaluate(world: World, stop: str | None = None, shape: FlowShape | None = None) -> Outcomes:
     """The flows' outcomes; under FailFast an unhandled failure also ends the flows being retried.
 
-    `stop` (a shutdown or a passed deadline, lifecycle.py) halts the flows whatever the policy.
+    `stop` (a shutdown or a passed deadline, lifecycle.py) halts the flows whatever the policy;
+    `shape` (None: upstream's one Job per flow) is the flow policy's seam for other flows.
     """
     if stop is not None:
-        return _evaluate(world, halted=True, stop=stop)
-    first = _evaluate(world, halted=False)
+        return _evaluate(world, halted=True, stop=stop, shape=shape)
+    first = _evaluate(world, halted=False, shape=shape)
     if first.unhandled and world.spec.failure_policy != FailurePolicy.RUN_TO_COMPLETION:
-        return _evaluate(world, halted=True)
+        return _evaluate(world, halted=True, shape=shape)
     return first
 
 
-def _evaluate(world: World, halted: bool, stop: str | None = None) -> Outcomes:
+def _evaluate(world: World, halted: bool, stop: str | None = None, shape: FlowShape | None = None) -> Outcomes:
     flows = world.spec.flows
     entries = RecordedEntries(world.job_flow)
     outcome: dict[str, str] = {}
     going: set[str] = set()
     for flow in flows:
-        found, exists = _flow_outcome(world, flow, entries, halted)
+        found, exists = _flow_outcome(world, flow, entries, halted, shape)
         if found is not None:
             outcome[flow.name] = found
         elif exists:
@@ -127,7 +145,7 @@ def _evaluate(world: World, halted: bool, stop: str | None = None) -> Outcomes:
         if flow.name in outcome or flow.name in going:
             continue
         state = MET if not flow.targets else rule_state(rule_of(flow), [outcome.get(t) for t in flow.targets])
-        if state == NEVER:
+        if state == NEVER or (state == MET and shape is not None and shape.skipped_when_met(flow)):
             outcome[flow.name] = Outcome.SKIPPED
         elif state == MET:
             met.add(flow.name)
@@ -145,9 +163,19 @@ def _evaluate(world: World, halted: bool, stop: str | None = None) -> Outcomes:
     return Outcomes(outcome, frozenset(met), skipped, unhandled, halted, settled, finally_of, finally_going, stop)
 
 
-def _flow_outcome(world: World, flow: jf.Flow, entries: RecordedEntries, halted: bool) -> tuple[str | None, bool]:
+def _flow_outcome(
+    world: World, flow: jf.Flow, entries: RecordedEntries, halted: bool, shape: FlowShape | None = None
+) -> tuple[str | None, bool]:
     """The flow's outcome from its Job (or the status's record of it), and whether it is still going."""
-    job_name = world.job_name(flow.name)
+    if shape is None:
+        return _job_outcome(world, flow, world.job_name(flow.name), entries, halted)
+    return shape.flow_outcome(flow, lambda job_name: _job_outcome(world, flow, job_name, entries, halted))
+
+
+def _job_outcome(
+    world: World, flow: jf.Flow, job_name: str, entries: RecordedEntries, halted: bool
+) -> tuple[str | None, bool]:
+    """One Job's outcome (or the status's record of it), and whether it is still going."""
     if job_name in world.completed:
         return Outcome.COMPLETED, True
     job = world.named_jobs.get(job_name)

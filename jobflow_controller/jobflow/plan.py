@@ -16,6 +16,7 @@ from typing import Any, NamedTuple
 from jobflow_controller.apis import jobflow as jf
 from jobflow_controller.apis import meta, rules
 from jobflow_controller.apis.lifecycle import Lifecycle
+from jobflow_controller.apis.params import ParamsSpec
 from jobflow_controller.apis.patch_fields import PatchFields
 from jobflow_controller.apis.probe import Probe
 from jobflow_controller.apis.retry import RetryPolicies, retry_policies
@@ -43,25 +44,35 @@ class JobFlowSpec:
     finally_flows: tuple[jf.Flow, ...] = ()
     #: Ours (docs/lifecycle.md): suspend, shutdown, deadlines, TTL.
     lifecycle: Lifecycle = field(default_factory=Lifecycle)
+    #: Ours (docs/params.md): `params`, `when`, `matrix`; None when the JobFlow sets none of them.
+    params: ParamsSpec | None = None
 
     @classmethod
     def of(cls, job_flow: Obj, patch_fields: PatchFields | None = None) -> JobFlowSpec:
         flows = tuple(jf.flows(job_flow))
         lifecycle = Lifecycle.of(job_flow)
+        params = ParamsSpec.of(job_flow, flows)
         return cls(
             flows,
             jf.job_retain_policy(job_flow),
             retry_policies(job_flow),
             patch_fields,
-            failure_aware=rules.failure_aware(job_flow, flows) or lifecycle.halts,
+            failure_aware=rules.failure_aware(job_flow, flows) or lifecycle.halts or params is not None,
             failure_policy=rules.failure_policy(job_flow),
             finally_flows=tuple(rules.finally_flows(job_flow)),
             lifecycle=lifecycle,
+            params=params,
         )
 
     def template_names(self) -> set[str]:
         """The JobTemplates the JobFlow names: its flows' and its finally flows'."""
         return {f.name for f in self.flows} | {f.name for f in self.finally_flows}
+
+    def job_names(self, job_flow_name: str, flow_name: str) -> list[str]:
+        """A flow's Jobs: `<jobflow>-<flow>`, or a matrix flow's `<jobflow>-<flow>-<i>` (docs/params.md)."""
+        if self.params is None:
+            return [jf.job_name(job_flow_name, flow_name)]
+        return self.params.job_names(job_flow_name, flow_name)
 
 
 @dataclass(frozen=True)
@@ -107,6 +118,10 @@ class World:
 
     def job_name(self, flow_name: str) -> str:
         return jf.job_name(self.name, flow_name)
+
+    def flow_job_names(self, flow_name: str) -> list[str]:
+        """The flow's Jobs (one; a matrix flow's, one per index: docs/params.md)."""
+        return self.spec.job_names(self.name, flow_name)
 
     @cached_property
     def recorded_completed(self) -> frozenset[str]:
@@ -201,8 +216,13 @@ class FlowJob(NamedTuple):
     attempt: int = 0
     #: Read the JobFlow from the API server before creating it (a flow with a retry policy).
     fresh_read: bool = False
-    #: Annotations the Job gets besides the template's (a finally Job's outcome).
+    #: Annotations the Job gets besides the template's (a finally Job's outcome, a matrix Job's values).
     annotations: tuple[tuple[str, str], ...] = ()
+    #: Labels the Job gets besides the createdBy keys (a matrix Job's index, docs/params.md).
+    labels: tuple[tuple[str, str], ...] = ()
+    #: The `$(VAR)` values its spec, labels and annotations are expanded with (docs/params.md), before
+    #: `annotations` and `labels` are added; None: nothing is expanded (upstream's Job).
+    variables: Mapping[str, str] | None = None
 
 
 #: Upstream's dependency rule, action.py's `judge(world, flow, done, missing)`.

@@ -21,17 +21,18 @@ from jobflow_controller.apis.status import JobRunningHistory
 from jobflow_controller.apis.timeutil import format_time
 from jobflow_controller.jobflow import action, outcomes, retry, status_size
 from jobflow_controller.jobflow import constants as c
+from jobflow_controller.jobflow.flow_policy import FlowPolicy
 from jobflow_controller.jobflow.plan import Notice, SyncPlan, World
-from jobflow_controller.jobflow.rules_policy import choose_policy
+from jobflow_controller.jobflow.policies import choose_policy
 
 
-def chosen_flows(world: World, request: RetryRequest) -> list[str]:
+def chosen_flows(world: World, request: RetryRequest, policy: FlowPolicy | None = None) -> list[str]:
     """The flows to re-run, in spec order: those named (or Failed and Skipped) and all downstream."""
     names = [f.name for f in world.spec.flows]
     if request.flows:
         picked = {n for n in request.flows if n in names}
     else:
-        found = outcomes.evaluate(world)
+        found = outcomes.evaluate(world, shape=(policy or choose_policy(world)).shape())
         picked = {n for n, o in found.of.items() if o in (Outcome.FAILED, Outcome.SKIPPED)}
     grew = True
     while grew:
@@ -45,13 +46,16 @@ def chosen_flows(world: World, request: RetryRequest) -> list[str]:
 
 def plan_rerun(world: World, request: RetryRequest) -> SyncPlan:
     """The status that records the re-run, and the Jobs to delete after it is written."""
-    flows = chosen_flows(world, request)
-    status = action.get_all_job_status(world, choose_policy(world))
+    policy = choose_policy(world)
+    flows = chosen_flows(world, request, policy)
+    status = action.get_all_job_status(world, policy)
     status.retry_request = request.id
     if not flows:
         return status_size.fit(SyncPlan(status=status, notices=[Notice(c.REASON_RETRIED, c.MESSAGE_RETRIED_NOTHING)]))
-    again = [*flows, *(f.name for f in world.spec.finally_flows)]
-    job_names = {world.job_name(n) for n in again}
+    by_name = {f.name: f for f in world.spec.flows}
+    job_names = {world.job_name(n) for n in flows}  # a Skipped flow is listed under this name
+    job_names.update(n for name in flows for n in policy.rerun_jobs(by_name[name]))
+    job_names.update(world.job_name(f.name) for f in world.spec.finally_flows)
     now = format_time(world.now)
     for entry in status.job_status_list:
         if entry.name not in job_names or retry.awaiting_recreate(entry):

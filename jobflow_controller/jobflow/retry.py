@@ -98,9 +98,8 @@ def plan_retries(world: World, phase: str, status: PlannedStatus) -> list[Retry]
     jobs = {meta.name(j): j for j in world.jobs}
     entries = JobStatusIndex(status.job_status_list)
     out: list[Retry] = []
-    for flow in world.spec.flows:
+    for flow, job_name in ((f, n) for f in world.spec.flows for n in world.flow_job_names(f.name)):
         policy = policies.get(flow.name)
-        job_name = world.job_name(flow.name)
         job = jobs.get(job_name)
         if policy is None or job is None or job_name in status.retrying_jobs:
             continue

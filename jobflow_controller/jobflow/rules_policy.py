@@ -34,7 +34,7 @@ class FailureAwarePolicy(FlowPolicy):
 
     def __init__(self, world: World) -> None:
         super().__init__(world)
-        self.found = outcomes.evaluate(world, lifecycle.halt_reason(world))
+        self.found = outcomes.evaluate(world, lifecycle.halt_reason(world), self.shape())
 
     def ended(self, flow: jf.Flow) -> str | None:
         return self.found.of.get(flow.name)
@@ -70,8 +70,3 @@ class FailureAwarePolicy(FlowPolicy):
     @property
     def halted(self) -> bool:
         return self.found.halted
-
-
-def choose_policy(world: World) -> FlowPolicy:
-    """Upstream's rule, or the failure-aware rules when the JobFlow sets one of their fields."""
-    return FailureAwarePolicy(world) if world.spec.failure_aware else FlowPolicy(world)

@@ -1,8 +1,10 @@
 """`make demo`: a real control plane, the CRDs, the controller, the simulator, the example pipelines.
 
-The two pipelines of manifests/examples and one failure-aware example (docs/rules.md),
+The two pipelines of manifests/examples, one failure-aware example (docs/rules.md),
 manifests/examples/failure-aware/nightly-report: a RunToCompletion JobFlow whose extract-us fails,
-whose other steps still run, and whose finally JobTemplate notify-team is told the outcome. Shows
+whose other steps still run, and whose finally JobTemplate notify-team is told the outcome; and the
+hyper-parameter sweep of docs/params.md, manifests/examples/params/hyperparameter-sweep: six
+training Jobs, two at a time. Shows
 each JobFlow's phase and its Jobs by state, redrawn whenever an informer sees a change, until each
 JobFlow has ended as its example says (the pipelines Succeed, nightly-report Failed); then draws the
 diamond and the nightly report with `kubectl jobflow tree` (the project's kubectl plugin, run through
@@ -40,13 +42,22 @@ from jobflow_controller.local.kubectl import EXAMPLES_DIR, install_crds, kubectl
 from jobflow_controller.local.simulator import JobSimulator
 
 #: Each JobFlow the demo runs, and the phase its example ends in.
-FLOWS: Mapping[str, str] = {"ml-pipeline": "Succeed", "parallel-pipeline": "Succeed", "nightly-report": "Failed"}
+FLOWS: Mapping[str, str] = {
+    "ml-pipeline": "Succeed",
+    "parallel-pipeline": "Succeed",
+    "nightly-report": "Failed",
+    "hyperparameter-sweep": "Succeed",
+}
 #: The failure-aware example the demo applies beside manifests/examples: templates first.
 FAILURE_AWARE_EXAMPLE = tuple(
     EXAMPLES_DIR / "failure-aware" / f"nightly-report-{kind}.yaml" for kind in ("jobtemplates", "jobflow")
 )
+#: The parameter example the demo applies (docs/params.md): a 2x3 sweep, 2 Jobs at a time.
+PARAMS_EXAMPLE = tuple(
+    EXAMPLES_DIR / "params" / f"hyperparameter-sweep-{kind}.yaml" for kind in ("jobtemplates", "jobflow")
+)
 #: The JobFlows the demo draws at the end, with `kubectl jobflow tree`.
-TREE_FLOWS = ("parallel-pipeline", "nightly-report")
+TREE_FLOWS = ("parallel-pipeline", "nightly-report", "hyperparameter-sweep")
 LOOK_AROUND = (
     "kubectl get jf",
     "kubectl get cjf                         # the every-minute CronJobFlow and the nightly example",
@@ -58,6 +69,7 @@ LOOK_AROUND = (
     "kubectl jobflow tree ml-pipeline",
     "kubectl jobflow dot parallel-pipeline   # Graphviz: | dot -Tsvg > parallel.svg",
     "kubectl get vcjob nightly-report-notify-team -o jsonpath='{.metadata.annotations}'",
+    "kubectl get vcjob -l flow.volcano.sh/matrix-index -L flow.volcano.sh/matrix-index   # the sweep's Jobs",
     "kubectl jobflow ui                      # live DAGs in the browser, on 127.0.0.1 (Ctrl-C stops it)",
 )
 PHASE_ORDER = ("Pending", "Running", "Completing", "Completed", "Failed", "Terminated", "Aborted", "")
@@ -193,6 +205,7 @@ def _start_pipelines(kubeconfig: str, stop: threading.Event) -> Progress:
     progress.run(stop)
     print(kubectl(kubeconfig, "apply", "-k", str(EXAMPLES_DIR)).rstrip())
     print(kubectl(kubeconfig, "apply", *(f"--filename={path}" for path in FAILURE_AWARE_EXAMPLE)).rstrip())
+    print(kubectl(kubeconfig, "apply", *(f"--filename={path}" for path in PARAMS_EXAMPLE)).rstrip())
     print(demo_cron.create(clientset))
     print("")
     return progress

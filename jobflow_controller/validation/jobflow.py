@@ -20,6 +20,7 @@ from jobflow_controller.apis.retry import retry_annotation_changed, retry_proble
 from jobflow_controller.validation.dag import Graph, dag_problems, upstream_dag_problems
 from jobflow_controller.validation.limits import size_problems
 from jobflow_controller.validation.names import entry_name_problems, job_flow_label_problems
+from jobflow_controller.validation.params import params_problems, params_spec
 from jobflow_controller.validation.patch import flow_patch_problems
 from jobflow_controller.validation.probe import flow_probe_problems
 from jobflow_controller.validation.rules import failure_aware_problems, failure_aware_spec
@@ -66,6 +67,8 @@ def validate_job_flow(job_flow: Mapping[str, Any], *, patches: bool = True, retr
     4b. the failure-aware fields (``rules``, docs/rules.md): each flow's ``dependsOn.rule`` and
        ``continueOnFailure`` (``jobflow Flow "<flow>": dependsOn.rule: must be one of ...``), then
        ``failurePolicy``, then ``finally`` (its cap, each entry's name);
+    4c. ``spec.params``, each flow's ``when`` and ``matrix``, the Jobs counting every matrix index
+       (``params``, docs/params.md);
     5. with ``patches`` (admission), each flow's ``patch`` problems that need no template
        (``jobflow Flow "<flow>": patch.jobSpec.tasks[1]: has no name (...)``, see ``patch``), and each
        finally entry's (``jobflow Finally "<name>": patch...``), then
@@ -94,6 +97,7 @@ def validate_job_flow(job_flow: Mapping[str, Any], *, patches: bool = True, retr
     for flow in dict.fromkeys(flow for flow, _targets in graph):
         problems.extend(entry_name_problems(name, namespace, flow))
     problems.extend(failure_aware_problems(job_flow))
+    problems.extend(params_problems(job_flow))
     if patches:
         problems.extend(flow_patch_problems(job_flow))
         problems.extend(flow_probe_problems(job_flow))
@@ -104,9 +108,10 @@ def validate_job_flow(job_flow: Mapping[str, Any], *, patches: bool = True, retr
 
 def flows_changed(job_flow: Mapping[str, Any], old_job_flow: Mapping[str, Any]) -> bool:
     """Whether ``spec.flows`` differs between the two (absent, null and ``[]`` are all no flows), or
-    ``spec.finally`` or ``spec.failurePolicy`` (``rules.failure_aware_spec``), which the flows' rules read."""
-    new = (_flows(job_flow), failure_aware_spec(job_flow))
-    return new != (_flows(old_job_flow), failure_aware_spec(old_job_flow))
+    ``spec.finally`` or ``spec.failurePolicy`` (``rules.failure_aware_spec``), which the flows' rules read,
+    or ``spec.params`` (``params.params_spec``), which the flows' Jobs and conditions read."""
+    new = (_flows(job_flow), failure_aware_spec(job_flow), params_spec(job_flow))
+    return new != (_flows(old_job_flow), failure_aware_spec(old_job_flow), params_spec(old_job_flow))
 
 
 def validate_job_flow_update(

@@ -27,6 +27,8 @@ from typing import Any, Final
 __all__ = [
     "MAX_FINALLY",
     "MAX_FLOWS",
+    "MAX_MATRIX_PARAMS",
+    "MAX_PARAMS",
     "MAX_TARGETS",
     "size_problems",
     "too_many_finally_message",
@@ -40,6 +42,10 @@ MAX_FLOWS: Final = 500
 MAX_TARGETS: Final = 100
 #: The most entries ``spec.finally`` may have.
 MAX_FINALLY: Final = 100
+#: The most entries ``spec.params`` may have, and the most lists one flow's ``matrix.params`` may
+#: have (docs/params.md): the CEL rules that the names are unique are estimated from them.
+MAX_PARAMS: Final = 100
+MAX_MATRIX_PARAMS: Final = 16
 
 
 def too_many_flows_message(count: int) -> str:

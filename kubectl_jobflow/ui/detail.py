@@ -104,7 +104,7 @@ def flow_rows(
     for view, final in ((build_view(job_flow, jobs, now), False), (build_view(finally_view, jobs, now), True)):
         for row in view.flows:
             if row.phase in (WAITING, NOT_CREATED) and row.job in skipped:
-                row = FlowRow(row.name, row.job, row.targets, SKIPPED, None, None)
+                row = FlowRow(row.name, row.job, row.targets, SKIPPED, None, None, jobs=row.jobs, counts=row.counts)
             out.append((row, final))
     return out
 
@@ -177,6 +177,9 @@ def node(row: FlowRow, final: bool, raw: Mapping[str, Any], record: dict[str, An
         "duration": row.duration,
         "restarts": row.restarts,
         "record": record,
+        # A matrix flow (docs/params.md): its Jobs' counts by phase, and each Job when the node is opened.
+        "counts": [list(c) for c in row.counts],
+        "jobs": [{"job": j.job, "phase": j.phase, "duration": j.duration, "restarts": j.restarts} for j in row.jobs],
     }
 
 

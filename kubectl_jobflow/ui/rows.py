@@ -12,6 +12,7 @@ from typing import Any
 from jobflow_controller.apis import jobflow as jf
 from jobflow_controller.apis import meta
 from jobflow_controller.apis.constants import Phase
+from jobflow_controller.apis.params import matrix, matrix_job_name
 
 #: The status lists of Jobs that have an outcome. Terminated counts: issue 22 makes a Terminated
 #: Job a Failed outcome of its flow.
@@ -24,22 +25,31 @@ def key(job_flow: Mapping[str, Any]) -> str:
     return f"{meta.namespace(job_flow)}/{meta.name(job_flow)}"
 
 
-def flow_job_names(job_flow: Mapping[str, Any]) -> list[str]:
-    """The Job name of each distinct flow of `spec.flows` (not `spec.finally`), in spec order."""
+def flow_job_names(job_flow: Mapping[str, Any]) -> list[list[str]]:
+    """The Job names of each distinct flow of `spec.flows` (not `spec.finally`), in spec order: its one
+    Job `<jobflow>-<flow>`, or a matrix flow's `<jobflow>-<flow>` (its name while Skipped) and its Jobs."""
     name = meta.name(job_flow)
-    return [jf.job_name(name, f) for f in dict.fromkeys(flow.name for flow in jf.flows(job_flow))]
+    out: dict[str, list[str]] = {}
+    for flow in jf.flows(job_flow):
+        found = matrix(flow.matrix)
+        sizes = [] if found is None else [matrix_job_name(name, flow.name, i) for i in range(found.size)]
+        out.setdefault(flow.name, [jf.job_name(name, flow.name), *sizes])
+    return list(out.values())
 
 
 def progress(job_flow: Mapping[str, Any]) -> tuple[int, int]:
-    """(flows with an outcome, flows): Completed, Failed, Terminated or Skipped over `spec.flows`."""
+    """(flows with an outcome, flows): Completed, Failed, Terminated or Skipped over `spec.flows`.
+
+    A matrix flow has one once it is Skipped, or every one of its Jobs has an outcome."""
     status = jf.status(job_flow)
     done: set[str] = set()
     for list_name in DONE_LISTS:
         value = status.get(list_name)
         if isinstance(value, list):
             done.update(str(v) for v in value)
-    jobs = flow_job_names(job_flow)
-    return sum(1 for j in jobs if j in done), len(jobs)
+    flows = flow_job_names(job_flow)
+    ended = sum(1 for names in flows if names[0] in done or (len(names) > 1 and all(n in done for n in names[1:])))
+    return ended, len(flows)
 
 
 def finished_at(job_flow: Mapping[str, Any]) -> str | None:

@@ -1,5 +1,5 @@
-"""`make demo` works: both example pipelines Succeed and the failure-aware nightly-report ends Failed as its
-example says, on a fresh control plane of its own."""
+"""`make demo` works: both example pipelines Succeed, the failure-aware nightly-report ends Failed as its
+example says and the hyper-parameter sweep Succeeds, on a fresh control plane of its own."""
 
 from __future__ import annotations
 
@@ -16,7 +16,10 @@ def test_the_demo_runs_the_examples_to_their_end_and_tears_down() -> None:
     )
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
     assert "the JobFlows ended as written in " in result.stdout
-    assert "(ml-pipeline Succeed, parallel-pipeline Succeed, nightly-report Failed)" in result.stdout
+    assert (
+        "(ml-pipeline Succeed, parallel-pipeline Succeed, nightly-report Failed, hyperparameter-sweep Succeed)"
+        in result.stdout
+    )
     last_frame = result.stdout.split("JOBFLOW")[-1]
     assert "ml-pipeline          Succeed" in last_frame
     assert "parallel-pipeline    Succeed    [5 flows] deleted: 5" in last_frame
@@ -26,6 +29,10 @@ def test_the_demo_runs_the_examples_to_their_end_and_tears_down() -> None:
         result.stdout
     )
     assert "kubectl jobflow ui" in result.stdout
+    # The sweep: its six training Jobs as one node of the tree, all Completed.
+    assert "hyperparameter-sweep Succeed    [3 flows]" in last_frame
+    assert "$ kubectl jobflow tree hyperparameter-sweep\n" in result.stdout
+    assert "train (6 Jobs: 6 Completed)" in result.stdout
     # docs/cron.md: the every-minute CronJobFlow beside the pipelines, and `kubectl get cjf` at the end.
     assert "cronjobflow.flow.volcano.sh/every-minute created (schedule * * * * *: a run every minute)" in result.stdout
     get_cjf = result.stdout.split("$ kubectl get cjf\n", 1)[1]

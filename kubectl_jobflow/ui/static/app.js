@@ -250,7 +250,9 @@
     if (!n) return;
     var r = n.record, c = r.condition || {};
     var html = "<h2>" + esc(n.name) + "</h2>" + kv([
-      ["phase", badge(n.phase)], ["job", esc(n.job)], ["kind", n.finally ? "finally" : "flow"],
+      ["phase", badge(n.phase)],
+      n.jobs && n.jobs.length ? ["jobs", esc(n.jobs[0].job + " … " + n.jobs[n.jobs.length - 1].job)] : ["job", esc(n.job)],
+      ["kind", n.finally ? "finally" : "flow"],
       ["depends on", esc(n.targets.join(", "))], ["rule", esc(n.rule)],
       ["continue on failure", n.continueOnFailure ? "yes" : ""],
       ["deadline", n.activeDeadlineSeconds != null ? human(n.activeDeadlineSeconds) : ""],
@@ -260,6 +262,13 @@
     ]);
     if (["Failed", "Terminated", "Skipped", "Aborted"].indexOf(n.phase) >= 0 && !n.finally) {
       html += '<div class="toolbar">' + actionButton("retry", p.actions.retry, [n.name], "Retry this flow") + "</div>";
+    }
+    if (n.jobs && n.jobs.length) {
+      // A matrix flow: its Jobs' counts by phase, and each Job.
+      html += "<h3>Jobs</h3>" + kv(n.counts.map(function (c) { return [c[0], String(c[1])]; })) +
+        table(["job", "phase", "duration", "restarts"], n.jobs.map(function (j) {
+          return [j.job, j.phase, j.duration != null ? human(j.duration) : "", j.restarts != null ? String(j.restarts) : ""];
+        }));
     }
     html += "<h3>Running histories</h3>" + table(["state", "start", "end"], r.runningHistories.map(function (h) {
       return [h.state, h.startTimestamp, h.endTimestamp];

@@ -18,6 +18,11 @@ window.JobflowDag = (function () {
 
   function stateText(node) {
     var text = node.phase;
+    if (node.jobs && node.jobs.length) {
+      // A matrix flow: how many of its Jobs completed.
+      var done = (node.counts || []).filter(function (c) { return c[0] === "Completed"; });
+      text += " · " + (done.length ? done[0][1] : 0) + "/" + node.jobs.length;
+    }
     if (node.restarts) text += " · " + node.restarts + (node.restarts === 1 ? " restart" : " restarts");
     return text;
   }
@@ -99,9 +104,10 @@ window.JobflowDag = (function () {
     container.querySelectorAll("g.node").forEach(function (g) { byName[g.getAttribute("data-flow")] = g; });
     page.nodes.forEach(function (node) {
       var g = byName[node.name];
-      if (!g || g.getAttribute("data-phase") === node.phase && g.dataset.restarts === String(node.restarts)) return;
+      if (!g || g.getAttribute("data-phase") === node.phase && g.dataset.state === stateText(node)) return;
       g.setAttribute("data-phase", node.phase);
       g.dataset.restarts = String(node.restarts);
+      g.dataset.state = stateText(node);
       g.querySelector("rect").setAttribute("class", "ph-" + node.phase);
       g.querySelector("text.state").textContent = stateText(node);
     });

@@ -191,8 +191,16 @@ def test_the_component_adds_the_rules_and_bounds_to_the_jobflow_crd(tmp_path: Pa
         {"message": "jobflow Finally names must not repeat a flow name", "rule": crds.FINALLY_NOT_A_FLOW_RULE},
         {"message": crds.SHUTDOWN_TRANSITION_MESSAGE, "rule": crds.SHUTDOWN_TRANSITION_RULE},
     ]
-    # Every rule is on spec, spec.flows or its items, or spec.finally, and nothing else of the deployment
-    # changes but the CronJobFlow CRD, which gets its own rules (docs/cron.md).
+    # Issue 37: the parameter names, unique and of their shape, in spec.params and in each matrix.
+    params, matrix_params = spec["properties"]["params"], flow["properties"]["matrix"]["properties"]["params"]
+    assert params["x-kubernetes-validations"] == [
+        {"message": "jobflow params names must be unique", "rule": crds.NAMES_UNIQUE_RULE}
+    ]
+    assert matrix_params["items"]["x-kubernetes-validations"] == [
+        {"message": "jobflow Flow matrix.params name must match [A-Za-z_][A-Za-z0-9_-]*", "rule": crds.NAME_SHAPE_RULE}
+    ]
+    # Every rule is on spec, spec.flows or its items, spec.finally, or the parameter lists, and nothing
+    # else of the deployment changes but the CronJobFlow CRD, which gets its own rules (docs/cron.md).
     assert custom_resource_definitions(documents)[CRONJOBFLOWS] == crds.cron_crd(with_rules=True)
     assert validations(jobflows) == [
         spec["x-kubernetes-validations"],
@@ -201,6 +209,10 @@ def test_the_component_adds_the_rules_and_bounds_to_the_jobflow_crd(tmp_path: Pa
         flows["x-kubernetes-validations"],
         flow["x-kubernetes-validations"],
         flow["properties"]["dependsOn"]["x-kubernetes-validations"],
+        matrix_params["x-kubernetes-validations"],
+        matrix_params["items"]["x-kubernetes-validations"],
+        params["x-kubernetes-validations"],
+        params["items"]["x-kubernetes-validations"],
     ]
     others = [d for d in documents if d["metadata"]["name"] not in (JOBFLOWS, CRONJOBFLOWS)]
     assert others == [d for d in default if d["metadata"]["name"] not in (JOBFLOWS, CRONJOBFLOWS)]
@@ -228,6 +240,9 @@ def test_without_the_rules_and_name_bounds_the_component_leaves_our_crd(tmp_path
     del spec["x-kubernetes-validations"], finally_["x-kubernetes-validations"]
     del finally_["items"]["properties"]["name"]["maxLength"]
     del finally_["items"]["properties"]["name"]["x-kubernetes-validations"]
+    for params in (spec["properties"]["params"], flow["matrix"]["properties"]["params"]):
+        del params["x-kubernetes-validations"], params["items"]["x-kubernetes-validations"]
+        del params["items"]["properties"]["name"]["maxLength"]
     assert patched == crds.jobflow_crd()
     assert [op["path"] for op in crds.validation_patch() if op["path"].endswith("/maxItems")] == []
 
@@ -238,7 +253,7 @@ def test_only_the_shutdown_transition_rule_reads_old_self_so_the_flow_rules_ratc
     # stored before the Component was applied is never refused by it (tests/e2e/test_e2e_admission.py).
     # The transition rule of spec.shutdown (docs/lifecycle.md) passes whenever shutdown is unchanged.
     rules = [rule["rule"] for listed in validations(crds.jobflow_crd(with_rules=True)) for rule in listed]
-    assert len(rules) == 9
+    assert len(rules) == 13
     assert [rule for rule in rules if "oldSelf" in rule] == [crds.SHUTDOWN_TRANSITION_RULE]
 
 

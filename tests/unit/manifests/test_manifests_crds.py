@@ -230,7 +230,7 @@ def test_the_jobflow_crd_adds_only_optional_fields_and_the_two_caps_to_upstreams
     assert sorted(schema_differences(JOBFLOW, crds.upstream_jobflow_crd())) == sorted(
         f"+{pointer}" for pointer in crds.OUR_ADDITIONS
     )
-    assert len(crds.OUR_ADDITIONS) == 8 + len(crds.LIFECYCLE_POINTERS)
+    assert len(crds.OUR_ADDITIONS) == 8 + len(crds.LIFECYCLE_POINTERS) + len(crds.PARAMS_POINTERS)
     assert [op["path"] for op in crds.our_additions_patch()] == list(crds.OUR_ADDITIONS)
     flow = at(root_schema(JOBFLOW), "spec.flows.[]")
     assert flow["required"] == ["name"]  # optional: every object valid for upstream's CRD is valid for ours
@@ -270,7 +270,17 @@ LIFECYCLE_BLOCKS = {
 
 
 #: Our property blocks: the retry field and the failure-aware fields (issue 22, docs/rules.md).
-OUR_BLOCKS = {"retry", "failurePolicy", "finally", "rule", "continueOnFailure", "skippedJobs"}
+OUR_BLOCKS = {
+    "retry",
+    "failurePolicy",
+    "finally",
+    "rule",
+    "continueOnFailure",
+    "skippedJobs",
+    "params",
+    "when",
+    "matrix",
+}
 
 
 def without_our_lines(body: str, lifecycle: bool = True) -> tuple[str, dict[str, int], list[str]]:
@@ -335,7 +345,10 @@ def test_crd_file_below_its_header_is_upstreams_file_byte_for_byte_but_for_our_b
     body, blocks, caps = without_our_lines(body, lifecycle=jobflows)
     # The lifecycle blocks 28 (4 for each of the three int64 fields, 6 for shutdown's enum, 2 for suspend
     # and retryRequest, 3 for each time).
+    # The parameter blocks (issue 37): matrix 28 (its params inside), when 21, spec.params 14.
     expected = {"failurePolicy": 5, "continueOnFailure": 2, "rule": 9, "retry": 13, "skippedJobs": 4, "lifecycle": 28}
+    if jobflows:
+        expected |= {"matrix": 28, "when": 21, "params": 14}
     if jobflows:
         # finally: the block's 11 lines of its own (items, name, required, maxItems, ...) and a patch block
         # exactly as long as a flow's (the same schema).
@@ -627,11 +640,26 @@ def test_jobflow_spec_schema() -> None:
         "activeDeadlineSeconds",
         "continueOnFailure",
         "dependsOn",
+        "matrix",
         "name",
         "patch",
         "retry",
+        "when",
     ]
     assert at(flow, "retry")["required"] == ["maxRetries"]
+    # Issue 37 (docs/params.md): optional, no defaults; the bounds the webhook also checks.
+    assert at(flow, "when.[]")["required"] == ["input", "operator", "values"]
+    assert at(flow, "when.[].operator") == {"enum": ["in", "notin"], "type": "string"}
+    assert at(flow, "when.[].values")["minItems"] == 1
+    assert at(flow, "matrix")["required"] == ["params"]
+    assert at(flow, "matrix.maxParallel") == {"format": "int32", "minimum": 1, "type": "integer"}
+    assert (at(flow, "matrix.params")["minItems"], at(flow, "matrix.params")["maxItems"]) == (1, 16)
+    assert (at(flow, "matrix.params.[].values")["minItems"], at(flow, "matrix.params.[].values")["maxItems"]) == (
+        1,
+        256,
+    )
+    assert at(spec, "params")["maxItems"] == 100
+    assert at(spec, "params.[]")["required"] == ["name", "value"]
 
 
 def test_jobflow_failure_aware_fields_are_optional_without_defaults() -> None:
@@ -643,6 +671,7 @@ def test_jobflow_failure_aware_fields_are_optional_without_defaults() -> None:
         "finally",
         "flows",
         "jobRetainPolicy",
+        "params",
         "shutdown",
         "suspend",
         "ttlSecondsAfterFinished",

@@ -237,6 +237,10 @@ def full_review() -> dict[str, Any]:
     }
     first["patch"] = {"jobSpec": {"tasks": [{"name": "t", "replicas": 1}]}}
     first["retry"] = {"maxRetries": 1, "backoff": "1s"}
+    # docs/params.md: the parameters, a condition and a matrix.
+    jf["spec"]["params"] = [{"name": "mode", "value": "full"}]
+    first["when"] = [{"input": "$(params.mode)", "operator": "in", "values": ["full"]}]
+    first["matrix"] = {"params": [{"name": "x", "values": ["1", "2"]}], "maxParallel": 1}
     return review(jf, operation="UPDATE", old=job_flow(flow("a")))
 
 

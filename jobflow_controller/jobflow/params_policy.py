@@ -1,0 +1,170 @@
+"""Ours, opt-in (docs/params.md): the flow policy of a JobFlow that sets `params`, `when` or `matrix`.
+
+The failure-aware rules (rules_policy.py, docs/rules.md) with three answers of its own, plugged in at
+the policy's named points:
+
+- `shape` (outcomes.py's seam): a matrix flow's outcome is its Jobs' (`matrix.matrix_outcome`:
+  Failed as soon as one failed after its retries, Completed once all completed); a flow whose rule
+  is met but whose `when` does not hold (when.py) is Skipped, and its dependents follow their rule;
+- `jobs` and `unmade`: a matrix flow's Jobs are `<jobflow>-<flow>-<i>`, created in index order, at
+  most `maxParallel` unfinished at once, none after a failure (`matrix.next_indexes`); each Job
+  carries the `$(VAR)` values it is expanded with, and a matrix Job its index label and values
+  annotation;
+- `record_outcomes`: the `Skipped` event of a flow skipped by `when` names the expression.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from jobflow_controller.apis import jobflow as jf
+from jobflow_controller.apis.params import (
+    MATRIX_INDEX_LABEL,
+    MATRIX_PARAMS_ANNOTATION,
+    Matrix,
+    ParamsSpec,
+    matrix_params_json,
+)
+from jobflow_controller.apis.substitution import context_variables, job_variables
+from jobflow_controller.jobflow import constants as c
+from jobflow_controller.jobflow.matrix import JobState, job_state, matrix_outcome, next_indexes
+from jobflow_controller.jobflow.outcomes import FlowShape, JobOutcome
+from jobflow_controller.jobflow.plan import (
+    Build,
+    Deploy,
+    FlowJob,
+    JobCreate,
+    Judge,
+    Notice,
+    PlannedStatus,
+    SyncPlan,
+    WarningEvent,
+    World,
+)
+from jobflow_controller.jobflow.rules_policy import FailureAwarePolicy
+from jobflow_controller.jobflow.when import MESSAGE_SKIPPED_WHEN, WhenFalse, judge_when
+
+
+class ParamsPolicy(FailureAwarePolicy):
+    """Conditions and fan-out on top of the failure-aware rules."""
+
+    def __init__(self, world: World) -> None:
+        assert world.spec.params is not None  # choose_policy picks this policy only then
+        self.params: ParamsSpec = world.spec.params
+        #: Each matrix flow's Jobs' states, in index order, as the outcomes were decided.
+        self._states: dict[str, list[JobState]] = {}
+        #: The flows Skipped by `when`, and the expression that did not hold.
+        self._when_false: dict[str, WhenFalse] = {}
+        self._combinations: dict[str, list[tuple[tuple[str, str], ...]]] = {}
+        super().__init__(world)  # decides the outcomes, through `shape`
+
+    # -- outcomes.py's seam ---------------------------------------------------------------------
+    def shape(self) -> FlowShape:
+        return self
+
+    def flow_outcome(self, flow: jf.Flow, job_outcome: JobOutcome) -> tuple[str | None, bool]:
+        if flow.name not in self.params.matrices:
+            return job_outcome(self.world.job_name(flow.name))
+        states = [job_state(*job_outcome(name)) for name in self.jobs(flow)]
+        self._states[flow.name] = states
+        return matrix_outcome(states), any(s != JobState.ABSENT for s in states)
+
+    def skipped_when_met(self, flow: jf.Flow) -> bool:
+        expressions = self.params.when.get(flow.name)
+        if not expressions:
+            return False
+        verdict = judge_when(expressions, self._when_variables(flow.name))
+        if verdict is None:
+            self._when_false.pop(flow.name, None)
+            return False
+        self._when_false[flow.name] = verdict
+        return True
+
+    # -- what a flow is -------------------------------------------------------------------------
+    def jobs(self, flow: jf.Flow) -> list[str]:
+        return self.world.flow_job_names(flow.name)
+
+    def unmade(self, out: Deploy) -> Iterator[FlowJob]:
+        """Upstream's unmade Jobs, a matrix flow's only up to `maxParallel`; each with its values.
+
+        A matrix flow whose rule is not met yet gives only its first Job: the one `deploy_job` checks
+        the patch of (one Warning, not one per index).
+        """
+        waiting: set[str] = set()
+        for made in super().unmade(out):
+            name = made.flow.name
+            matrix = self.params.matrices.get(name)
+            if matrix is None:
+                yield made._replace(variables=self._variables(name))
+                continue
+            if name in waiting:
+                continue
+            index = self.jobs(made.flow).index(made.job_name)
+            if index in self._allowed(name, matrix):
+                if not self._started(name) and name not in self.found.met:
+                    waiting.add(name)
+                yield self._matrix_job(made, matrix, index)
+
+    def is_due(self, flow: jf.Flow, out: Deploy, judge: Judge) -> bool:
+        """A matrix flow that has started stays due (its rule was met) until it ended or the flows halt."""
+        if self._started(flow.name) and self.ended(flow) is None:
+            return not self.found.halted
+        return super().is_due(flow, out, judge)
+
+    def closing(self, room: int, out: Deploy, build: Build) -> list[JobCreate | WarningEvent]:
+        """The finally Jobs, expanded as the flows' (params and context)."""
+
+        def expanded(world: World, made: FlowJob) -> JobCreate | WarningEvent:
+            return build(world, made._replace(variables=self._variables(made.flow.name)))
+
+        return super().closing(room, out, expanded)
+
+    def record_outcomes(self, status: PlannedStatus, plan: SyncPlan) -> None:
+        """The failure-aware record; a flow Skipped by `when` says which expression did not hold."""
+        super().record_outcomes(status, plan)
+        for i, notice in enumerate(plan.notices):
+            name = notice.args[0] if notice.reason == c.REASON_SKIPPED and notice.args else None
+            if name in self._when_false:
+                args = self._when_false[name].message_args(name)
+                plan.notices[i] = Notice(c.REASON_SKIPPED, MESSAGE_SKIPPED_WHEN, args)
+
+    def rerun_jobs(self, flow: jf.Flow) -> list[str]:
+        """A matrix flow's Failed Jobs (its never-created ones are created as it runs again)."""
+        states = self._states.get(flow.name)
+        if states is None:
+            return super().rerun_jobs(flow)
+        return [name for name, state in zip(self.jobs(flow), states, strict=True) if state == JobState.FAILED]
+
+    # -- helpers ----------------------------------------------------------------------------------
+    def _started(self, flow_name: str) -> bool:
+        """A matrix flow one of whose Jobs was created (its rule was met then: it stays due)."""
+        return any(s != JobState.ABSENT for s in self._states.get(flow_name, ()))
+
+    def _allowed(self, flow_name: str, matrix: Matrix) -> set[int]:
+        """The indexes that may be created now: the next ones in room, and those being re-created."""
+        states = self._states.get(flow_name, [JobState.ABSENT] * matrix.size)
+        again = {i for i, s in enumerate(states) if s == JobState.UNFINISHED}
+        return again | set(next_indexes(states, matrix.parallel))
+
+    def _matrix_job(self, made: FlowJob, matrix: Matrix, index: int) -> FlowJob:
+        combinations = self._combinations.get(made.flow.name)
+        if combinations is None:
+            combinations = self._combinations[made.flow.name] = matrix.combinations()
+        combination = combinations[index]
+        return made._replace(
+            variables=self._variables(made.flow.name, combination, index),
+            labels=((MATRIX_INDEX_LABEL, str(index)),),
+            annotations=(*made.annotations, (MATRIX_PARAMS_ANNOTATION, matrix_params_json(combination))),
+        )
+
+    def _variables(
+        self, flow_name: str, combination: tuple[tuple[str, str], ...] = (), index: int | None = None
+    ) -> dict[str, str]:
+        pairs = [(p.name, p.value) for p in self.params.params]
+        return job_variables(self.world.job_flow, flow_name, pairs, combination, index)
+
+    def _when_variables(self, flow_name: str) -> dict[str, str]:
+        """`when` inputs see the params and the context (no matrix value: the flow is judged once)."""
+        out = {f"params.{p.name}": p.value for p in self.params.params}
+        out.update(context_variables(self.world.job_flow, flow_name))
+        return out

@@ -1,0 +1,209 @@
+"""Admission of `spec.params`, `when` and `matrix`: each refused value and its exact message (docs/params.md)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from jobflow_controller.validation import validate_job_flow, validation_message
+from jobflow_controller.validation.jobflow import flows_changed
+
+
+def jf(flows: list[dict[str, Any]], name: str = "jf", **spec: Any) -> dict[str, Any]:
+    return {"metadata": {"name": name, "namespace": "default"}, "spec": {"flows": flows, **spec}}
+
+
+def matrix(*lists: tuple[str, list[Any]], **extra: Any) -> dict[str, Any]:
+    return {"params": [{"name": n, "values": v} for n, v in lists], **extra}
+
+
+WHEN_OK = [{"input": "$(params.mode)", "operator": "in", "values": ["full"]}]
+
+REFUSED: list[tuple[str, dict[str, Any], str]] = [
+    (
+        "params-not-a-list",
+        jf([{"name": "a"}], params={"mode": "full"}),
+        'jobflow params: must be a list of {name, value} entries, got {"mode": "full"}',
+    ),
+    (
+        "param-not-an-object",
+        jf([{"name": "a"}], params=["mode"]),
+        'jobflow params[0]: must be an object with a name and value, got "mode"',
+    ),
+    (
+        "param-name-invalid",
+        jf([{"name": "a"}], params=[{"name": "1mode", "value": "x"}]),
+        'jobflow params[0].name: must match [A-Za-z_][A-Za-z0-9_-]*, got "1mode"',
+    ),
+    (
+        "param-name-with-a-dot",
+        jf([{"name": "a"}], params=[{"name": "a.b", "value": "x"}]),
+        'jobflow params[0].name: must match [A-Za-z_][A-Za-z0-9_-]*, got "a.b"',
+    ),
+    (
+        "param-name-missing",
+        jf([{"name": "a"}], params=[{"value": "x"}]),
+        "jobflow params[0].name: must match [A-Za-z_][A-Za-z0-9_-]*, got null",
+    ),
+    (
+        "param-name-repeated",
+        jf([{"name": "a"}], params=[{"name": "mode", "value": "x"}, {"name": "mode", "value": "y"}]),
+        'jobflow params[1].name: "mode" is already used by params[0]',
+    ),
+    (
+        "param-value-not-a-string",
+        jf([{"name": "a"}], params=[{"name": "n", "value": 3}]),
+        "jobflow params[0].value: must be a string, got 3",
+    ),
+    (
+        "when-not-a-list",
+        jf([{"name": "a", "when": {"input": "x"}}]),
+        'jobflow Flow "a": when: must be a list of {input, operator, values} expressions, got {"input": "x"}',
+    ),
+    (
+        "when-operator-unknown",
+        jf([{"name": "a", "when": [{"input": "x", "operator": "eq", "values": ["x"]}]}]),
+        'jobflow Flow "a": when[0].operator: must be one of in, notin, got "eq"',
+    ),
+    (
+        "when-operator-missing",
+        jf([{"name": "a", "when": [{"input": "x", "values": ["x"]}]}]),
+        'jobflow Flow "a": when[0].operator: must be one of in, notin, got null',
+    ),
+    (
+        "when-values-empty",
+        jf([{"name": "a", "when": [{"input": "x", "operator": "in", "values": []}]}]),
+        'jobflow Flow "a": when[0].values: must be a non-empty list of strings, got []',
+    ),
+    (
+        "when-value-not-a-string",
+        jf([{"name": "a", "when": [{"input": "x", "operator": "in", "values": ["a", 1]}]}]),
+        'jobflow Flow "a": when[0].values[1]: must be a string, got 1',
+    ),
+    (
+        "when-input-not-a-string",
+        jf([{"name": "a", "when": [{"input": 5, "operator": "in", "values": ["5"]}]}]),
+        'jobflow Flow "a": when[0].input: must be a string, got 5',
+    ),
+    (
+        "matrix-without-params",
+        jf([{"name": "a", "matrix": {"maxParallel": 2}}]),
+        'jobflow Flow "a": matrix.params: must list at least one parameter',
+    ),
+    (
+        "matrix-empty-params",
+        jf([{"name": "a", "matrix": {"params": []}}]),
+        'jobflow Flow "a": matrix.params: must list at least one parameter',
+    ),
+    (
+        "matrix-empty-value-list",
+        jf([{"name": "a", "matrix": matrix(("lr", ["0.1"]), ("seed", []))}]),
+        'jobflow Flow "a": matrix.params[1].values: must be a non-empty list of strings, got []',
+    ),
+    (
+        "matrix-name-repeated",
+        jf([{"name": "a", "matrix": matrix(("lr", ["0.1"]), ("lr", ["1"]))}]),
+        'jobflow Flow "a": matrix.params[1].name: "lr" is already used by matrix.params[0]',
+    ),
+    (
+        "matrix-name-invalid",
+        jf([{"name": "a", "matrix": matrix(("l r", ["0.1"]))}]),
+        'jobflow Flow "a": matrix.params[0].name: must match [A-Za-z_][A-Za-z0-9_-]*, got "l r"',
+    ),
+    (
+        "matrix-over-256",
+        jf([{"name": "a", "matrix": matrix(("x", [str(i) for i in range(16)]), ("y", [str(i) for i in range(17)]))}]),
+        'jobflow Flow "a": matrix: has 272 combinations, more than the 256 allowed',
+    ),
+    (
+        "matrix-max-parallel-zero",
+        jf([{"name": "a", "matrix": matrix(("x", ["1"]), maxParallel=0)}]),
+        'jobflow Flow "a": matrix.maxParallel: must be an integer of at least 1, got 0',
+    ),
+    (
+        "matrix-max-parallel-not-an-integer",
+        jf([{"name": "a", "matrix": matrix(("x", ["1"]), maxParallel="2")}]),
+        'jobflow Flow "a": matrix.maxParallel: must be an integer of at least 1, got "2"',
+    ),
+    (
+        "matrix-not-an-object",
+        jf([{"name": "a", "matrix": ["x"]}]),
+        'jobflow Flow "a": matrix: must be an object with params, got ["x"]',
+    ),
+    (
+        "matrix-last-job-name-too-long",
+        jf([{"name": "train", "matrix": matrix(("x", [str(i) for i in range(10)]), ("y", ["1", "2"]))}], name="j" * 55),
+        f'jobflow Flow "train": matrix: Job name "{"j" * 55}-train-19" is 64 characters long, it must be at most 63',
+    ),
+    (
+        "over-500-jobs-counting-matrix-indexes",
+        jf([{"name": f"f{i}", "matrix": matrix(("x", [str(j) for j in range(200)]))} for i in range(3)]),
+        "jobflow has 600 Jobs counting every matrix index, more than the 500 allowed",
+    ),
+]
+
+
+@pytest.mark.parametrize(("job_flow", "message"), [(j, m) for _, j, m in REFUSED], ids=[i for i, _, _ in REFUSED])
+def test_refused_with_message(job_flow: dict[str, Any], message: str) -> None:
+    assert message in validate_job_flow(job_flow)
+
+
+def test_the_issue_example_is_admitted() -> None:
+    flows = [
+        {"name": "prepare", "when": [{"input": "$(params.mode)", "operator": "in", "values": ["full", "incremental"]}]},
+        {
+            "name": "train",
+            "dependsOn": {"targets": ["prepare"]},
+            "matrix": matrix(("lr", ["0.1", "0.01"]), ("seed", ["1", "2", "3"]), maxParallel=2),
+        },
+        {"name": "report", "dependsOn": {"targets": ["train"]}},
+    ]
+    params = [{"name": "dataset", "value": "s3://bucket/2026-12-05"}, {"name": "mode", "value": "full"}]
+    assert validation_message(jf(flows, name="tune", params=params)) is None
+
+
+def test_256_combinations_and_500_jobs_are_allowed() -> None:
+    flows = [{"name": "a", "matrix": matrix(("x", [str(i) for i in range(16)]), ("y", [str(i) for i in range(16)]))}]
+    flows += [{"name": f"f{i}"} for i in range(244)]
+    assert validation_message(jf(flows)) is None
+
+
+def test_a_matrix_job_name_of_63_characters_is_allowed() -> None:
+    # 55 + "-train" + "-9": the last of ten indexes is 9.
+    flows = [{"name": "train", "matrix": matrix(("x", [str(i) for i in range(10)]))}]
+    assert validation_message(jf(flows, name="j" * 55)) is None
+
+
+def test_an_update_that_changes_params_is_checked_in_full() -> None:
+    old = jf([{"name": "a"}], params=[{"name": "m", "value": "x"}])
+    new = jf([{"name": "a"}], params=[{"name": "m", "value": "y"}])
+    assert flows_changed(new, old)
+    assert not flows_changed(old, old)
+
+
+def test_the_caps_on_params_and_matrix_lists() -> None:
+    params = [{"name": f"p{i}", "value": "x"} for i in range(101)]
+    assert "jobflow has 101 params, more than the 100 allowed" in validate_job_flow(jf([{"name": "a"}], params=params))
+    lists = tuple((f"x{i}", ["1"]) for i in range(17))
+    problems = validate_job_flow(jf([{"name": "a", "matrix": matrix(*lists)}]))
+    assert 'jobflow Flow "a": matrix.params: has 17 lists, more than the 16 allowed' in problems
+
+
+def test_a_matrix_job_may_not_be_another_flows_job() -> None:
+    flows = [{"name": "train", "matrix": matrix(("x", ["1", "2"]))}, {"name": "train-1"}]
+    assert (
+        'jobflow Flow "train": matrix: its Job "<jobflow>-train-1" would be the Job'
+        ' of the flow or finally entry "train-1"' in validate_job_flow(jf(flows))
+    )
+
+
+def test_a_probe_may_not_wait_on_a_matrix_flow() -> None:
+    flows = [
+        {"name": "train", "matrix": matrix(("x", ["1", "2"]))},
+        {"name": "serve", "dependsOn": {"targets": ["train"], "probe": {"taskStatusList": [{"phase": "Running"}]}}},
+    ]
+    assert (
+        'jobflow Flow "serve": dependsOn.probe: cannot wait on the matrix flow "train"'
+        " (a probe checks one Job per target)" in validate_job_flow(jf(flows))
+    )
