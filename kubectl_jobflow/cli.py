@@ -4,6 +4,7 @@
     kubectl jobflow dot NAME [-n NAMESPACE] | dot -Tsvg > flow.svg
     kubectl jobflow suspend|resume|stop|terminate NAME [-n NAMESPACE] [--dry-run]
     kubectl jobflow retry NAME [--flow FLOW]... [-n NAMESPACE] [--dry-run]
+    kubectl jobflow create --from=cronjobflow/NAME [JOBFLOW] [-n NAMESPACE] [--dry-run]
 
 The verbs are `verbs`'s (docs/lifecycle.md).
 
@@ -34,6 +35,7 @@ from jobflow_controller.kube.clientset import Clientset
 from jobflow_controller.kube.config import ConfigError, build_client_config
 from jobflow_controller.kube.resources import JOB_FLOWS
 from jobflow_controller.kube.rest import RestClient, default_user_agent
+from kubectl_jobflow import create as create_command
 from kubectl_jobflow.dot import render_dot
 from kubectl_jobflow.render import branches_for, render_tree, use_color
 from kubectl_jobflow.ui import command as ui_command
@@ -54,6 +56,7 @@ EXAMPLES = """examples:
   kubectl jobflow suspend ml-pipeline              no new Job until `kubectl jobflow resume ml-pipeline`
   kubectl jobflow retry ml-pipeline --flow model-evaluation   re-run a failed step and what follows it
   kubectl jobflow ui -A                            a live web view of every JobFlow, on 127.0.0.1
+  kubectl jobflow create --from=cronjobflow/nightly-etl   run a CronJobFlow's JobFlow now
 """
 
 
@@ -94,6 +97,7 @@ def _parser() -> argparse.ArgumentParser:
     dot = sub.add_parser("dot", parents=[common], help="the DAG in Graphviz DOT, for `dot -Tsvg`")
     dot.add_argument("name", metavar="NAME", help="the JobFlow")
     add_verb_parsers(sub, common)
+    create_command.add_parser(sub, common)
     ui_command.add_parser(sub, common)
     return parser
 
@@ -174,6 +178,8 @@ def run(args: argparse.Namespace, stdout: TextIO) -> int:
     try:
         if args.command in VERBS:
             return run_verb(args, Clientset(rest), namespace, stdout)
+        if args.command == "create":
+            return create_command.run_create(args, Clientset(rest), namespace, stdout)
         source = FlowSource(Clientset(rest), namespace, args.name)
         if args.command == "dot":
             stdout.write(render_dot(source.read()))
@@ -204,7 +210,7 @@ def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(sys.argv[1:] if argv is None else argv)
     try:
         return run(args, sys.stdout)
-    except (PluginError, ConfigError, VerbError) as err:
+    except (PluginError, ConfigError, VerbError, create_command.CreateError) as err:
         return _fail(str(err))
     except ApiStatusError as err:
         return _fail(f"the server answered {err}")

@@ -35,14 +35,17 @@ exact text of each file.
 """
 
 from crdgen.bus import command_crd
+from crdgen.cron import cron_validation_patch, cronjobflow_crd
 from crdgen.files import (
     COMMAND_CRD_FILE,
     CRD_FILES,
+    CRON_VALIDATION_PATCH_FILE,
     JOB_CRD_FILE,
     UPSTREAM_CRD_SHA256,
     VALIDATION_PATCH_FILE,
     all_crds,
     canonical_sha256,
+    cron_crd,
     generated_files,
     jobflow_crd,
     render_crd,
@@ -97,6 +100,7 @@ __all__ = [
     "COMMAND_CRD_FILE",
     "CONTROLLER_GEN_VERSION",
     "CRD_FILES",
+    "CRON_VALIDATION_PATCH_FILE",
     "DEFAULT_RETRY_BACKOFF",
     "FAILURE_AWARE_ADDITIONS",
     "FINALLY_NAMES_UNIQUE_RULE",
@@ -132,6 +136,9 @@ __all__ = [
     "canonical_sha256",
     "cap_patch",
     "command_crd",
+    "cron_crd",
+    "cron_validation_patch",
+    "cronjobflow_crd",
     "failure_aware_patch",
     "generated_files",
     "job_crd",

@@ -17,6 +17,8 @@ JOB_FLOW_KIND = "JobFlow"
 JOB_TEMPLATE_KIND = "JobTemplate"
 JOB_KIND = "Job"
 COMMAND_KIND = "Command"
+#: Ours (docs/cron.md): JobFlows on a schedule, as Kubernetes' CronJob runs Jobs.
+CRON_JOB_FLOW_KIND = "CronJobFlow"
 
 #: Substring upstream looks for in an owner reference's apiVersion to find the owning JobFlow.
 VOLCANO = "volcano"

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from informers.errors import NotFoundError
 from jobflow_controller.kube import resources
 from jobflow_controller.kube.listwatch import ResourceListerWatcher
 from jobflow_controller.kube.resources import Resource
@@ -91,6 +92,18 @@ class Clientset:
     def resource(self, resource: Resource, namespace: str | None = None) -> ResourceClient:
         return ResourceClient(self.rest, resource, namespace)
 
+    def serves(self, resource: Resource) -> bool:
+        """Whether the API server serves `resource` now (discovery: its group version lists it).
+
+        False while its CRD is not installed (the group version is unknown, or does not list it).
+        """
+        try:
+            body = self.rest.request("GET", f"/apis/{resource.group_version}" if resource.group else "/api/v1")
+        except NotFoundError:
+            return False
+        listed = body.get("resources") if isinstance(body, dict) else None
+        return any(isinstance(r, dict) and r.get("name") == resource.plural for r in listed or [])
+
     def backlog(self) -> float:
         """Seconds a request made now would wait for the client-side QPS limiter (0: none)."""
         return self.rest.limiter.backlog()
@@ -100,6 +113,9 @@ class Clientset:
 
     def job_templates(self, namespace: str | None = None) -> ResourceClient:
         return self.resource(resources.JOB_TEMPLATES, namespace)
+
+    def cron_job_flows(self, namespace: str | None = None) -> ResourceClient:
+        return self.resource(resources.CRON_JOB_FLOWS, namespace)
 
     def jobs(self, namespace: str | None = None) -> ResourceClient:
         return self.resource(resources.JOBS, namespace)

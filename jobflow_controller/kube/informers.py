@@ -55,6 +55,11 @@ class JobFlowLister(_NamespacedLister):
         return self._namespace(namespace)
 
 
+class CronJobFlowLister(_NamespacedLister):
+    def cron_job_flows(self, namespace: str) -> GenericNamespaceLister:
+        return self._namespace(namespace)
+
+
 class JobTemplateLister(_NamespacedLister):
     def job_templates(self, namespace: str) -> GenericNamespaceLister:
         return self._namespace(namespace)
@@ -226,6 +231,10 @@ class VolcanoInformerFactory:
 
     def job_templates(self) -> _ResourceInformer:
         return _ResourceInformer(self, resources.JOB_TEMPLATES, JobTemplateLister, constants.JOB_TEMPLATE_KIND)
+
+    def cron_job_flows(self) -> _ResourceInformer:
+        """Ours (docs/cron.md); created by the CronJobFlow controller only once its CRD is served."""
+        return _ResourceInformer(self, resources.CRON_JOB_FLOWS, CronJobFlowLister, constants.CRON_JOB_FLOW_KIND)
 
     def jobs(self) -> _ResourceInformer:
         return _ResourceInformer(self, resources.JOBS, JobLister, constants.JOB_KIND)

@@ -41,6 +41,8 @@ class Resource:
 
 JOB_FLOWS = Resource(constants.FLOW_GROUP, constants.VERSION, "jobflows", constants.JOB_FLOW_KIND)
 JOB_TEMPLATES = Resource(constants.FLOW_GROUP, constants.VERSION, "jobtemplates", constants.JOB_TEMPLATE_KIND)
+#: Ours (docs/cron.md): JobFlows on a schedule.
+CRON_JOB_FLOWS = Resource(constants.FLOW_GROUP, constants.VERSION, "cronjobflows", constants.CRON_JOB_FLOW_KIND)
 JOBS = Resource(constants.BATCH_GROUP, constants.VERSION, "jobs", constants.JOB_KIND)
 #: Volcano's Commands: the JobFlow controller creates TerminateJob ones (docs/lifecycle.md), nothing else.
 COMMANDS = Resource(constants.BUS_GROUP, constants.VERSION, "commands", constants.COMMAND_KIND)

@@ -9,7 +9,9 @@ each JobFlow's phase and its Jobs by state, redrawn whenever an informer sees a 
 JobFlow has ended as its example says (the pipelines Succeed, nightly-report Failed); then draws the
 diamond and the nightly report with `kubectl jobflow tree` (the project's kubectl plugin, run through
 kubectl), prints the kubectl lines to look at what happened and keeps the control plane up until
-Ctrl-C (or exits at once with `--exit-when-done`, as the e2e test runs it).
+Ctrl-C (or exits at once with `--exit-when-done`, as the e2e test runs it). Beside them runs the
+CronJobFlow `every-minute` (demo_cron.py, docs/cron.md): its runs join the table as they come,
+`kubectl get cjf` is shown at the end, and while the control plane stays up each new run is announced.
 """
 
 from __future__ import annotations
@@ -34,6 +36,7 @@ from jobflow_controller.apis import meta
 from jobflow_controller.kube.clientset import Clientset
 from jobflow_controller.kube.config import build_config
 from jobflow_controller.kube.rest import RestClient
+from jobflow_controller.local import demo_cron
 from jobflow_controller.local.controlplane import ControlPlane
 from jobflow_controller.local.kubectl import EXAMPLES_DIR, install_crds, kubectl, kubectl_path, plugin_env
 from jobflow_controller.local.simulator import JobSimulator
@@ -57,6 +60,8 @@ PARAMS_EXAMPLE = tuple(
 TREE_FLOWS = ("parallel-pipeline", "nightly-report", "hyperparameter-sweep")
 LOOK_AROUND = (
     "kubectl get jf",
+    "kubectl get cjf                         # the every-minute CronJobFlow and the nightly example",
+    "kubectl jobflow create --from=cronjobflow/nightly-etl   # one run now",
     "kubectl describe jf ml-pipeline",
     "kubectl describe jf nightly-report        # the Skipped event",
     "kubectl get vcjob",
@@ -166,7 +171,8 @@ def main(argv: list[str] | None = None) -> int:
         _print_look_around(kubeconfig, tty)
         if args.exit_when_done:
             return 0
-        print("\nthe control plane stays up until Ctrl-C")
+        print(f"\nthe control plane stays up until Ctrl-C; {demo_cron.NAME} fires every minute:")
+        demo_cron.announce_runs(progress.flows, lambda line: print(f"  {line}", flush=True))
         stop.wait()
         return 0
     finally:
@@ -200,6 +206,7 @@ def _start_pipelines(kubeconfig: str, stop: threading.Event) -> Progress:
     print(kubectl(kubeconfig, "apply", "-k", str(EXAMPLES_DIR)).rstrip())
     print(kubectl(kubeconfig, "apply", *(f"--filename={path}" for path in FAILURE_AWARE_EXAMPLE)).rstrip())
     print(kubectl(kubeconfig, "apply", *(f"--filename={path}" for path in PARAMS_EXAMPLE)).rstrip())
+    print(demo_cron.create(clientset))
     print("")
     return progress
 
@@ -236,6 +243,8 @@ def _print_look_around(kubeconfig: str, tty: bool) -> None:
     for name in TREE_FLOWS:
         print(f"$ kubectl jobflow tree {name}")
         print(show_tree(kubeconfig, name, color=tty).rstrip() + "\n")
+    print("$ kubectl get cjf")
+    print(kubectl(kubeconfig, "get", "cjf").rstrip() + "\n")
     print("Look around:\n")
     print(f"  export KUBECONFIG={kubeconfig} PATH={Path(kubectl_path()).parent}:$PATH")
     for line in LOOK_AROUND:

@@ -18,7 +18,9 @@ from jobflow_controller.manager.logs import DEFAULT_LOG_FORMAT
 
 JOBFLOW_CONTROLLER = "jobflow-controller"
 JOBTEMPLATE_CONTROLLER = "jobtemplate-controller"
-KNOWN_CONTROLLERS = (JOBFLOW_CONTROLLER, JOBTEMPLATE_CONTROLLER)
+#: Ours (docs/cron.md): CronJobFlows. Enabled by `*` like the others.
+CRONJOBFLOW_CONTROLLER = "cronjobflow-controller"
+KNOWN_CONTROLLERS = (JOBFLOW_CONTROLLER, JOBTEMPLATE_CONTROLLER, CRONJOBFLOW_CONTROLLER)
 #: Volcano's other controllers (v1.15.1 and master register the same ten, case as written): their
 #: names are valid in --controllers (so a command line written for vc-controller-manager, whose
 #: default is `*,-sharding-controller`, works here), but this process runs none of them.

@@ -9,15 +9,22 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable
 
+from jobflow_controller.cronjobflow import CronJobFlowController, CronJobFlowMetrics
 from jobflow_controller.jobflow import JobFlowController, JobFlowOptions
 from jobflow_controller.jobflow.state.metrics import JobFlowMetrics
 from jobflow_controller.jobtemplate import JobTemplateController
 from jobflow_controller.kube.clientset import Clientset
 from jobflow_controller.kube.informers import VolcanoInformerFactory
-from jobflow_controller.manager.config import JOBFLOW_CONTROLLER, JOBTEMPLATE_CONTROLLER, Options, is_controller_enabled
+from jobflow_controller.manager.config import (
+    CRONJOBFLOW_CONTROLLER,
+    JOBFLOW_CONTROLLER,
+    JOBTEMPLATE_CONTROLLER,
+    Options,
+    is_controller_enabled,
+)
 from jobflow_controller.manager.stops import set_after
 
-Controller = JobFlowController | JobTemplateController
+Controller = JobFlowController | JobTemplateController | CronJobFlowController
 
 
 def build_controllers(
@@ -27,6 +34,7 @@ def build_controllers(
     options: Options,
     jobflow_metrics: Callable[[], JobFlowMetrics],
     queue_metrics: object,
+    cron_metrics: Callable[[], CronJobFlowMetrics | None] = lambda: None,
 ) -> list[Controller]:
     """The controllers --controllers enables, over one client and one informer factory."""
     controllers: list[Controller] = []
@@ -56,6 +64,12 @@ def build_controllers(
                 recorder,
                 max_requeue_num=options.max_requeue_num,
                 queue_metrics_provider=queue_metrics,
+            )
+        )
+    if is_controller_enabled(CRONJOBFLOW_CONTROLLER, options.controllers):
+        controllers.append(
+            CronJobFlowController(
+                clientset, factory, recorder, metrics=cron_metrics(), queue_metrics_provider=queue_metrics
             )
         )
     return controllers

@@ -31,6 +31,7 @@ import structlog
 from prometheus_client import CollectorRegistry, disable_created_metrics
 
 from jobflow_controller import __version__
+from jobflow_controller.cronjobflow import CronJobFlowMetrics
 from jobflow_controller.jobflow import JobFlowController
 from jobflow_controller.jobflow.constants import COMPONENT
 from jobflow_controller.jobflow.state.metrics import JobFlowMetrics
@@ -107,14 +108,14 @@ class Manager:
         )
         self._queue_metrics = PrometheusMetricsProvider(self.registry)
         self._jobflow_counters: JobFlowMetrics | None = None
+        self._cron_counters: CronJobFlowMetrics | None = None
         self.controllers: list[Controller] = []
         #: With --shards, the units of the shards held now (the controllers above stay empty).
         self.shard_units: ShardUnits | None = None
         self.campaign: ShardCampaign | None = None
         if options.shards == 0:
-            self.controllers = build_controllers(
-                self.clientset, self.factory, self.recorder, options, self._jobflow_metrics, self._queue_metrics
-            )
+            metrics = (self._jobflow_metrics, self._queue_metrics, self._cron_metrics)
+            self.controllers = build_controllers(self.clientset, self.factory, self.recorder, options, *metrics)
         else:
             self.shard_units = ShardUnits(self.registry)
         self.registry.register(MemoryCollector(self._memory_sizes))
@@ -147,6 +148,12 @@ class Manager:
             self._jobflow_counters = JobFlowMetrics(self.registry)
         return self._jobflow_counters
 
+    def _cron_metrics(self) -> CronJobFlowMetrics:
+        # One set for the process, as the JobFlow counters.
+        if self._cron_counters is None:
+            self._cron_counters = CronJobFlowMetrics(self.registry)
+        return self._cron_counters
+
     def _memory_sizes(self) -> list[dict[str, int]]:
         """Each running JobFlow controller's memory sizes (every held shard's, in sharded mode)."""
         controllers = list(self.controllers)
@@ -172,6 +179,7 @@ class Manager:
             recorder=self.recorder,
             jobflow_metrics=self._jobflow_metrics,
             queue_metrics=self._queue_metrics,
+            cron_metrics=self._cron_metrics,
         )
 
     # -- health -----------------------------------------------------------------------------------

@@ -19,6 +19,7 @@ import structlog
 from prometheus_client import CollectorRegistry, Gauge
 
 from informers import ListerWatcher
+from jobflow_controller.cronjobflow import CronJobFlowMetrics
 from jobflow_controller.jobflow.state.metrics import JobFlowMetrics
 from jobflow_controller.kube import resources
 from jobflow_controller.kube.clientset import Clientset
@@ -61,6 +62,7 @@ class ShardUnit:
         recorder: object,
         jobflow_metrics: Callable[[], JobFlowMetrics],
         queue_metrics: object,
+        cron_metrics: Callable[[], CronJobFlowMetrics | None] = lambda: None,
     ) -> None:
         self.shard = shard
         self.options = options
@@ -78,7 +80,9 @@ class ShardUnit:
             custom_resync={resources.JOB_FLOWS: options.resync_period},
             wrap_lister_watcher=only_this_shard,
         )
-        self.controllers = build_controllers(clientset, self.factory, recorder, options, jobflow_metrics, queue_metrics)
+        self.controllers = build_controllers(
+            clientset, self.factory, recorder, options, jobflow_metrics, queue_metrics, cron_metrics
+        )
 
     def has_synced(self) -> bool:
         return self.factory.has_synced()

@@ -23,19 +23,21 @@ from typing import Any, Final
 
 from jobflow_controller.apis.jsontype import json_type
 from jobflow_controller.apis.patch_fields import PatchFields
-from jobflow_controller.validation import flow_patch_field_problems, flows_changed, validation_message
-from jobflow_controller.validation.lifecycle import lifecycle_problems
+from jobflow_controller.validation.admission import job_flow_admission_problems
+from jobflow_controller.validation.cronjobflow import cron_job_flow_problems
 from jobflow_controller.webhook.jsonshape import json_shape_problem
 from jobflow_controller.webhook.limits import MAX_BODY_BYTES, MAX_JSON_DEPTH, MAX_JSON_VALUES
 
 __all__ = [
     "ADMISSION_API_VERSION",
     "ADMISSION_REVIEW_KIND",
+    "CRON_JOB_FLOW_RESOURCE",
     "JOB_FLOW_RESOURCE",
     "OPERATION_NOT_CREATE_OR_UPDATE",
     "RESOURCE_NOT_JOB_FLOWS",
     "GroupVersionResource",
     "ReviewError",
+    "admit_cron_job_flows",
     "admit_job_flows",
     "check_content_type",
     "decode_review",
@@ -63,6 +65,8 @@ class GroupVersionResource:
 
 
 JOB_FLOW_RESOURCE: Final = GroupVersionResource("flow.volcano.sh", "v1alpha1", "jobflows")
+#: Ours (docs/cron.md): CronJobFlows are admitted on the same path, told apart by the request's resource.
+CRON_JOB_FLOW_RESOURCE: Final = GroupVersionResource("flow.volcano.sh", "v1alpha1", "cronjobflows")
 
 #: Upstream's ``OperationNotCreateOrUpdate``.
 OPERATION_NOT_CREATE_OR_UPDATE: Final = "expect operation to be 'CREATE' or 'UPDATE'"
@@ -70,6 +74,7 @@ OPERATION_NOT_CREATE_OR_UPDATE: Final = "expect operation to be 'CREATE' or 'UPD
 RESOURCE_NOT_JOB_FLOWS: Final = f"expect resource to be {JOB_FLOW_RESOURCE}"
 #: Upstream passes the JobFlow decoder's error through; ours names what was expected.
 OBJECT_NOT_JOB_FLOW: Final = "expect request.object to be a JobFlow object"
+OBJECT_NOT_CRON_JOB_FLOW: Final = "expect request.object to be a CronJobFlow object"
 
 _VALIDATED_OPERATIONS: Final = frozenset({"CREATE", "UPDATE"})
 #: The HTTP code put in a denial's status: what the API server makes of upstream's code-less denial
@@ -190,14 +195,29 @@ def admit_job_flows(request: Mapping[str, Any], patch_fields: PatchFields | None
         return denied(OBJECT_NOT_JOB_FLOW)
     old_job_flow = request.get("oldObject") if operation == "UPDATE" else None
     old_job_flow = old_job_flow if isinstance(old_job_flow, Mapping) else None
-    message = validation_message(_with_request_identity(job_flow, request), old_job_flow)
-    problems = [message.strip()] if message is not None else []
-    problems.extend(lifecycle_problems(job_flow, old_job_flow))  # docs/lifecycle.md
-    if old_job_flow is None or flows_changed(job_flow, old_job_flow):
-        problems.extend(flow_patch_field_problems(job_flow, patch_fields))
+    problems = job_flow_admission_problems(_with_request_identity(job_flow, request), old_job_flow, patch_fields)
     if problems:
         return denied("; ".join(problems))
     return {"allowed": True}
+
+
+def admit_cron_job_flows(request: Mapping[str, Any], patch_fields: PatchFields | None = None) -> dict[str, Any]:
+    """The AdmissionResponse (without ``uid``) for one AdmissionRequest about a CronJobFlow (docs/cron.md).
+
+    The same order as for a JobFlow: the operation, then the object (``validation.cronjobflow``,
+    which checks ``jobFlowTemplate.spec`` with the JobFlow rules); an UPDATE that leaves ``spec``
+    unchanged always passes.
+    """
+    operation = request.get("operation")
+    if not isinstance(operation, str) or operation not in _VALIDATED_OPERATIONS:
+        return denied(OPERATION_NOT_CREATE_OR_UPDATE)
+    cron_job_flow = request.get("object")
+    if not isinstance(cron_job_flow, Mapping) or not isinstance(cron_job_flow.get("metadata", {}), Mapping | None):
+        return denied(OBJECT_NOT_CRON_JOB_FLOW)
+    old = request.get("oldObject") if operation == "UPDATE" else None
+    old = old if isinstance(old, Mapping) else None
+    problems = cron_job_flow_problems(_with_request_identity(cron_job_flow, request), old, patch_fields)
+    return denied("; ".join(problems)) if problems else {"allowed": True}
 
 
 def denied(message: str) -> dict[str, Any]:
@@ -208,7 +228,9 @@ def denied(message: str) -> dict[str, Any]:
 def review_response(review: Mapping[str, Any], patch_fields: PatchFields | None = None) -> dict[str, Any]:
     """The AdmissionReview sent back for a decoded ``review``: same version, the request's ``uid``."""
     request: Mapping[str, Any] = review["request"]
-    response = {"uid": request["uid"], **admit_job_flows(request, patch_fields)}
+    cron = _resource(request.get("resource")) == CRON_JOB_FLOW_RESOURCE
+    admit = admit_cron_job_flows if cron else admit_job_flows
+    response = {"uid": request["uid"], **admit(request, patch_fields)}
     return {"apiVersion": ADMISSION_API_VERSION, "kind": ADMISSION_REVIEW_KIND, "response": response}
 
 

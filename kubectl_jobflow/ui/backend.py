@@ -22,6 +22,7 @@ from jobflow_controller.kube.clientset import Clientset
 from jobflow_controller.kube.resources import Resource
 from kubectl_jobflow.ui import actions, detail
 from kubectl_jobflow.ui.cache import LiveCache
+from kubectl_jobflow.ui.cron import CronList
 from kubectl_jobflow.ui.layout import Layout, layout
 from kubectl_jobflow.ui.rows import list_row, list_rows
 
@@ -58,6 +59,7 @@ class Backend:
         self._laying_out = threading.Lock()
         self._layouts: OrderedDict[detail.Shape, Layout] = OrderedDict()
         self._access: dict[str, tuple[float, str | None]] = {}
+        self._cron = CronList(clientset, cache.namespace, lambda: self.cache.job_flows(), clock, now)
 
     # -- the list ---------------------------------------------------------------------------
     def list_snapshot(self) -> dict[str, Any]:
@@ -74,6 +76,10 @@ class Backend:
             else:
                 rows.append(list_row(job_flow))
         return {"rows": rows, "removed": removed}
+
+    def cron_snapshot(self) -> dict[str, Any]:
+        """The CronJobFlows section (docs/cron.md): each with its next run and its JobFlows."""
+        return self._cron.snapshot()
 
     # -- one JobFlow ------------------------------------------------------------------------
     def _cached_layout(self, shape: detail.Shape) -> Layout | None:

@@ -33,3 +33,8 @@ def test_the_demo_runs_the_examples_to_their_end_and_tears_down() -> None:
     assert "hyperparameter-sweep Succeed    [3 flows]" in last_frame
     assert "$ kubectl jobflow tree hyperparameter-sweep\n" in result.stdout
     assert "train (6 Jobs: 6 Completed)" in result.stdout
+    # docs/cron.md: the every-minute CronJobFlow beside the pipelines, and `kubectl get cjf` at the end.
+    assert "cronjobflow.flow.volcano.sh/every-minute created (schedule * * * * *: a run every minute)" in result.stdout
+    get_cjf = result.stdout.split("$ kubectl get cjf\n", 1)[1]
+    assert get_cjf.splitlines()[0].split()[:4] == ["NAME", "SCHEDULE", "TIMEZONE", "SUSPEND"]
+    assert "every-minute" in get_cjf and "nightly-etl" in get_cjf

@@ -31,7 +31,16 @@ from e2e_helpers import wait_for
 from jobflow_controller.kube.clientset import Clientset
 from jobflow_controller.kube.config import build_config
 from jobflow_controller.kube.errors import ForbiddenError, NotFoundError
-from jobflow_controller.kube.resources import COMMANDS, EVENTS, JOB_FLOWS, JOB_TEMPLATES, JOBS, LEASES, Resource
+from jobflow_controller.kube.resources import (
+    COMMANDS,
+    CRON_JOB_FLOWS,
+    EVENTS,
+    JOB_FLOWS,
+    JOB_TEMPLATES,
+    JOBS,
+    LEASES,
+    Resource,
+)
 from jobflow_controller.kube.rest import RestClient
 from jobflow_controller.local.controlplane import ControlPlane
 from jobflow_controller.local.kubectl import REPO_ROOT, kubectl
@@ -461,9 +470,19 @@ def test_service_account_can_get_what_a_conflict_retry_reads_again(
         as_service_account.resource(JOBS, pipeline.namespace).get(f"absent-{suffix()}")
 
 
-def test_service_account_cannot_delete_a_jobflow(as_service_account: Clientset, pipeline: Pipeline) -> None:
+def test_service_account_may_delete_jobflows_but_not_templates_or_cronjobflows(
+    as_service_account: Clientset, clientset: Clientset, pipeline: Pipeline
+) -> None:
+    """The CronJobFlow controller deletes runs (history limits, Replace; docs/cron.md), so `delete` of
+    JobFlows is granted; RBAC answers before the lookup, so NotFound rather than Forbidden shows it.
+    JobTemplates and CronJobFlows themselves are never deleted."""
+    with pytest.raises(NotFoundError):
+        as_service_account.resource(JOB_FLOWS, pipeline.namespace).delete(f"absent-{suffix()}")
+    template = clientset.resource(JOB_TEMPLATES, pipeline.namespace).list()[0]["metadata"]["name"]
     with pytest.raises(ForbiddenError):
-        as_service_account.resource(JOB_FLOWS, pipeline.namespace).delete(pipeline.name)
+        as_service_account.resource(JOB_TEMPLATES, pipeline.namespace).delete(template)
+    with pytest.raises(ForbiddenError):
+        as_service_account.resource(CRON_JOB_FLOWS, pipeline.namespace).delete(f"absent-{suffix()}")
 
 
 def test_service_account_cannot_update_a_jobflows_spec(as_service_account: Clientset, pipeline: Pipeline) -> None:

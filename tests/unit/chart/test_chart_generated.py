@@ -54,7 +54,11 @@ def test_a_new_crd_in_the_kustomization_is_copied_and_an_old_copy_deleted(reposi
     assert gen_chart.main(["--root", str(repository), "--check"]) == 0
 
 
-def test_only_the_crd_the_cel_component_changes_gets_a_rules_copy() -> None:
+def test_only_the_crds_the_cel_component_changes_get_a_rules_copy() -> None:
     copies = REPO_ROOT / gen_chart.FILES / "crd-validation"
-    assert sorted(p.name for p in copies.iterdir()) == ["flow.volcano.sh_jobflows.yaml"]
+    # The JobFlow CRD and the CronJobFlow CRD (docs/cron.md); the JobTemplate CRD gets no rules.
+    assert sorted(p.name for p in copies.iterdir()) == [
+        "flow.volcano.sh_cronjobflows.yaml",
+        "flow.volcano.sh_jobflows.yaml",
+    ]
     assert "x-kubernetes-validations" in (copies / "flow.volcano.sh_jobflows.yaml").read_text()

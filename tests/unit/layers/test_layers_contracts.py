@@ -39,6 +39,7 @@ CLEAN_TREE = {
     "jobflow_controller/validation/__init__.py": "",
     "jobflow_controller/jobflow/__init__.py": "",
     "jobflow_controller/jobtemplate/__init__.py": "",
+    "jobflow_controller/cronjobflow/__init__.py": "",
     "jobflow_controller/record/__init__.py": "",
     "jobflow_controller/leaderelection/__init__.py": "",
     "jobflow_controller/sharding/__init__.py": "",

@@ -56,11 +56,15 @@ def build(managers: list[Manager], **options: object) -> Manager:
     return manager
 
 
-def test_without_shards_the_manager_builds_both_controllers_and_nothing_of_sharding(
+def test_without_shards_the_manager_builds_the_controllers_and_nothing_of_sharding(
     kubeconfig: str, managers: list[Manager]
 ) -> None:
     manager = build(managers, kubeconfig=kubeconfig)
-    assert sorted(c.name for c in manager.controllers) == ["jobflow-controller", "jobtemplate-controller"]
+    assert sorted(c.name for c in manager.controllers) == [
+        "cronjobflow-controller",
+        "jobflow-controller",
+        "jobtemplate-controller",
+    ]
     assert manager.shard_units is None and manager.watchdog is not None
     assert b"jobflow_controller_shards_held" not in generate_latest(manager.registry)
 
@@ -83,7 +87,11 @@ def test_a_units_informers_list_and_watch_through_its_shards_filter(kubeconfig: 
             lister_watcher = resource.informer()._lw
             assert isinstance(lister_watcher, ShardListerWatcher)
             assert (lister_watcher.shard.shard, lister_watcher.shard.shards) == (2, 3)
-        assert sorted(c.name for c in unit.controllers) == ["jobflow-controller", "jobtemplate-controller"]
+        assert sorted(c.name for c in unit.controllers) == [
+            "cronjobflow-controller",
+            "jobflow-controller",
+            "jobtemplate-controller",
+        ]
     finally:
         unit.rest.close()
 

@@ -26,6 +26,8 @@ from jobflow_controller.validation import MAX_FLOWS, MAX_TARGETS
 MANIFESTS = REPO_ROOT / "manifests"
 JOBFLOWS = "jobflows.flow.volcano.sh"
 JOBTEMPLATES = "jobtemplates.flow.volcano.sh"
+#: Ours (docs/cron.md), installed beside upstream's two.
+CRONJOBFLOWS = "cronjobflows.flow.volcano.sh"
 VOLCANO_JOBS = "jobs.batch.volcano.sh"
 VOLCANO_COMMANDS = "commands.bus.volcano.sh"
 LOADER: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
@@ -81,8 +83,8 @@ def default() -> Documents:
 
 
 def test_the_default_kustomization_does_not_ship_volcanos_job_crd(default: Documents) -> None:
-    assert sorted(custom_resource_definitions(default)) == [JOBFLOWS, JOBTEMPLATES]
-    assert sorted(custom_resource_definitions(kustomize(CRDS_DIR))) == [JOBFLOWS, JOBTEMPLATES]
+    assert sorted(custom_resource_definitions(default)) == [CRONJOBFLOWS, JOBFLOWS, JOBTEMPLATES]
+    assert sorted(custom_resource_definitions(kustomize(CRDS_DIR))) == [CRONJOBFLOWS, JOBFLOWS, JOBTEMPLATES]
 
 
 def test_the_default_kustomization_has_no_cel_rules(default: Documents) -> None:
@@ -106,7 +108,11 @@ def test_the_default_kustomization_includes_no_component() -> None:
 
 def test_the_default_kustomization_installs_upstreams_crds_plus_the_retry_field_and_caps(default: Documents) -> None:
     installed = custom_resource_definitions(default)
-    assert installed == {JOBFLOWS: crds.jobflow_crd(), JOBTEMPLATES: crds.jobtemplate_crd()}
+    assert installed == {
+        JOBFLOWS: crds.jobflow_crd(),
+        JOBTEMPLATES: crds.jobtemplate_crd(),
+        CRONJOBFLOWS: crds.cron_crd(),
+    }
     upstreams = crds.without_our_additions(installed[JOBFLOWS])
     assert crds.canonical_sha256(upstreams) == crds.UPSTREAM_CRD_SHA256[JOBFLOWS]
     assert crds.canonical_sha256(installed[JOBTEMPLATES]) == crds.UPSTREAM_CRD_SHA256[JOBTEMPLATES]
@@ -123,19 +129,23 @@ def test_the_default_crds_are_valid_for_every_kubernetes_from_1_25(default: Docu
 # --- the Component --------------------------------------------------------------------------------
 
 
-def test_crd_validation_is_a_component_patching_only_the_jobflow_crd() -> None:
+def test_crd_validation_is_a_component_patching_only_the_jobflow_and_cronjobflow_crds() -> None:
     kustomization = yaml.safe_load((CRD_VALIDATION_DIR / "kustomization.yaml").read_text(encoding="utf-8"))
     assert kustomization["kind"] == "Component"
     assert kustomization["apiVersion"] == "kustomize.config.k8s.io/v1alpha1"
     assert "resources" not in kustomization
-    (patch,) = kustomization["patches"]
-    assert patch["target"] == {
-        "group": "apiextensions.k8s.io",
-        "version": "v1",
-        "kind": "CustomResourceDefinition",
-        "name": JOBFLOWS,
-    }
-    assert CRD_VALIDATION_DIR / patch["path"] == REPO_ROOT / crds.VALIDATION_PATCH_FILE
+    patch, cron_patch = kustomization["patches"]
+    for each, name, path in (
+        (patch, JOBFLOWS, crds.VALIDATION_PATCH_FILE),
+        (cron_patch, CRONJOBFLOWS, crds.CRON_VALIDATION_PATCH_FILE),
+    ):
+        assert each["target"] == {
+            "group": "apiextensions.k8s.io",
+            "version": "v1",
+            "kind": "CustomResourceDefinition",
+            "name": name,
+        }
+        assert CRD_VALIDATION_DIR / each["path"] == REPO_ROOT / path
 
 
 def test_the_component_adds_the_rules_and_bounds_to_the_jobflow_crd(tmp_path: Path, default: Documents) -> None:
@@ -190,8 +200,9 @@ def test_the_component_adds_the_rules_and_bounds_to_the_jobflow_crd(tmp_path: Pa
         {"message": "jobflow Flow matrix.params name must match [A-Za-z_][A-Za-z0-9_-]*", "rule": crds.NAME_SHAPE_RULE}
     ]
     # Every rule is on spec, spec.flows or its items, spec.finally, or the parameter lists, and nothing
-    # else of the deployment changes.
-    assert validations(documents) == [
+    # else of the deployment changes but the CronJobFlow CRD, which gets its own rules (docs/cron.md).
+    assert custom_resource_definitions(documents)[CRONJOBFLOWS] == crds.cron_crd(with_rules=True)
+    assert validations(jobflows) == [
         spec["x-kubernetes-validations"],
         finally_["x-kubernetes-validations"],
         finally_name["x-kubernetes-validations"],
@@ -203,13 +214,17 @@ def test_the_component_adds_the_rules_and_bounds_to_the_jobflow_crd(tmp_path: Pa
         params["x-kubernetes-validations"],
         params["items"]["x-kubernetes-validations"],
     ]
-    others = [d for d in documents if d["metadata"]["name"] != JOBFLOWS]
-    assert others == [d for d in default if d["metadata"]["name"] != JOBFLOWS]
+    others = [d for d in documents if d["metadata"]["name"] not in (JOBFLOWS, CRONJOBFLOWS)]
+    assert others == [d for d in default if d["metadata"]["name"] not in (JOBFLOWS, CRONJOBFLOWS)]
 
 
 def test_the_component_applies_to_the_crds_alone(tmp_path: Path) -> None:
     documents = custom_resource_definitions(overlay(tmp_path, CRDS_DIR, CRD_VALIDATION_DIR))
-    assert documents == {JOBFLOWS: crds.jobflow_crd(with_rules=True), JOBTEMPLATES: crds.jobtemplate_crd()}
+    assert documents == {
+        JOBFLOWS: crds.jobflow_crd(with_rules=True),
+        JOBTEMPLATES: crds.jobtemplate_crd(),
+        CRONJOBFLOWS: crds.cron_crd(with_rules=True),
+    }
 
 
 def test_without_the_rules_and_name_bounds_the_component_leaves_our_crd(tmp_path: Path) -> None:
@@ -256,6 +271,7 @@ def test_the_local_control_plane_installs_the_component_and_volcanos_job_and_com
     assert custom_resource_definitions(kustomize(LOCAL_CRDS_DIR)) == {
         JOBFLOWS: crds.jobflow_crd(with_rules=True),
         JOBTEMPLATES: crds.jobtemplate_crd(),
+        CRONJOBFLOWS: crds.cron_crd(with_rules=True),
         VOLCANO_JOBS: crds.job_crd(),
         VOLCANO_COMMANDS: crds.command_crd(),
     }

@@ -23,6 +23,7 @@ import pytest
 import yaml
 
 from jobflow_controller.validation import MAX_FINALLY, MAX_FLOWS, MAX_TARGETS, validate_job_flow
+from jobflow_controller.validation.cronjobflow import cron_job_flow_problems
 
 ROOT = Path(__file__).resolve().parents[3]
 EXAMPLES_DIR = ROOT / "manifests" / "examples"
@@ -61,8 +62,13 @@ JOBFLOW = CRDS["jobflows.flow.volcano.sh"]
 JOBTEMPLATE = CRDS["jobtemplates.flow.volcano.sh"]
 JOB = CRDS["jobs.batch.volcano.sh"]
 COMMAND = CRDS["commands.bus.volcano.sh"]
-#: The CRDs that embed Volcano's JobSpec (and so a pod template): all but the Command CRD.
-JOB_SPEC_CRD_FILES = sorted(path for path in CRD_BY_FILE if path != crds.COMMAND_CRD_FILE)
+#: Ours alone (docs/cron.md): no upstream file to compare with; its template's spec is the JobFlow CRD's.
+CRON_CRD_FILE = "manifests/crds/flow.volcano.sh_cronjobflows.yaml"
+CRONJOBFLOW = CRDS["cronjobflows.flow.volcano.sh"]
+#: The CRDs that are upstream's (but for our additions to the JobFlow CRD).
+UPSTREAM_CRD_FILES = sorted(path for path in CRD_BY_FILE if path != CRON_CRD_FILE)
+#: The CRDs that embed Volcano's JobSpec (and so a pod template): all of upstream's but the Command CRD.
+JOB_SPEC_CRD_FILES = sorted(path for path in UPSTREAM_CRD_FILES if path != crds.COMMAND_CRD_FILE)
 
 
 def root_schema(crd: dict[str, Any]) -> dict[str, Any]:
@@ -192,7 +198,7 @@ def upstreams_part(crd: dict[str, Any]) -> dict[str, Any]:
     return crds.without_our_additions(crd) if crd["metadata"]["name"] == "jobflows.flow.volcano.sh" else crd
 
 
-@pytest.mark.parametrize("path", sorted(CRD_BY_FILE))
+@pytest.mark.parametrize("path", UPSTREAM_CRD_FILES)
 def test_crd_is_upstreams_committed_crd_but_for_our_additions(path: str) -> None:
     crd = CRD_BY_FILE[path]
     assert crds.canonical_sha256(upstreams_part(crd)) == crds.UPSTREAM_CRD_SHA256[crd["metadata"]["name"]]
@@ -324,7 +330,7 @@ def block_sizes(text: str, name: str) -> list[int]:
     return sizes
 
 
-@pytest.mark.parametrize("path", sorted(CRD_BY_FILE))
+@pytest.mark.parametrize("path", UPSTREAM_CRD_FILES)
 def test_crd_file_below_its_header_is_upstreams_file_byte_for_byte_but_for_our_blocks_and_caps(
     path: str,
 ) -> None:
@@ -489,6 +495,33 @@ def test_embedded_object_meta_is_controller_gens_subset(path: str) -> None:
 
 
 # --- Volcano JobSpec and Job status -------------------------------------------------------------------
+
+
+def test_cronjobflow_template_spec_is_the_jobflow_crds_spec_whole() -> None:
+    # docs/cron.md: every JobFlow field, today's and any added later, is accepted in a template.
+    assert at(root_schema(CRONJOBFLOW), "spec.jobFlowTemplate.spec") == at(root_schema(JOBFLOW), "spec")
+    assert at(root_schema(CRONJOBFLOW), "spec.jobFlowTemplate.metadata")["properties"].keys() == {
+        "annotations",
+        "labels",
+    }
+
+
+def test_cronjobflow_crd_names_columns_and_status_subresource() -> None:
+    names = CRONJOBFLOW["spec"]["names"]
+    assert (names["kind"], names["plural"], names["shortNames"]) == ("CronJobFlow", "cronjobflows", ["cjf"])
+    (version,) = CRONJOBFLOW["spec"]["versions"]
+    assert version["subresources"] == {"status": {}}
+    columns = [c["name"].upper() for c in version["additionalPrinterColumns"]]
+    assert columns == ["SCHEDULE", "TIMEZONE", "SUSPEND", "ACTIVE", "LAST SCHEDULE", "AGE"]
+    spec = at(root_schema(CRONJOBFLOW), "spec")
+    assert spec["required"] == ["jobFlowTemplate", "schedule"]
+    defaults = {key: node.get("default") for key, node in spec["properties"].items() if "default" in node}
+    assert defaults == {
+        "concurrencyPolicy": "Allow",
+        "failedJobFlowsHistoryLimit": 1,
+        "successfulJobFlowsHistoryLimit": 3,
+        "suspend": False,
+    }
 
 
 def test_job_spec_is_the_same_schema_everywhere() -> None:
@@ -740,11 +773,12 @@ def test_examples_are_listed_in_the_kustomization_templates_first() -> None:
     assert kustomization["sortOptions"] == {"order": "fifo"}
 
 
-def test_examples_are_the_two_pipelines_in_default() -> None:
+def test_examples_are_the_two_pipelines_and_the_nightly_cronjobflow_in_default() -> None:
     names = {(d["kind"], d["metadata"]["name"]) for d in EXAMPLES}
     assert names == {
         ("JobFlow", "ml-pipeline"),
         ("JobFlow", "parallel-pipeline"),
+        ("CronJobFlow", "nightly-etl"),
         *(
             ("JobTemplate", t)
             for t in [
@@ -778,6 +812,13 @@ def test_example_jobflows_pass_the_validation_package(document: dict[str, Any]) 
     assert validate_job_flow(document) == []
     templates = {d["metadata"]["name"] for d in EXAMPLES if d["kind"] == "JobTemplate"}
     assert {f["name"] for f in document["spec"]["flows"]} <= templates
+
+
+def test_example_cronjobflow_passes_admission_and_runs_the_diamond() -> None:
+    (nightly,) = [d for d in EXAMPLES if d["kind"] == "CronJobFlow"]
+    assert cron_job_flow_problems(nightly) == []
+    (diamond,) = [d for d in EXAMPLES if d["metadata"]["name"] == "parallel-pipeline"]
+    assert nightly["spec"]["jobFlowTemplate"]["spec"] == diamond["spec"]
 
 
 def test_diamond_has_the_shape_of_the_brief() -> None:

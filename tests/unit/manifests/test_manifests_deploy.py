@@ -15,7 +15,7 @@ from typing import Any
 import kubernetes_validate
 import pytest
 import yaml
-from crdgen import VALIDATION_PATCH_FILE
+from crdgen import CRON_VALIDATION_PATCH_FILE, VALIDATION_PATCH_FILE
 
 from jobflow_controller import __version__
 from jobflow_controller.local.kubectl import kubectl_path
@@ -42,6 +42,7 @@ CUSTOM_RESOURCE_KINDS = frozenset(
     {
         ("flow.volcano.sh/v1alpha1", "JobFlow"),
         ("flow.volcano.sh/v1alpha1", "JobTemplate"),
+        ("flow.volcano.sh/v1alpha1", "CronJobFlow"),
     }
 )
 
@@ -89,6 +90,15 @@ EXPECTED_CLUSTER_GRANTS: frozenset[Grant] = frozenset(
         # dependsOn.probe's Pod informer (docs/probe.md).
         ("", "pods", "list", None),
         ("", "pods", "watch", None),
+        # The CronJobFlow controller (docs/cron.md): its informer, a GET when the cache lags its own
+        # status write, its status, the owner's finalizers, and creating and deleting its runs.
+        ("flow.volcano.sh", "cronjobflows", "get", None),
+        ("flow.volcano.sh", "cronjobflows", "list", None),
+        ("flow.volcano.sh", "cronjobflows", "watch", None),
+        ("flow.volcano.sh", "cronjobflows/status", "update", None),
+        ("flow.volcano.sh", "cronjobflows/finalizers", "update", None),
+        ("flow.volcano.sh", "jobflows", "create", None),
+        ("flow.volcano.sh", "jobflows", "delete", None),
     }
 )
 
@@ -112,7 +122,7 @@ def load_documents(path: Path) -> list[dict[str, Any]]:
 
 
 #: Files under manifests/ that are kustomize patches, not objects (test_manifests_crd_validation.py's).
-PATCH_FILES = frozenset({ROOT / VALIDATION_PATCH_FILE})
+PATCH_FILES = frozenset({ROOT / VALIDATION_PATCH_FILE, ROOT / CRON_VALIDATION_PATCH_FILE})
 
 
 def manifest_files() -> list[Path]:
@@ -229,7 +239,8 @@ def test_cluster_role_rules_hold_nothing_but_groups_resources_and_verbs() -> Non
 
 def test_cluster_role_grants_the_finalizers_of_jobflows_not_upstreams_jobs_finalizers() -> None:
     finalizers = {(g, r) for g, r, _v, _n in grants(CLUSTER_ROLE["rules"]) if r.endswith("/finalizers")}
-    assert finalizers == {("flow.volcano.sh", "jobflows/finalizers")}
+    # cronjobflows/finalizers: a run's owner reference to its CronJobFlow blocks its deletion (docs/cron.md).
+    assert finalizers == {("flow.volcano.sh", "jobflows/finalizers"), ("flow.volcano.sh", "cronjobflows/finalizers")}
 
 
 def test_lease_role_grants_get_and_update_of_one_lease_and_create() -> None:

@@ -35,6 +35,8 @@ from monitoring_expressions import (
 )
 from prometheus_client import CollectorRegistry
 
+from jobflow_controller.cronjobflow import CronJobFlowMetrics
+from jobflow_controller.cronjobflow.controller import QUEUE_NAME as CRON_QUEUE
 from jobflow_controller.jobflow.constants import QUEUE_NAME as JOBFLOW_QUEUE
 from jobflow_controller.jobflow.state.metrics import JobFlowMetrics
 from jobflow_controller.jobtemplate.controller import QUEUE_NAME as JOBTEMPLATE_QUEUE
@@ -63,6 +65,10 @@ def exported_series() -> dict[str, frozenset[str]]:
     flows.update_job_flow_succeed("default")
     flows.update_job_flow_failed("default")
     flows.update_job_flow_job_retry("default")
+    cron = CronJobFlowMetrics(registry)
+    cron.observe_scheduled("default", 0.4)
+    cron.observe_missed("default", 1)
+    queues.new_depth_metric(CRON_QUEUE).inc()
     leader = PrometheusLeaderMetrics(registry)
     leader.leader_on(LEASE)
     leader.slowpath_exercised(LEASE)
@@ -132,7 +138,7 @@ def test_every_selector_names_an_exported_series_and_its_labels(where: str, expr
 def test_the_pinned_queue_and_lease_names_are_the_controllers() -> None:
     text = RULE_FILE.read_text(encoding="utf-8") + DASHBOARD_FILE.read_text(encoding="utf-8")
     for queues in re.findall(r'name=~\\?"([a-z|]+)\\?"', text):
-        assert set(queues.split("|")) <= {JOBFLOW_QUEUE, JOBTEMPLATE_QUEUE}, queues
+        assert set(queues.split("|")) <= {JOBFLOW_QUEUE, JOBTEMPLATE_QUEUE, CRON_QUEUE}, queues
     assert set(re.findall(r'name=\\?"([a-z-]+)\\?"', text)) <= {LEASE, JOBFLOW_QUEUE}
 
 

@@ -36,9 +36,27 @@ def documents() -> list[dict[str, Any]]:
 @pytest.fixture(scope="module")
 def webhook(documents: list[dict[str, Any]]) -> dict[str, Any]:
     configuration = by_kind(documents)["ValidatingWebhookConfiguration"]
-    (only,) = configuration["webhooks"]
-    result: dict[str, Any] = only
+    jobflows, _cronjobflows = configuration["webhooks"]
+    result: dict[str, Any] = jobflows
     return result
+
+
+@pytest.fixture(scope="module")
+def cron_webhook(documents: list[dict[str, Any]]) -> dict[str, Any]:
+    """The CronJobFlow webhook (docs/cron.md), the second of the configuration."""
+    _jobflows, cronjobflows = by_kind(documents)["ValidatingWebhookConfiguration"]["webhooks"]
+    result: dict[str, Any] = cronjobflows
+    return result
+
+
+def test_cronjobflows_are_admitted_on_the_same_service_and_path_as_jobflows(
+    webhook: dict[str, Any], cron_webhook: dict[str, Any]
+) -> None:
+    assert cron_webhook["name"] == "validatecronjobflow.volcano.sh"
+    assert cron_webhook["clientConfig"] == webhook["clientConfig"]
+    assert cron_webhook["rules"] == [{**webhook["rules"][0], "resources": ["cronjobflows"]}]
+    for key in ("failurePolicy", "matchPolicy", "sideEffects", "timeoutSeconds", "admissionReviewVersions"):
+        assert cron_webhook[key] == webhook[key], key
 
 
 def test_kustomization_holds_the_service_and_the_registration(documents: list[dict[str, Any]]) -> None:

@@ -1,0 +1,168 @@
+"""Schedules and time zones: CronJob's `formatSchedule`, `cron.ParseStandard` and `utils.go`'s time math.
+
+Parsing and evaluation are cronsim's (docs/cron.md says why that library); what is ours is only what
+CronJob's parser (robfig/cron's `ParseStandard`) accepts around it: exactly five fields, the
+`@yearly`..`@hourly` descriptors as their five-field equivalents, `?` as `*` in the day fields, and no
+`TZ=`/`CRON_TZ=` prefix (CronJob's validation refuses it; the zone is `spec.timeZone`). A schedule is
+evaluated in its zone, so daylight-saving changes follow cronsim: a time in the hour skipped in
+spring runs at the first minute after the gap, a fixed time in the hour repeated in autumn runs once,
+and `* * * * *` or `30 * * * *` run in each real hour.
+
+Everything here is a pure function of its arguments: `now` is always passed in (the controller's
+injected clock), never read. The controller, the webhook's validation and the kubectl plugin's next
+run all parse through `parse_schedule`, so they agree on what a schedule means.
+"""
+
+from __future__ import annotations
+
+import datetime
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Final
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+from cronsim import CronSim, CronSimError
+
+UTC: Final = datetime.UTC
+#: robfig/cron's predefined schedules that CronJob documents, as five-field expressions (`@every` is
+#: not among them: cronsim has no interval schedules, docs/cron.md).
+DESCRIPTORS: Final = {
+    "@yearly": "0 0 1 1 *",
+    "@annually": "0 0 1 1 *",
+    "@monthly": "0 0 1 * *",
+    "@weekly": "0 0 * * 0",
+    "@daily": "0 0 * * *",
+    "@midnight": "0 0 * * *",
+    "@hourly": "0 * * * *",
+}
+#: CronJob's limit: more missed times than this gives the `TooManyMissedTimes` Warning.
+MAX_MISSED_TIMES: Final = 100
+#: CronJob's `nextScheduleDelta`: a requeue lands this long after the schedule time, never before it.
+NEXT_SCHEDULE_DELTA: Final = 0.1
+
+
+class ScheduleError(ValueError):
+    """`spec.schedule` does not parse; the message says why."""
+
+
+class TimeZoneError(ValueError):
+    """`spec.timeZone` names no zone; the message is Go's `unknown time zone <name>`."""
+
+
+def load_time_zone(name: str | None) -> datetime.tzinfo:
+    """`time.LoadLocation`, but `None` (unset) is UTC, the controller's zone, and `Local` is refused
+    (CronJob's validation: the zone must be explicit)."""
+    if name is None:
+        return UTC
+    if not name or name.lower() == "local" or name != name.strip():
+        raise TimeZoneError(f"unknown time zone {name}")
+    try:
+        return ZoneInfo(name)
+    except (ZoneInfoNotFoundError, ValueError, OSError):
+        raise TimeZoneError(f"unknown time zone {name}") from None
+
+
+def five_fields(schedule: str) -> str:
+    """The five-field expression `schedule` stands for, or `ScheduleError`."""
+    if "TZ" in schedule:
+        raise ScheduleError("CRON_TZ or TZ used in schedule is not supported, set spec.timeZone instead")
+    text = schedule.strip()
+    if text.startswith("@"):
+        expression = DESCRIPTORS.get(text.lower())
+        if expression is None:
+            raise ScheduleError(f"unrecognized descriptor: {text}")
+        return expression
+    fields = text.split()
+    if len(fields) != 5:
+        raise ScheduleError(f"expected exactly 5 fields, found {len(fields)}: {fields}")
+    # robfig/cron reads `?` in the day-of-month and day-of-week fields as `*`.
+    fields[2:5:2] = ["*" if f == "?" else f for f in fields[2:5:2]]
+    return " ".join(fields)
+
+
+@dataclass(frozen=True)
+class Schedule:
+    """A parsed schedule in its zone; `next(t)` is robfig/cron's `Schedule.Next`."""
+
+    expression: str
+    zone: datetime.tzinfo
+
+    def next(self, t: datetime.datetime) -> datetime.datetime:
+        """The first schedule time strictly after `t`, in UTC."""
+        local = t.astimezone(self.zone)
+        return next(CronSim(self.expression, local)).astimezone(UTC)
+
+    def times_after(self, t: datetime.datetime) -> Iterator[datetime.datetime]:
+        """Every schedule time strictly after `t`, in UTC, in order."""
+        for value in CronSim(self.expression, t.astimezone(self.zone)):
+            yield value.astimezone(UTC)
+
+    def latest_at_or_before(self, t: datetime.datetime) -> datetime.datetime:
+        """The last schedule time not after `t`, in UTC."""
+        for value in CronSim(self.expression, (t + datetime.timedelta(seconds=1)).astimezone(self.zone), reverse=True):
+            candidate = value.astimezone(UTC)
+            if candidate <= t:
+                return candidate
+        raise ScheduleError("the schedule has no earlier time")  # pragma: no cover - cronsim never ends
+
+
+def parse_schedule(schedule: str, time_zone: str | None) -> Schedule:
+    """`cron.ParseStandard(formatSchedule(cj))`: `TimeZoneError` or `ScheduleError`, or the schedule."""
+    zone = load_time_zone(time_zone)
+    expression = five_fields(schedule)
+    try:
+        # Parsing is done on construction; the start time is irrelevant to it.
+        CronSim(expression, datetime.datetime(2000, 1, 1, tzinfo=zone))
+    except CronSimError as err:
+        raise ScheduleError(str(err) or type(err).__name__) from None
+    return Schedule(expression, zone)
+
+
+@dataclass(frozen=True)
+class MostRecent:
+    """`mostRecentScheduleTime`'s answer: where counting began, the latest unmet time, how many."""
+
+    earliest: datetime.datetime
+    time: datetime.datetime | None
+    missed: int
+
+
+def most_recent_schedule_time(
+    schedule: Schedule,
+    now: datetime.datetime,
+    earliest: datetime.datetime,
+    starting_deadline_seconds: int | None = None,
+) -> MostRecent:
+    """The latest schedule time in (`earliest`, `now`] and how many there are.
+
+    `earliest` is `status.lastScheduleTime`, else the CronJobFlow's creation; with a deadline, the
+    count starts no earlier than `now - deadline`, as CronJob's. The count is exact up to
+    `MAX_MISSED_TIMES + 1`; beyond that it is CronJob's estimate (elapsed time over the interval
+    between the first two times) and the latest time is found backwards from `now`, so a controller
+    down for years costs no more than a hundred steps.
+    """
+    if starting_deadline_seconds is not None:
+        earliest = max(earliest, now - datetime.timedelta(seconds=starting_deadline_seconds))
+    times = schedule.times_after(earliest)
+    latest: datetime.datetime | None = None
+    count = 0
+    for t in times:
+        if t > now:
+            return MostRecent(earliest, latest, count)
+        latest, count = t, count + 1
+        if count > MAX_MISSED_TIMES:
+            break
+    first = schedule.next(earliest)
+    interval = max(1.0, (schedule.next(first) - first).total_seconds())
+    estimate = int((now - first).total_seconds() // interval) + 1
+    return MostRecent(earliest, schedule.latest_at_or_before(now), max(count, estimate))
+
+
+def next_schedule_delay(schedule: Schedule, now: datetime.datetime, earliest: datetime.datetime) -> float:
+    """`nextScheduleTimeDuration`: seconds from `now` to just after the next schedule time.
+
+    The next time after `now` (after `earliest` while that is still ahead, a clock running behind
+    the API server's), plus `NEXT_SCHEDULE_DELTA` so the sync finds the time passed.
+    """
+    base = earliest if earliest > now else now
+    return (schedule.next(base) - now).total_seconds() + NEXT_SCHEDULE_DELTA
