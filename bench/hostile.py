@@ -37,6 +37,9 @@ Scenarios, one after another on that controller, each with ``BYSTANDERS`` "bysta
   ``retry: {maxRetries: 20}``, for a fixed ``STORM_WINDOW`` s: retries back off exponentially from
   1 s (1, 2, 4, ... s, capped at 360 s), so 20 retries take over an hour; the window shows the first minute,
   its densest.
+* ``annotation_storm``: a JobFlow whose ``flow.volcano.sh/retry-request`` and ``flow.volcano.sh/retry``
+  annotations hold 5,000 ``[`` each, patched 10 times a second for 15 s: the controller's log lines about
+  it, tracebacks, and the Warnings on it (one per cause is the target; issue 33 item 2).
 
 Reported per scenario: the controller's peak RSS (VmHWM, reset through ``/proc/<pid>/clear_refs``
 at the start of the scenario; VmRSS sampled every 0.25 s as a fallback), its CPU seconds, the
@@ -103,10 +106,11 @@ from bench.webhook_hostile import (  # noqa: E402
     SlowBodies,
     Target,
 )
-from jobflow_controller.apis.retry import ATTEMPT_ANNOTATION  # noqa: E402
+from jobflow_controller.apis.lifecycle_fields import RETRY_REQUEST_ANNOTATION  # noqa: E402
+from jobflow_controller.apis.retry import ATTEMPT_ANNOTATION, RETRY_ANNOTATION  # noqa: E402
 from jobflow_controller.kube.clientset import Clientset  # noqa: E402
 from jobflow_controller.kube.errors import ApiStatusError  # noqa: E402
-from jobflow_controller.kube.resources import Resource  # noqa: E402
+from jobflow_controller.kube.resources import EVENTS, Resource  # noqa: E402
 from jobflow_controller.local.certs import TinyCA, write  # noqa: E402
 from jobflow_controller.local.processes import Process, free_port  # noqa: E402
 from jobflow_controller.local.simulated_pods import PODS_ANNOTATION  # noqa: E402
@@ -114,7 +118,7 @@ from jobflow_controller.validation import MAX_FLOWS  # noqa: E402
 from jobflow_controller.webhook import VALIDATE_PATH  # noqa: E402
 from tests.e2e.jobflows import chain, flow, template  # noqa: E402
 
-TIME_LIMIT = 420.0
+TIME_LIMIT = 720.0
 BYSTANDERS = 10
 BYSTANDER_INTERVAL = 1.5
 BYSTANDER_SCRIPT = "Pending:0.1s,Running:0.2s,Completed"
@@ -137,6 +141,9 @@ DRIP_PODS = 2
 DRIP_BYTE_INTERVAL = 0.3
 DRIP_FOR = 30.0
 DRIP_SERVER_RUN = 15.0
+ANNOTATION_TOUCHES = 150
+ANNOTATION_TOUCH_INTERVAL = 0.1
+ANNOTATION_BRACKETS = 5000
 STORM_JOBFLOWS = 100
 STORM_MAX_RETRIES = 20
 STORM_WINDOW = 60.0
@@ -659,6 +666,40 @@ class Bench:
             "apiserver_writes_in_window_by_resource": {k: int(v) for k, v in sorted(writes.items())},
         }
 
+    # 5. tenant annotations the controller parses (issue 33 item 2)
+    def annotation_storm(self) -> dict[str, Any]:
+        """A JobFlow whose retry annotations hold 5,000 `[`, touched 10 times a second for 15 s: the
+        controller's log lines and Warnings about it, beside the bystanders."""
+        namespace = "hostile-annotations"
+        create_namespace(self.clientset, namespace)
+        self.clientset.job_templates(namespace).create(template("a", namespace, BYSTANDER_SCRIPT))
+        doc = flow("hostile", namespace, [{"name": "a"}])
+        nested = "[" * ANNOTATION_BRACKETS
+        doc["metadata"]["annotations"] = {RETRY_REQUEST_ANNOTATION: nested, RETRY_ANNOTATION: nested}
+        log_before = len(self.controller.log_tail(1_000_000).splitlines())
+        try:
+            self.clientset.job_flows(namespace).create(doc)
+        except ApiStatusError as refused:
+            return {"admitted": False, "refusal": refused.message[:300]}
+        for i in range(ANNOTATION_TOUCHES):
+            self.clientset.job_flows(namespace).patch("hostile", {"metadata": {"annotations": {"touched": str(i)}}})
+            time.sleep(ANNOTATION_TOUCH_INTERVAL)
+        lines = self.controller.log_tail(1_000_000).splitlines()[log_before:]
+        about = [line for line in lines if f"{namespace}/hostile" in line]
+        events = self.clientset.resource(EVENTS).list(namespace)
+        warnings = {
+            e.get("reason"): int(e.get("count") or 1)
+            for e in events
+            if e.get("type") == "Warning" and (e.get("involvedObject") or {}).get("name") == "hostile"
+        }
+        return {
+            "admitted": True,
+            "touches": ANNOTATION_TOUCHES,
+            "controller_log_lines_about_it": len(about),
+            "tracebacks_in_log": sum("Traceback" in line for line in lines),
+            "warnings_on_it_by_reason_count": warnings,
+        }
+
     def baseline(self) -> dict[str, Any]:
         return {}
 
@@ -700,6 +741,10 @@ def verdicts(scenarios: dict[str, Any]) -> dict[str, Any]:
                 set(body["answers"]) == {"400"} and body["slowest_answer_s"] <= 1.0
                 for body in result["bodies"].values()
             )
+        if name == "annotation_storm" and result.get("admitted"):
+            checks["one_warning_per_cause_no_traceback"] = result["tracebacks_in_log"] == 0 and all(
+                count == 1 for count in result["warnings_on_it_by_reason_count"].values()
+            )
         if name == "webhook_clients":
             second = result["second_client"]
             checks["second_client_all_answered"] = second["sent"] > 0 and second["answered_200"] == second["sent"]
@@ -722,6 +767,7 @@ def main() -> int:
         "flow_cap",
         "slow_drip_probe",
         "retry_storm",
+        "annotation_storm",
     ]
     wanted = set(args.only.split(",")) | {"baseline"} if args.only else set(order)
     result: dict[str, Any] = {"benchmark": "hostile", **machine(), "targets": TARGETS}
@@ -736,7 +782,7 @@ def main() -> int:
                 for step in "abc":
                     clientset.job_templates(namespace).create(template(step, namespace, BYSTANDER_SCRIPT))
             simulator = simulator_process(
-                plane, [*bystander_namespaces, "hostile-cap", "hostile-drip", "hostile-storm"]
+                plane, [*bystander_namespaces, "hostile-cap", "hostile-drip", "hostile-storm", "hostile-annotations"]
             )
             cert, key, ca_pem = webhook_files(Path(tmp))
             metrics_port, health_port, webhook_port = free_port(), free_port(), free_port()
