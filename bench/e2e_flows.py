@@ -57,10 +57,10 @@ sys.path.insert(0, str(_BENCH_DIR.parent))
 from prometheus_client.parser import text_string_to_metric_families  # noqa: E402
 
 from bench._common import (  # noqa: E402
-    VENV_BIN,
     BenchError,
     Watchdog,
     control_plane,
+    controller_command,
     cpu_seconds,
     create_job_flows,
     emit,
@@ -353,7 +353,7 @@ def run_once(workers: int, client_flags: list[str], watchdog: Watchdog, run_time
         simulator = simulator_process(plane, namespaces)
         metrics_port, health_port = free_port(), free_port()
         controller_args = [
-            str(VENV_BIN / "jobflow-controller"),
+            controller_command(),
             f"--kubeconfig={kubeconfig}",
             "--leader-elect=false",
             f"--worker-threads={workers}",
