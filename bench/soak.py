@@ -30,8 +30,6 @@ from __future__ import annotations
 import argparse
 import contextlib
 import itertools
-import os
-import signal
 import sys
 import tempfile
 import time
@@ -60,6 +58,7 @@ from bench._common import (  # noqa: E402
     rest_client,
     simulator_process,
 )
+from bench._memory import take_snapshot  # noqa: E402
 from bench._soak_observer import Observer  # noqa: E402
 from bench.chaos import Controller  # noqa: E402
 from jobflow_controller.kube.clientset import Clientset  # noqa: E402
@@ -159,20 +158,12 @@ def controller_environment(args: argparse.Namespace, snapshot_dir: Path) -> dict
     return environment
 
 
-def take_snapshot(pid: int, directory: Path) -> Path:
-    """SIGUSR2 the controller (manager/heap_snapshots.py) and wait for the snapshot it writes."""
-    before = set(directory.glob("*.tracemalloc"))
-    os.kill(pid, signal.SIGUSR2)
-    deadline = time.monotonic() + 120.0
-    while time.monotonic() < deadline:
-        new = set(directory.glob("*.tracemalloc")) - before
-        if new:
-            path = new.pop()
-            time.sleep(2.0)  # dump() writes it in one go, but let it finish
-            log(f"  heap snapshot {path}")
-            return path
-        time.sleep(0.5)
-    raise BenchError(f"the controller wrote no heap snapshot in {directory} within 120 s of SIGUSR2")
+def wait_snapshot(pid: int, directory: Path) -> Path:
+    path = take_snapshot(pid, directory)
+    if path is None:
+        raise BenchError(f"the controller wrote no heap snapshot in {directory} within 120 s of SIGUSR2")
+    log(f"  heap snapshot {path}")
+    return path
 
 
 def compare_snapshots(snapshots: list[tuple[float, Path]], top: int = 15) -> dict[str, Any]:
@@ -231,7 +222,7 @@ class Soak:
         pid = self.controller.pid
         if self.snapshot_minutes and minute >= self.snapshot_minutes[0] - 0.01:
             self.snapshot_minutes.pop(0)
-            self.snapshots.append((round(minute, 1), take_snapshot(pid, self.snapshot_dir)))
+            self.snapshots.append((round(minute, 1), wait_snapshot(pid, self.snapshot_dir)))
         try:
             figures = gauges(self.controller.metrics_port)
         except OSError as err:
