@@ -28,6 +28,7 @@ open page within 500 ms. One JSON document on stdout.
 from __future__ import annotations
 
 import argparse
+import shutil
 import statistics
 import sys
 import time
@@ -271,6 +272,10 @@ def main() -> None:
     args = parser.parse_args()
     watchdog = Watchdog(1800.0, "bench/ui_scale.py")
     result: dict[str, Any] = {"benchmark": "ui_scale", **machine(), "targets_ms": TARGETS_MS}
+    if not (shutil.which("chromium") or shutil.which("chromium-browser")) or not shutil.which("chromedriver"):
+        # As the UI's browser tests: `make browser` installs Debian's, where it can.
+        emit({**result, "skipped": "no chromium and chromedriver on PATH (make browser installs them)"})
+        return
     try:
         from browser import headless_chromium
 
