@@ -19,7 +19,7 @@ LEAN_RUN = textwrap.dedent(
     from jobflow_controller.kube.client_library import ApiClient, client, config
 
     never = ("requests", "oauthlib", "requests_oauthlib", "pydantic", "websocket", "kubernetes.dynamic",
-             "kubernetes.stream", "kubernetes.client.api_response")
+             "kubernetes.stream", "kubernetes.client.api_response", "dateutil", "multiprocessing.pool")
     loaded = sorted(m for m in sys.modules if m.partition(".")[0] in never or m in never)
     assert not loaded, loaded
 
@@ -27,6 +27,13 @@ LEAN_RUN = textwrap.dedent(
     import pydantic
     api = ApiClient(client.Configuration())
     assert api.sanitize_for_serialization({"s": pydantic.SecretStr("x")}) == {"s": "x"}
+
+    import datetime
+    parsed = api._ApiClient__deserialize_datetime("2024-01-01T00:00:00Z")
+    assert parsed == datetime.datetime(2024, 1, 1, tzinfo=datetime.timezone.utc)
+    from multiprocessing.pool import ThreadPool
+    assert isinstance(api.pool, ThreadPool)
+    api.close()
 
     kube_config = sys.modules["kubernetes.config.kube_config"]
     from oauthlib.oauth2.rfc6749.errors import InvalidClientIdError
