@@ -33,7 +33,11 @@ RUNTIME_VENV_BIN = REPO_ROOT / ".venv-runtime" / "bin"
 
 
 def controller_command() -> str:
-    """The jobflow-controller executable the benchmarks run."""
+    """The jobflow-controller executable the benchmarks run (``$JOBFLOW_BENCH_CONTROLLER`` overrides
+    it: another build's, to compare two builds on the same benchmark and machine)."""
+    override = os.environ.get("JOBFLOW_BENCH_CONTROLLER")
+    if override:
+        return override
     runtime = RUNTIME_VENV_BIN / "jobflow-controller"
     return str(runtime if runtime.exists() else VENV_BIN / "jobflow-controller")
 
@@ -267,7 +271,7 @@ def machine() -> dict[str, Any]:
         "python": platform.python_version(),
         "cpus": os.cpu_count(),
         "load_average_at_start": load_average(),
-        "controller_command": os.path.relpath(controller_command(), REPO_ROOT),
+        "controller_command": controller_command(),
     }
 
 
