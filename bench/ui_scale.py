@@ -180,6 +180,9 @@ def navigate(driver: Any, url: str, checks: dict[str, str], timeout: float) -> d
     )
     handle = driver.execute_cdp_cmd("Page.addScriptToEvaluateOnNewDocument", {"source": script})
     try:
+        # From a blank page: a URL that differs from the current one only in its hash would be a
+        # same-document navigation (no new document, no watcher, the old marks).
+        driver.get("about:blank")
         driver.get(url)
         return {name: mark(driver, name, js, timeout) for name, js in checks.items()}
     finally:
