@@ -8,7 +8,7 @@ STAMP := $(VENV)/.installed
 # process starts its own control plane. PYTEST_PARALLEL= runs everything in one process.
 PYTEST_PARALLEL ?= -n 2 --dist loadfile
 
-.PHONY: install test test-unit test-e2e lint control-plane helm chart browser bench demo clean
+.PHONY: install runtime-venv test test-unit test-e2e lint control-plane helm chart browser bench demo clean
 
 $(STAMP): pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -17,6 +17,16 @@ $(STAMP): pyproject.toml
 	@touch $(STAMP)
 
 install: $(STAMP)
+
+# The runtime set only, as the image installs it (the project, editable, no extras): the benchmarks
+# run the controller from here, so what it imports and its RSS are the image's.
+RUNTIME_VENV := .venv-runtime
+$(RUNTIME_VENV)/.installed: pyproject.toml
+	@test -x $(RUNTIME_VENV)/bin/python || $(PYTHON) -m venv $(RUNTIME_VENV)
+	$(RUNTIME_VENV)/bin/python -m pip install --quiet -e .
+	@touch $@
+
+runtime-venv: $(RUNTIME_VENV)/.installed
 
 control-plane:
 	@bash hack/build-control-plane.sh >/dev/null
@@ -70,7 +80,7 @@ demo: install control-plane
 BENCH_OUT ?= .bench-results
 BENCHES := $(filter-out summary,$(patsubst bench/%.py,%,$(wildcard bench/[!_]*.py))) e2e_flows_default_qps
 
-bench: install control-plane
+bench: install runtime-venv control-plane
 	@rm -rf $(BENCH_OUT) && mkdir -p $(BENCH_OUT)
 	@for name in $(BENCHES); do \
 		case $$name in \
@@ -85,4 +95,4 @@ bench: install control-plane
 	@! grep -qvx 0 $(BENCH_OUT)/*.rc
 
 clean:
-	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .import_linter_cache .bench-results
+	rm -rf $(VENV) $(RUNTIME_VENV) .pytest_cache .mypy_cache .ruff_cache .import_linter_cache .bench-results

@@ -25,6 +25,23 @@ from typing import Any, TypeVar
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 VENV_BIN = REPO_ROOT / ".venv" / "bin"
+#: The controller runs from a virtualenv with the runtime set only (`make runtime-venv`: the project,
+#: editable, without extras), as the image installs it: the development virtualenv also holds rich,
+#: pygments and attrs (dev and test tools), which structlog imports when they are there (5.5 MiB of
+#: RSS the image never has). Without it, the development virtualenv's, and machine() says so.
+RUNTIME_VENV_BIN = REPO_ROOT / ".venv-runtime" / "bin"
+
+
+def controller_command() -> str:
+    """The jobflow-controller executable the benchmarks run (``$JOBFLOW_BENCH_CONTROLLER`` overrides
+    it: another build's, to compare two builds on the same benchmark and machine)."""
+    override = os.environ.get("JOBFLOW_BENCH_CONTROLLER")
+    if override:
+        return override
+    runtime = RUNTIME_VENV_BIN / "jobflow-controller"
+    return str(runtime if runtime.exists() else VENV_BIN / "jobflow-controller")
+
+
 PAGE_SIZE = os.sysconf("SC_PAGE_SIZE")
 CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
 _START = time.monotonic()
@@ -254,6 +271,7 @@ def machine() -> dict[str, Any]:
         "python": platform.python_version(),
         "cpus": os.cpu_count(),
         "load_average_at_start": load_average(),
+        "controller_command": controller_command(),
     }
 
 

@@ -72,6 +72,7 @@ from bench._common import (  # noqa: E402
     BenchError,
     Watchdog,
     control_plane,
+    controller_command,
     create_job_flows,
     emit,
     key_of,
@@ -273,7 +274,7 @@ class Controller:
         self.metrics_port, self.health_port = free_port(), free_port()
         args = [
             *(["env", *(f"{k}={v}" for k, v in self.environment.items())] if self.environment else []),
-            str(VENV_BIN / "jobflow-controller"),
+            controller_command(),
             f"--kubeconfig={self.kubeconfig}",
             *self.flags,
             "--enable-metrics",

@@ -37,6 +37,7 @@ seconds. Other processes on this machine perturb the timings (the load average i
 from __future__ import annotations
 
 import argparse
+import json
 import re
 import signal
 import ssl
@@ -57,10 +58,10 @@ sys.path.insert(0, str(_BENCH_DIR.parent))
 from prometheus_client.parser import text_string_to_metric_families  # noqa: E402
 
 from bench._common import (  # noqa: E402
-    VENV_BIN,
     BenchError,
     Watchdog,
     control_plane,
+    controller_command,
     cpu_seconds,
     create_job_flows,
     emit,
@@ -76,6 +77,7 @@ from bench._common import (  # noqa: E402
     simulator_process,
     wait_until,
 )
+from bench._memory import smaps_by_mapping, take_snapshot, tracemalloc_by_package  # noqa: E402
 from informers import ResourceEventHandlerFuncs, SharedIndexInformer  # noqa: E402
 from jobflow_controller.kube.clientset import Clientset  # noqa: E402
 from jobflow_controller.local.processes import Process, free_port  # noqa: E402
@@ -92,6 +94,13 @@ TIME_LIMIT = 360.0
 RUN_TIMEOUT = 150.0
 SETTLE_SECONDS = 2.0
 DEPTH_SAMPLE_SECONDS = 1.0
+#: The Deployment's environment (manifests/deployment.yaml); --default-malloc leaves it out.
+CONTROLLER_ENVIRONMENT = {"MALLOC_ARENA_MAX": "2"}
+#: --heap-snapshot: trace the controller's allocations and attribute them by package at the end
+#: (tracing costs memory: the run's RSS figures are then not comparable).
+HEAP_SNAPSHOT = False
+#: --gc-probe: the cyclic garbage collector's passes and CPU, by generation (bench/_gc_probe).
+GC_PROBE = False
 
 
 # -- the workload ----------------------------------------------------------------------------------
@@ -352,8 +361,16 @@ def run_once(workers: int, client_flags: list[str], watchdog: Watchdog, run_time
         kubeconfig = str(plane.kubeconfig_path)
         simulator = simulator_process(plane, namespaces)
         metrics_port, health_port = free_port(), free_port()
+        environment = dict(CONTROLLER_ENVIRONMENT)
+        if HEAP_SNAPSHOT:
+            environment.update(PYTHONTRACEMALLOC="1", JOBFLOW_CONTROLLER_HEAP_SNAPSHOT_DIR=str(plane.root / "heap"))
+        if GC_PROBE:
+            environment.update(
+                PYTHONPATH=str(_BENCH_DIR / "_gc_probe"), JOBFLOW_BENCH_GC_PROBE=str(plane.root / "gc.json")
+            )
         controller_args = [
-            str(VENV_BIN / "jobflow-controller"),
+            *(["env", *(f"{k}={v}" for k, v in environment.items())] if environment else []),
+            controller_command(),
             f"--kubeconfig={kubeconfig}",
             "--leader-elect=false",
             f"--worker-threads={workers}",
@@ -427,6 +444,10 @@ def run_once(workers: int, client_flags: list[str], watchdog: Watchdog, run_time
             cpu1["api"] = cpu_seconds(apiserver_pid)
             peak_kib = proc_status_kib(controller.pid, "VmHWM")
             rss_kib = proc_status_kib(controller.pid, "VmRSS")
+            memory: dict[str, Any] = {"smaps_at_end": smaps_by_mapping(controller.pid)}
+            if HEAP_SNAPSHOT:
+                snapshot = take_snapshot(controller.pid, plane.root / "heap")
+                memory["tracemalloc_at_end"] = tracemalloc_by_package(snapshot) if snapshot else "no snapshot written"
         except BenchError as err:
             raise BenchError(f"{err}\n--- controller log tail ---\n{controller.log_tail(30)}") from None
         finally:
@@ -434,6 +455,7 @@ def run_once(workers: int, client_flags: list[str], watchdog: Watchdog, run_time
             controller.stop()
             simulator.stop()
             rest.close()
+            gc_probe = (plane.root / "gc.json").read_text() if GC_PROBE and (plane.root / "gc.json").exists() else None
 
     requests = per_flow(before["requests"], after["requests"], len(flows))
     api_deltas = {key: api_after.get(key, 0.0) - api_before.get(key, 0.0) for key in api_after}
@@ -471,6 +493,9 @@ def run_once(workers: int, client_flags: list[str], watchdog: Watchdog, run_time
             "cpu_seconds_startup": round(startup_cpu, 2),
             "cpu_seconds_run": round(cpu1["controller"] - cpu0["controller"], 2),
             "cpu_seconds_total": round(cpu1["controller"], 2),
+            "environment": environment,
+            **memory,
+            **({"gc": json.loads(gc_probe)} if gc_probe else {}),
         },
         "cpu_seconds_run_other_processes": {
             "simulator": round(cpu1["sim"] - cpu0["sim"], 2),
@@ -522,6 +547,9 @@ def main() -> None:
         default=1.0,
         help="multiply the time limits (a machine shared with other work may need 2 or 3)",
     )
+    parser.add_argument("--default-malloc", action="store_true", help="without the Deployment's MALLOC_ARENA_MAX=2")
+    parser.add_argument("--heap-snapshot", action="store_true", help="trace allocations; by package at the end")
+    parser.add_argument("--gc-probe", action="store_true", help="the garbage collector's passes and CPU")
     parser.add_argument(
         "--controller-flag",
         action="append",
@@ -535,6 +563,9 @@ def main() -> None:
         return
 
     client_flags = ([] if args.default_qps else FAST_CLIENT_FLAGS) + args.controller_flag
+    global CONTROLLER_ENVIRONMENT, HEAP_SNAPSHOT, GC_PROBE
+    CONTROLLER_ENVIRONMENT = {} if args.default_malloc else CONTROLLER_ENVIRONMENT
+    HEAP_SNAPSHOT, GC_PROBE = args.heap_snapshot, args.gc_probe
     # At 50 requests/s the controller needs minutes per run: give that mode more time.
     slow = (3.0 if args.default_qps else 1.0) * args.time_scale
     watchdog = Watchdog(TIME_LIMIT * slow, "bench/e2e_flows.py")

@@ -80,10 +80,10 @@ sys.path.insert(0, str(_BENCH_DIR.parent))
 from prometheus_client.parser import text_string_to_metric_families  # noqa: E402
 
 from bench._common import (  # noqa: E402
-    VENV_BIN,
     BenchError,
     Watchdog,
     control_plane,
+    controller_command,
     cpu_seconds,
     create_namespace,
     emit,
@@ -791,7 +791,7 @@ def main() -> int:
                 [
                     "env",
                     "MALLOC_ARENA_MAX=2",
-                    str(VENV_BIN / "jobflow-controller"),
+                    controller_command(),
                     f"--kubeconfig={plane.kubeconfig_path}",
                     "--leader-elect=false",
                     "--enable-metrics",

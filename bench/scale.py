@@ -56,6 +56,8 @@ def figures(size: int, run: dict[str, Any]) -> dict[str, Any]:
         "to_succeed_ms": latency["last_job_completed_to_jobflow_succeed"],
         "max_queue_depth": run["workqueue"]["max_depth_sampled"].get("jobflow"),
         "mean_sync_ms": run["workqueue"]["mean_sync_ms"].get("jobflow"),
+        "queue_adds_per_jobflow": run["workqueue"]["adds_per_jobflow"],
+        **({"gc": run["controller"]["gc"]} if "gc" in run["controller"] else {}),
     }
 
 
@@ -91,7 +93,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", default=",".join(str(s) for s in SIZES), help="JobFlow counts (default %(default)s)")
     parser.add_argument("--time-scale", type=float, default=1.0, help="multiply the time limits")
+    parser.add_argument("--gc-probe", action="store_true", help="the cyclic GC's passes and CPU at each size")
     args = parser.parse_args()
+    e2e_flows.GC_PROBE = args.gc_probe
     sizes = [int(s) for s in args.sizes.split(",")]
     per_run = [e2e_flows.RUN_TIMEOUT * max(1.0, size / 300.0) * args.time_scale for size in sizes]
     watchdog = Watchdog(sum(per_run) + 300.0 * len(sizes), "bench/scale.py")

@@ -29,8 +29,11 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import itertools
 import sys
+import tempfile
 import time
+import tracemalloc
 import urllib.request
 from pathlib import Path
 from typing import Any
@@ -55,6 +58,7 @@ from bench._common import (  # noqa: E402
     rest_client,
     simulator_process,
 )
+from bench._memory import take_snapshot  # noqa: E402
 from bench._soak_observer import Observer  # noqa: E402
 from bench.chaos import Controller  # noqa: E402
 from jobflow_controller.kube.clientset import Clientset  # noqa: E402
@@ -140,6 +144,50 @@ class CpuMeter:
         self.last = 0.0
 
 
+# -- heap snapshots (--tracemalloc) ---------------------------------------------------------------
+
+#: Frames kept per traced allocation: the allocating line only (more frames cost more memory).
+TRACEMALLOC_FRAMES = 1
+
+
+def controller_environment(args: argparse.Namespace, snapshot_dir: Path) -> dict[str, str]:
+    environment = {} if args.default_malloc else dict(POD_ENVIRONMENT)
+    if args.tracemalloc:
+        environment["PYTHONTRACEMALLOC"] = str(TRACEMALLOC_FRAMES)
+        environment["JOBFLOW_CONTROLLER_HEAP_SNAPSHOT_DIR"] = str(snapshot_dir)
+    return environment
+
+
+def wait_snapshot(pid: int, directory: Path) -> Path:
+    path = take_snapshot(pid, directory)
+    if path is None:
+        raise BenchError(f"the controller wrote no heap snapshot in {directory} within 120 s of SIGUSR2")
+    log(f"  heap snapshot {path}")
+    return path
+
+
+def compare_snapshots(snapshots: list[tuple[float, Path]], top: int = 15) -> dict[str, Any]:
+    """Traced totals per snapshot, and what grew between consecutive ones, by file and by line."""
+    loaded = [(minute, tracemalloc.Snapshot.load(str(path))) for minute, path in snapshots]
+    result: dict[str, Any] = {
+        "files": [str(path) for _, path in snapshots],
+        "traced_mib": {
+            str(minute): round(sum(stat.size for stat in snap.statistics("filename")) / 2**20, 2)
+            for minute, snap in loaded
+        },
+        "growth": [],
+    }
+    for (m0, s0), (m1, s1) in itertools.pairwise(loaded):
+        step: dict[str, Any] = {"from_minute": m0, "to_minute": m1}
+        for key in ("filename", "lineno"):
+            diffs = sorted(s1.compare_to(s0, key), key=lambda d: -abs(d.size_diff))[:top]
+            step[f"by_{key}"] = [
+                {"where": str(d.traceback), "kib": round(d.size_diff / 1024, 1), "blocks": d.count_diff} for d in diffs
+            ]
+        result["growth"].append(step)
+    return result
+
+
 # -- the run ---------------------------------------------------------------------------------------
 
 
@@ -151,11 +199,14 @@ class Soak:
         self.clientset = Clientset(self.rest)
         seed(self.clientset, self.namespaces)
         self.simulator = simulator_process(plane, self.namespaces)
+        self.snapshot_minutes = sorted(float(m) for m in args.tracemalloc.split(",")) if args.tracemalloc else []
+        self.snapshot_dir = Path(args.snapshot_dir or tempfile.mkdtemp(prefix="soak-heap-"))
+        self.snapshots: list[tuple[float, Path]] = []
         self.controller = Controller(
             str(plane.kubeconfig_path),
             plane.root / "controller.log",
             CONTROLLER_FLAGS,
-            environment={} if args.default_malloc else POD_ENVIRONMENT,
+            environment=controller_environment(args, self.snapshot_dir),
         )
         watchdog.on_timeout(self.controller.stop)
         watchdog.on_timeout(self.simulator.stop)
@@ -169,6 +220,9 @@ class Soak:
 
     def row(self, minute: float, started: float) -> dict[str, Any]:
         pid = self.controller.pid
+        if self.snapshot_minutes and minute >= self.snapshot_minutes[0] - 0.01:
+            self.snapshot_minutes.pop(0)
+            self.snapshots.append((round(minute, 1), wait_snapshot(pid, self.snapshot_dir)))
         try:
             figures = gauges(self.controller.metrics_port)
         except OSError as err:
@@ -293,6 +347,7 @@ class Soak:
                 (r["jobflows_without_a_job_after_60s"] for r in self.rows), default=0
             ),
             "rss_mib_by_minute": by_minute,
+            "tracemalloc": compare_snapshots(self.snapshots) if self.snapshots else None,
             "rss_growth_minute_10_to_end_pct": (
                 round((rss_end - rss10) / rss10 * 100.0, 1) if rss10 and rss_end and self.args.minutes > 10 else None
             ),
@@ -316,6 +371,13 @@ def main() -> None:
     parser.add_argument("--rate", type=float, default=1.0, help="JobFlows created per second (default %(default)s)")
     parser.add_argument("--default-malloc", action="store_true", help="without the Deployment's MALLOC_ARENA_MAX")
     parser.add_argument("--row-minutes", type=float, default=5.0, help="minutes between rows (default %(default)s)")
+    parser.add_argument(
+        "--tracemalloc",
+        metavar="MINUTES",
+        help="trace the controller's allocations (PYTHONTRACEMALLOC, which costs memory: RSS rows are then"
+        " not comparable) and take a snapshot at the rows of these minutes, e.g. 15,30,60; compared in the JSON",
+    )
+    parser.add_argument("--snapshot-dir", help="where the snapshots are kept (default: a new temporary directory)")
     args = parser.parse_args()
     watchdog = Watchdog(args.minutes * 60.0 + 900.0, "bench/soak.py")
     result: dict[str, Any] = {
@@ -328,7 +390,7 @@ def main() -> None:
             "ttl_seconds_after_finished": TTL,
             "retain_policy": "half delete, half retain (their Jobs deleted by the soak once the JobFlow is gone)",
             "controller_flags": CONTROLLER_FLAGS,
-            "controller_environment": {} if args.default_malloc else POD_ENVIRONMENT,
+            "controller_environment": controller_environment(args, Path("<snapshot-dir>")),
             "stuck_after_seconds": STUCK_AFTER,
         },
     }

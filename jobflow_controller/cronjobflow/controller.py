@@ -221,6 +221,8 @@ class CronJobFlowController:
             with self._missed_lock:
                 self._missed_through.pop(str(key), None)
             return
+        if self.metrics is not None:
+            self.metrics.observe_namespace(namespace)
         result = self.syncer.sync(cron_job_flow, self.children_of(cron_job_flow), self.clock.wall())
         decision = result.decision
         if decision is not None and decision.missed > 0 and decision.missed_time is not None:

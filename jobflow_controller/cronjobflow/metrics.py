@@ -39,6 +39,13 @@ class CronJobFlowMetrics:
             registry=registry,
         )
 
+    def observe_namespace(self, namespace: str) -> None:
+        """Both counters of a namespace with a CronJobFlow exist from its first sync, at 0, so the
+        dashboard's `rate()`/`increase()` see its first run and first miss (Prometheus' advice for
+        labelled counters)."""
+        self.scheduled.labels(namespace=namespace)
+        self.missed.labels(namespace=namespace)
+
     def observe_scheduled(self, namespace: str, lag_seconds: float) -> None:
         self.scheduled.labels(namespace=namespace).inc()
         self.lag.observe(max(0.0, lag_seconds))

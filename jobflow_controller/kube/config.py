@@ -10,9 +10,10 @@ from __future__ import annotations
 import os
 
 import yaml
-from kubernetes import client as k8s_client
-from kubernetes import config as k8s_config
-from kubernetes.config.config_exception import ConfigException
+
+from jobflow_controller.kube.client_library import ConfigException
+from jobflow_controller.kube.client_library import client as k8s_client
+from jobflow_controller.kube.client_library import config as k8s_config
 
 
 class ConfigError(RuntimeError):

@@ -33,11 +33,11 @@ from typing import Any, Protocol
 from urllib.parse import quote
 
 import urllib3
-from kubernetes import client as k8s_client
-from kubernetes.client.exceptions import ApiException
 
 from informers.errors import ApiStatusError
 from jobflow_controller.kube import errors
+from jobflow_controller.kube.client_library import ApiException
+from jobflow_controller.kube.client_library import client as k8s_client
 from jobflow_controller.record.sink import SinkError
 from jobflow_controller.record.types import Event
 

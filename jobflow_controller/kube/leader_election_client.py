@@ -12,8 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
-from kubernetes import client as k8s_client
-
+from jobflow_controller.kube.client_library import client as k8s_client
 from jobflow_controller.kube.lease_lock import LeaseLock, lease_request_timeout
 from jobflow_controller.kube.rest import RestClient, add_user_agent
 from jobflow_controller.leaderelection.resourcelock import EventRecorder

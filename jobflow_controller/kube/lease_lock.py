@@ -32,9 +32,7 @@ import threading
 from collections.abc import Mapping
 from typing import Any
 
-from kubernetes.client.api_client import ApiClient
-from kubernetes.client.exceptions import ApiException
-
+from jobflow_controller.kube.client_library import ApiClient, ApiException
 from jobflow_controller.leaderelection.resourcelock import (
     EventRecorder,
     LeaderElectionRecord,

@@ -21,10 +21,10 @@ from urllib.parse import urlsplit
 
 import orjson
 import urllib3
-from kubernetes import client as k8s_client
-from kubernetes.client.exceptions import ApiException
 
 from jobflow_controller.kube import errors
+from jobflow_controller.kube.client_library import ApiException
+from jobflow_controller.kube.client_library import client as k8s_client
 from workqueue import BucketRateLimiter, Clock
 
 Query = Mapping[str, str | int | bool | None] | Sequence[tuple[str, str]]

@@ -41,6 +41,9 @@ def main(argv: list[str] | None = None) -> int:
     options = parsed.options
     logs.configure(options.log_format, options.verbosity)
     log_what_is_ignored(parsed)
+    from jobflow_controller.manager.heap_snapshots import install_from_environment
+
+    install_from_environment()
     from jobflow_controller.kube.config import ConfigError
     from jobflow_controller.manager.server import Manager, install_signal_handlers
 

@@ -61,7 +61,9 @@ test_service_account_can_get_what_a_conflict_retry_reads_again = (
 test_service_account_cannot_create_a_lease_outside_volcano_system = (
     deploy.test_service_account_cannot_create_a_lease_outside_volcano_system
 )
-test_service_account_cannot_delete_a_jobflow = deploy.test_service_account_cannot_delete_a_jobflow
+test_service_account_may_delete_jobflows_but_not_templates_or_cronjobflows = (
+    deploy.test_service_account_may_delete_jobflows_but_not_templates_or_cronjobflows
+)
 test_service_account_cannot_get_a_lease_it_is_not_granted = (
     deploy.test_service_account_cannot_get_a_lease_it_is_not_granted
 )

@@ -78,8 +78,8 @@ def _touch_lease(clientset: Clientset, namespace: str) -> bool:
 
 
 def _drive(clientset: Clientset, process: ControllerProcess, namespace: str) -> Scrape:
-    """Lead, run one JobFlow to Succeed and one through a retry to Failed, renew on the slow path;
-    return the scrape that shows all of it."""
+    """Lead, run one JobFlow to Succeed and one through a retry to Failed, renew on the slow path, sync
+    one CronJobFlow; return the scrape that shows all of it."""
     wait_for(process.is_leader, 30, what="the lean controller to lead")
     create_all(clientset, [template("ok", namespace), failing_template("bad", namespace, then=FAILS)])
     create_all(
@@ -88,6 +88,19 @@ def _drive(clientset: Clientset, process: ControllerProcess, namespace: str) -> 
             flow("succeeds", namespace, [{"name": "ok"}]),
             flow("fails", namespace, [{"name": "bad", "retry": {"maxRetries": 1, "backoff": "0s"}}]),
         ],
+    )
+    # A CronJobFlow (suspended: no run) makes the CronJobFlow counters of the namespace, at 0.
+    clientset.cron_job_flows(namespace).create(
+        {
+            "apiVersion": "flow.volcano.sh/v1alpha1",
+            "kind": "CronJobFlow",
+            "metadata": {"name": "nightly", "namespace": namespace},
+            "spec": {
+                "schedule": "0 2 * * *",
+                "suspend": True,
+                "jobFlowTemplate": {"spec": {"flows": [{"name": "ok"}]}},
+            },
+        }
     )
     wait_for(lambda: phase_of(clientset, namespace, "succeeds") == "Succeed", 60, what="succeeds Succeed")
     wait_for(lambda: phase_of(clientset, namespace, "fails") == "Failed", 60, what="fails Failed")
@@ -98,10 +111,11 @@ def _drive(clientset: Clientset, process: ControllerProcess, namespace: str) -> 
             and _value(s, "leader_election_slowpath_total", name=LEASE)
             and _value(s, "volcano_jobflow_failed_phase_count", jobflow_namespace=namespace)
             and _value(s, "volcano_jobflow_succeed_phase_count", jobflow_namespace=namespace)
+            and _value(s, "jobflow_controller_cronjobflow_missed_total", namespace=namespace) is not None
             and s
         ),
         15,
-        what="the slow-path renewal and both phase counters in /metrics",
+        what="the slow-path renewal, both phase counters and the CronJobFlow counters in /metrics",
     )
 
 

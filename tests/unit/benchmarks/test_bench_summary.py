@@ -150,3 +150,25 @@ def test_the_soak_fails_on_a_stuck_jobflow_or_a_memory_not_back_at_baseline(tmp_
     assert _row(table, "JobFlows stuck (max of the rows)")[4] == "FAIL"
     assert _row(table, "memories not back at baseline after the drain")[2:] == ("1", "<= 0", "FAIL")
     assert _row(table, "RSS growth, minute 10 to the end")[4] == "pass"
+
+
+def test_issue_38s_targets_peak_rss_soak_growth_and_the_web_view(tmp_path: Path) -> None:
+    run = _run(3, 9.0, 20.0, 100.0) | {"controller": {"peak_rss_mib": 63.5}}
+    _write(tmp_path, "e2e_flows", {"runs": [run]})
+    _write(tmp_path, "soak", {"rss_growth_minute_10_to_end_pct": 2.9, "rss_growth_minute_30_to_end_pct": 1.2})
+    figures = {
+        "list_first_paint_ms": {"median": 800.0},
+        "page_from_list_ms": {"median": 90.0},
+        "page_fresh_load_ms": {"median": 1200.0},
+        "update_to_page_ms": {"median": 200.0},
+    }
+    _write(tmp_path, "ui_scale", {"figures": figures, "ui_process": {"peak_rss_mib": 80.0}})
+    table = rows(tmp_path)
+    assert _row(table, "controller peak RSS, 3 workers")[2:] == ("63.5 MiB", "<= 63 MiB", "FAIL")
+    assert _row(table, "RSS growth, minute 10 to the end")[2:] == ("2.9 %", "<= 3 %", "pass")
+    assert _row(table, "RSS growth, minute 30 to the end")[2:] == ("1.2 %", "<= 1 %", "FAIL")
+    assert _row(table, "list of 1,000: first paint")[2:] == ("800 ms", "<= 1000 ms", "pass")
+    assert _row(table, "a JobFlow's page, fresh load")[4] == "FAIL"
+    assert _row(table, "a Job's update on the open page")[4] == "pass"
+    assert _row(table, "a JobFlow's update on the open list")[2] == "n/a"
+    assert _row(table, "UI process peak RSS")[2] == "80 MiB"

@@ -93,6 +93,16 @@ def test_every_minute_one_run_per_minute_from_the_requeue_alone() -> None:
     assert registry.get_sample_value("jobflow_controller_cronjobflow_scheduled_total", {"namespace": NS}) == 3
 
 
+def test_both_counters_of_a_namespace_exist_at_zero_from_its_first_sync() -> None:
+    """The dashboard's rate() and increase() then see the first run and the first miss."""
+    controller, _, _, registry = new_controller("2026-12-05T00:00:30")
+    assert registry.get_sample_value("jobflow_controller_cronjobflow_scheduled_total", {"namespace": NS}) is None
+    cache(controller, cron_job_flow(schedule="0 * * * *"))
+    controller.sync_handler(KEY)
+    assert registry.get_sample_value("jobflow_controller_cronjobflow_scheduled_total", {"namespace": NS}) == 0
+    assert registry.get_sample_value("jobflow_controller_cronjobflow_missed_total", {"namespace": NS}) == 0
+
+
 def test_a_schedule_change_is_replanned_at_once_to_the_new_next_time() -> None:
     controller, _, clock, _ = new_controller("2026-12-05T00:00:30")
     old = cron_job_flow(schedule="0 0 * * *")

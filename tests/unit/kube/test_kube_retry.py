@@ -103,3 +103,50 @@ def test_stop_ends_the_waiting_at_once() -> None:
         on_error(slow, lambda e: isinstance(e, ConflictError), fn, stop=stop)
     assert time.monotonic() - started < 1.0
     assert len(calls) == 1
+
+
+class _RecordingStop(threading.Event):
+    """A stop that is never set and records each wait instead of sleeping."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.waits: list[float] = []
+
+    def wait(self, timeout: float | None = None) -> bool:
+        self.waits.append(float(timeout or 0.0))
+        return False
+
+
+@pytest.mark.parametrize(("steps", "failures"), [(5, 10), (5, 2), (4, 3), (2, 5), (1, 5)])
+def test_every_attempt_and_sleep_follows_the_backoff(steps: int, failures: int) -> None:
+    backoff = Backoff(steps=steps, duration=0.010, factor=2.0)
+    stop = _RecordingStop()
+    calls: list[int] = []
+
+    def fn() -> str:
+        calls.append(1)
+        if len(calls) <= failures:
+            raise _conflict()
+        return "done"
+
+    attempts = min(steps, failures + 1)
+    if failures >= steps:
+        with pytest.raises(ConflictError):
+            retry_on_conflict(backoff, fn, stop=stop)
+    else:
+        assert retry_on_conflict(backoff, fn, stop=stop) == "done"
+    assert len(calls) == attempts
+    assert stop.waits == pytest.approx([backoff.delay(n) for n in range(1, attempts)])
+
+
+def test_a_call_that_succeeds_at_once_leaves_no_garbage_for_the_cyclic_collector() -> None:
+    import gc
+
+    gc.collect()
+    gc.disable()
+    try:
+        for _ in range(100):
+            retry_on_conflict(DEFAULT_RETRY, lambda: 1)
+        assert gc.collect() == 0
+    finally:
+        gc.enable()
