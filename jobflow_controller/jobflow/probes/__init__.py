@@ -6,28 +6,32 @@ refuses the addresses never checked; `cache.py` is the fair, bounded pool and it
 `judge.py` gives the sync each probe flow's verdict and owns the lazily started Pod informer.
 """
 
-from jobflow_controller.jobflow.probes.gate import (
-    MAX_BODY_BYTES,
+from jobflow_controller.jobflow.probes.cache import (
     MAX_PENDING_CHECKS,
     MAX_PENDING_PER_NAMESPACE,
     PROBE_POLL_PERIOD,
-    PROBE_TIMEOUT,
     PROBE_WORKERS,
     RESULT_EXPIRY,
-    USER_AGENT,
-    NetworkProbeRunner,
-    PodSource,
     ProbeCache,
-    ProbeGate,
     ProbeKey,
+)
+from jobflow_controller.jobflow.probes.gate import (
+    PodSource,
+    ProbeGate,
     ProbeOutlet,
-    ProbeResult,
-    ProbeRunner,
     job_tasks,
     ready_pods,
     targets_met_by_probe,
     task_phase_count,
     unmatched_tasks,
+)
+from jobflow_controller.jobflow.probes.net import (
+    MAX_BODY_BYTES,
+    PROBE_TIMEOUT,
+    USER_AGENT,
+    NetworkProbeRunner,
+    ProbeResult,
+    ProbeRunner,
 )
 
 __all__ = [

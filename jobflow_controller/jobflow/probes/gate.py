@@ -36,41 +36,21 @@ from jobflow_controller.apis.probe import HttpGet, Probe, TaskStatus, TcpSocket
 from jobflow_controller.jobflow import constants as c
 from jobflow_controller.jobflow.plan import ProbeVerdict, World
 from jobflow_controller.jobflow.probes.cache import (
-    MAX_PENDING_CHECKS,
-    MAX_PENDING_PER_NAMESPACE,
     PROBE_POLL_PERIOD,
-    PROBE_WORKERS,
-    RESULT_EXPIRY,
     ProbeCache,
     ProbeKey,
 )
 from jobflow_controller.jobflow.probes.net import (
-    MAX_BODY_BYTES,
     PROBE_TIMEOUT,
-    USER_AGENT,
-    NetworkProbeRunner,
     ProbeResult,
     ProbeRunner,
     refused_target,
 )
 
 __all__ = [
-    "MAX_BODY_BYTES",
-    "MAX_PENDING_CHECKS",
-    "MAX_PENDING_PER_NAMESPACE",
-    "PROBE_POLL_PERIOD",
-    "PROBE_TIMEOUT",
-    "PROBE_WORKERS",
-    "RESULT_EXPIRY",
-    "USER_AGENT",
-    "NetworkProbeRunner",
     "PodSource",
-    "ProbeCache",
     "ProbeGate",
-    "ProbeKey",
     "ProbeOutlet",
-    "ProbeResult",
-    "ProbeRunner",
     "job_tasks",
     "ready_pods",
     "targets_met_by_probe",
