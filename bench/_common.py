@@ -311,10 +311,11 @@ def rest_client(kubeconfig: str | os.PathLike[str], *, qps: float = 0.0, burst: 
     return RestClient(config, qps=qps, burst=burst, user_agent=agent)
 
 
-def create_namespace(clientset: Any, name: str) -> None:
+def create_namespace(clientset: Any, name: str, labels: dict[str, str] | None = None) -> None:
     from jobflow_controller.local.resources import NAMESPACES
 
-    clientset.resource(NAMESPACES).create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}})
+    metadata: dict[str, Any] = {"name": name, **({"labels": labels} if labels else {})}
+    clientset.resource(NAMESPACES).create({"apiVersion": "v1", "kind": "Namespace", "metadata": metadata})
 
 
 def seed_namespaces(clientset: Any, namespaces: Iterable[str], steps: str, script: str) -> None:

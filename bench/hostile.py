@@ -142,6 +142,8 @@ DRIP_BYTE_INTERVAL = 0.3
 DRIP_FOR = 30.0
 DRIP_SERVER_RUN = 15.0
 ANNOTATION_TOUCHES = 150
+#: A namespace with this label is not sent to the webhook (annotation_storm's, as a CRD-only install).
+NO_WEBHOOK_LABEL = "bench.jobflow.volcano.sh/no-webhook"
 ANNOTATION_TOUCH_INTERVAL = 0.1
 ANNOTATION_BRACKETS = 5000
 STORM_JOBFLOWS = 100
@@ -326,6 +328,9 @@ def register_webhook(clientset: Clientset, port: int, ca_pem: bytes, namespace: 
                             "scope": "Namespaced",
                         }
                     ],
+                    # Every namespace but one whose JobFlows must reach the controller unadmitted
+                    # (annotation_storm: what a CRD-only install stores).
+                    "namespaceSelector": {"matchExpressions": [{"key": NO_WEBHOOK_LABEL, "operator": "DoesNotExist"}]},
                     "failurePolicy": "Fail",
                     "matchPolicy": "Equivalent",
                     "sideEffects": "None",
@@ -668,10 +673,13 @@ class Bench:
 
     # 5. tenant annotations the controller parses (issue 33 item 2)
     def annotation_storm(self) -> dict[str, Any]:
-        """A JobFlow whose retry annotations hold 5,000 `[`, touched 10 times a second for 15 s: the
-        controller's log lines and Warnings about it, beside the bystanders."""
+        """A JobFlow whose retry annotations hold 5,000 `[`, touched 10 times a second for 15 s, in a
+        namespace the webhook does not admit: the controller's log lines and Warnings about it, beside
+        the bystanders."""
         namespace = "hostile-annotations"
-        create_namespace(self.clientset, namespace)
+        # The webhook refuses these annotations (`not valid JSON: nested deeper than 8 levels`): the
+        # attack is on the controller of an install without it, so this namespace is not admitted by it.
+        create_namespace(self.clientset, namespace, {NO_WEBHOOK_LABEL: "true"})
         self.clientset.job_templates(namespace).create(template("a", namespace, BYSTANDER_SCRIPT))
         doc = flow("hostile", namespace, [{"name": "a"}])
         nested = "[" * ANNOTATION_BRACKETS
@@ -686,7 +694,7 @@ class Bench:
             time.sleep(ANNOTATION_TOUCH_INTERVAL)
         lines = self.controller.log_tail(1_000_000).splitlines()[log_before:]
         about = [line for line in lines if f"{namespace}/hostile" in line]
-        events = self.clientset.resource(EVENTS).list(namespace)
+        events = self.clientset.resource(EVENTS, namespace).list()
         warnings = {
             e.get("reason"): int(e.get("count") or 1)
             for e in events
@@ -742,9 +750,9 @@ def verdicts(scenarios: dict[str, Any]) -> dict[str, Any]:
                 for body in result["bodies"].values()
             )
         if name == "annotation_storm" and result.get("admitted"):
-            checks["one_warning_per_cause_no_traceback"] = result["tracebacks_in_log"] == 0 and all(
-                count == 1 for count in result["warnings_on_it_by_reason_count"].values()
-            )
+            checks["one_warning_per_cause_no_traceback"] = result["tracebacks_in_log"] == 0 and result[
+                "warnings_on_it_by_reason_count"
+            ] == {"InvalidRetryRequest": 1, "InvalidRetryPolicy": 1}
         if name == "webhook_clients":
             second = result["second_client"]
             checks["second_client_all_answered"] = second["sent"] > 0 and second["answered_200"] == second["sent"]
