@@ -79,29 +79,28 @@ def params_patch() -> list[JSONDict]:
 
 
 def params_rules_patch() -> list[JSONDict]:
-    """The Component's rules on the names, and the ``maxLength`` they need."""
-    matrix_params = f"{MATRIX_POINTER}/properties/params"
+    """The Component's rules on the names, and the ``maxLength`` they need: the JobFlow's params, then a
+    matrix's (the same three rules, each list with its own messages)."""
+    return [
+        *_named_list_rules(PARAMS_POINTER, PARAMS_NAMES_UNIQUE_MESSAGE, PARAMS_NAME_SHAPE_MESSAGE),
+        *_named_list_rules(
+            f"{MATRIX_POINTER}/properties/params", MATRIX_NAMES_UNIQUE_MESSAGE, MATRIX_NAME_SHAPE_MESSAGE
+        ),
+    ]
+
+
+def _named_list_rules(pointer: str, unique_message: str, shape_message: str) -> list[JSONDict]:
+    """A list of named items: the names unique, each well-formed, and bounded for CEL's cost estimate."""
     return [
         {
             "op": "add",
-            "path": f"{PARAMS_POINTER}/x-kubernetes-validations",
-            "value": [{"message": PARAMS_NAMES_UNIQUE_MESSAGE, "rule": NAMES_UNIQUE_RULE}],
+            "path": f"{pointer}/x-kubernetes-validations",
+            "value": [{"message": unique_message, "rule": NAMES_UNIQUE_RULE}],
         },
         {
             "op": "add",
-            "path": f"{PARAMS_POINTER}/items/x-kubernetes-validations",
-            "value": [{"message": PARAMS_NAME_SHAPE_MESSAGE, "rule": NAME_SHAPE_RULE}],
+            "path": f"{pointer}/items/x-kubernetes-validations",
+            "value": [{"message": shape_message, "rule": NAME_SHAPE_RULE}],
         },
-        {"op": "add", "path": f"{PARAMS_POINTER}/items/properties/name/maxLength", "value": MAX_PARAM_NAME_LENGTH},
-        {
-            "op": "add",
-            "path": f"{matrix_params}/x-kubernetes-validations",
-            "value": [{"message": MATRIX_NAMES_UNIQUE_MESSAGE, "rule": NAMES_UNIQUE_RULE}],
-        },
-        {
-            "op": "add",
-            "path": f"{matrix_params}/items/x-kubernetes-validations",
-            "value": [{"message": MATRIX_NAME_SHAPE_MESSAGE, "rule": NAME_SHAPE_RULE}],
-        },
-        {"op": "add", "path": f"{matrix_params}/items/properties/name/maxLength", "value": MAX_PARAM_NAME_LENGTH},
+        {"op": "add", "path": f"{pointer}/items/properties/name/maxLength", "value": MAX_PARAM_NAME_LENGTH},
     ]
