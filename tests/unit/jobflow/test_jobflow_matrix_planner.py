@@ -10,49 +10,18 @@ Job did, Failed as soon as one failed; under FailFast a failure halts every flow
 from __future__ import annotations
 
 import json
-from datetime import UTC, datetime
 from typing import Any
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from jobflow_fakes import job, job_flow, job_template
+from jobflow_fakes import job, job_flow
+from test_jobflow_planner import plan_through_state, world_of
 
-from jobflow_controller.apis import Action
 from jobflow_controller.apis.params import MATRIX_INDEX_LABEL, MATRIX_PARAMS_ANNOTATION
-from jobflow_controller.jobflow import action
-from jobflow_controller.jobflow.plan import JobCreate, JobFlowSpec, SyncPlan, World
-from jobflow_controller.jobflow.state import UpdateJobFlowStatusFn, new_state
+from jobflow_controller.jobflow.plan import JobCreate
 
 UID = "uid-m"
-NOW = datetime(2024, 1, 1, tzinfo=UTC)
 UNFINISHED = ("Pending", "Running")
-
-
-def world_of(obj: dict[str, Any], jobs: list[dict[str, Any]]) -> World:
-    spec = JobFlowSpec.of(obj)
-    return World(
-        job_flow=obj,
-        spec=spec,
-        jobs=tuple(jobs),
-        named_jobs={j["metadata"]["name"]: j for j in jobs},
-        templates={f.name: job_template(f.name) for f in spec.flows},
-        deleted_completed={},
-        expected=frozenset(),
-        probes={},
-        now=NOW,
-    )
-
-
-def plan_through_state(world: World) -> SyncPlan | None:
-    plans: list[SyncPlan] = []
-
-    def sync(_: Any, update_state_fn: UpdateJobFlowStatusFn) -> None:
-        plans.append(action.sync_job_flow(world, update_state_fn))
-
-    state = new_state(world.job_flow, sync)
-    assert state is not None
-    state.execute(Action.SYNC_JOB_FLOW)
-    return plans[0] if plans else None
 
 
 @st.composite
