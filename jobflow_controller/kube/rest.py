@@ -13,6 +13,7 @@ import functools
 import json
 import math
 import platform
+import ssl
 import threading
 import time
 from collections.abc import Mapping, Sequence
@@ -25,6 +26,8 @@ import urllib3
 from jobflow_controller.kube import errors
 from jobflow_controller.kube.client_library import ApiException
 from jobflow_controller.kube.client_library import client as k8s_client
+from jobflow_controller.kube.transport import Transport
+from jobflow_controller.kube.transport import supports as transport_supports
 from workqueue import BucketRateLimiter, Clock
 
 Query = Mapping[str, str | int | bool | None] | Sequence[tuple[str, str]]
@@ -119,6 +122,7 @@ class RestClient:
         self.configuration = configuration
         self.cancel = cancel
         self.api_client = k8s_client.ApiClient(configuration)
+        self.transport = Transport(configuration) if transport_supports(configuration) else None
         if user_agent:
             self.api_client.user_agent = user_agent
         self.limiter = limiter if limiter is not None else TokenBucket(qps, burst)
@@ -126,6 +130,8 @@ class RestClient:
         self.host = urlsplit(configuration.host).netloc
 
     def close(self) -> None:
+        if self.transport is not None:
+            self.transport.close()
         self.api_client.close()
 
     # -- requests ------------------------------------------------------------------------------
@@ -145,8 +151,10 @@ class RestClient:
         return decode_json(data) if data else None
 
     def stream(self, path: str, *, query: Query | None = None, read_timeout: float) -> urllib3.BaseHTTPResponse:
-        """Open a streaming GET (a watch) and hand back the unread response."""
-        response = self._send("GET", path, query, None, "application/json", (DEFAULT_TIMEOUT[0], read_timeout))
+        """Open a streaming GET (a watch) and hand back the unread response (the library's pool)."""
+        response = self._send(
+            "GET", path, query, None, "application/json", (DEFAULT_TIMEOUT[0], read_timeout), streaming=True
+        )
         raw: urllib3.BaseHTTPResponse = response
         return raw
 
@@ -161,6 +169,7 @@ class RestClient:
         body: Any,
         content_type: str,
         timeout: float | tuple[float, float],
+        streaming: bool = False,
     ) -> Any:
         waited = time.monotonic()
         self.limiter.accept(self.cancel)
@@ -184,7 +193,7 @@ class RestClient:
         start = time.monotonic()
         code = "<error>"
         try:
-            response = self._call(method, url, headers, body, timeout)
+            response = self._call(method, url, headers, body, timeout, streaming)
             code = str(response.status)
         except ApiException as err:  # TLS failures surface here with status 0
             raise ConnectionError(f"{method} {path}: {err.reason}") from err
@@ -195,16 +204,20 @@ class RestClient:
             raise errors.from_response(response.status, response.data)
         return response
 
-    def _call(self, method: str, url: str, headers: Any, body: Any, timeout: float | tuple[float, float]) -> Any:
-        """The request on the client library's pool (its proxy and TLS settings), without its
-        RESTClientObject: for a JSON body that only json.dumps the body and wraps the response,
-        and it costs about a tenth of a millisecond of CPU per request."""
+    def _call(
+        self, method: str, url: str, headers: Any, body: Any, timeout: float | tuple[float, float], streaming: bool
+    ) -> Any:
+        """The request on our transport (transport.py), or for a watch or a configuration it does
+        not model on the client library's pool (its proxy and TLS settings) without its
+        RESTClientObject, which for a JSON body only json.dumps the body and wraps the response."""
         data = None if body is None else self._encode(body)
         try:
+            if self.transport is not None and not streaming:
+                return self.transport.round_trip(method, url, headers, data, timeout)
             return self.api_client.rest_client.pool_manager.urlopen(
                 method, url, body=data, headers=headers, timeout=_urllib3_timeout(timeout), preload_content=False
             )
-        except urllib3.exceptions.SSLError as err:  # as RESTClientObject reports it: status 0
+        except (urllib3.exceptions.SSLError, ssl.SSLError) as err:  # as RESTClientObject reports it: status 0
             raise ApiException(status=0, reason=f"{type(err).__name__}\n{err}") from err
 
     def _encode(self, body: Any) -> bytes:
