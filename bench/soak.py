@@ -152,6 +152,7 @@ TRACEMALLOC_FRAMES = 1
 
 def controller_environment(args: argparse.Namespace, snapshot_dir: Path) -> dict[str, str]:
     environment = {} if args.default_malloc else dict(POD_ENVIRONMENT)
+    environment.update(item.split("=", 1) for item in args.env)
     if args.tracemalloc:
         environment["PYTHONTRACEMALLOC"] = str(TRACEMALLOC_FRAMES)
         environment["JOBFLOW_CONTROLLER_HEAP_SNAPSHOT_DIR"] = str(snapshot_dir)
@@ -376,6 +377,13 @@ def main() -> None:
         metavar="MINUTES",
         help="trace the controller's allocations (PYTHONTRACEMALLOC, which costs memory: RSS rows are then"
         " not comparable) and take a snapshot at the rows of these minutes, e.g. 15,30,60; compared in the JSON",
+    )
+    parser.add_argument(
+        "--env",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="one more variable in the controller's environment, e.g. MALLOC_MMAP_THRESHOLD_=131072 (repeatable)",
     )
     parser.add_argument("--snapshot-dir", help="where the snapshots are kept (default: a new temporary directory)")
     args = parser.parse_args()

@@ -1,0 +1,107 @@
+"""Versus: this controller against another build on bench/e2e_flows.py's workload, runs alternated.
+
+Why: a CPU figure moves with the machine's load, so two builds are compared only run by run on one
+machine, alternating, quiet and then beside a CPU hog (one ``yes > /dev/null``), as issue 38 asks
+of upstream's Go controllers. ``--other`` is the other build's executable, run with the same flags
+(``--kubeconfig``, ``--worker-threads``, the fast client flags, metrics and health addresses:
+upstream's vc-controller-manager takes them all; ``hack/build-upstream.sh`` builds it with a wrapper
+that adds ``--controllers=jobflow-controller,jobtemplate-controller``). Each run is
+``bench/e2e_flows.py --worker-threads 3`` in a process of its own; its controller CPU, time until
+all Succeed, peak RSS, and writes per JobFlow (the API server's count, which a build without
+client metrics still has) are kept, and the medians and ratios (ours / other) printed as one JSON
+document on stdout.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+_BENCH_DIR = Path(__file__).resolve().parent
+ROOT = _BENCH_DIR.parent
+sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != _BENCH_DIR]
+sys.path.insert(0, str(ROOT))
+
+from bench._common import emit, load_average, log, machine  # noqa: E402
+
+#: The controller's own writes, as the API server counts them (every client is in that count).
+CONTROLLER_WRITES = ("PUT jobflows/status", "POST jobs ", "POST events", "PUT jobtemplates/status", "PATCH events")
+
+
+def one_run(controller: str | None, time_scale: float) -> dict[str, Any]:
+    environment = dict(os.environ)
+    environment.pop("JOBFLOW_BENCH_CONTROLLER", None)
+    if controller is not None:
+        environment["JOBFLOW_BENCH_CONTROLLER"] = controller
+    command = [
+        sys.executable,
+        str(_BENCH_DIR / "e2e_flows.py"),
+        "--worker-threads",
+        "3",
+        "--time-scale",
+        str(time_scale),
+    ]
+    done = subprocess.run(command, env=environment, capture_output=True, text=True, check=False)
+    if done.returncode != 0:
+        raise SystemExit(f"bench/e2e_flows.py failed ({controller or 'ours'}): {done.stderr.strip().splitlines()[-1:]}")
+    doc = json.loads(done.stdout)
+    run = doc["runs"][0]
+    writes = run["apiserver_writes_per_jobflow_all_clients"]
+    return {
+        "cpu_seconds": run["controller"]["cpu_seconds_run"],
+        "seconds_until_all_succeed": run["seconds_until_all_succeed"],
+        "peak_rss_mib": run["controller"]["peak_rss_mib"],
+        "controller_writes_per_jobflow": round(
+            sum(v for k, v in writes.items() if k.startswith(CONTROLLER_WRITES) and not k.endswith(" 409")), 2
+        ),
+        "load_at_start": doc["load_average_at_start"][0],
+    }
+
+
+def series(other: str, rounds: int, time_scale: float) -> dict[str, Any]:
+    runs: dict[str, list[dict[str, Any]]] = {"ours": [], "other": []}
+    for index in range(rounds):
+        for name, controller in (("ours", None), ("other", other)):
+            runs[name].append(one_run(controller, time_scale))
+            log(f"  round {index + 1} {name}: {runs[name][-1]}")
+    medians = {
+        name: {key: statistics.median(r[key] for r in found) for key in found[0]} for name, found in runs.items()
+    }
+    ratios = {
+        key: round(medians["ours"][key] / medians["other"][key], 2)
+        for key in ("cpu_seconds", "seconds_until_all_succeed", "peak_rss_mib", "controller_writes_per_jobflow")
+        if medians["other"][key]
+    }
+    return {"runs": runs, "medians": medians, "ours_over_other": ratios}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--other", required=True, help="the other build's executable (e.g. upstream's, wrapped)")
+    parser.add_argument("--rounds", type=int, default=3, help="runs of each build per condition (default %(default)s)")
+    parser.add_argument("--time-scale", type=float, default=3.0, help="bench/e2e_flows.py's --time-scale")
+    parser.add_argument("--no-hog", action="store_true", help="only the quiet series")
+    args = parser.parse_args()
+    result: dict[str, Any] = {"benchmark": "versus", **machine(), "other": args.other}
+    log("== quiet")
+    result["quiet"] = series(args.other, args.rounds, args.time_scale)
+    if not args.no_hog:
+        log("== beside `yes > /dev/null`")
+        hog = subprocess.Popen(["yes"], stdout=subprocess.DEVNULL)
+        try:
+            result["beside_a_hog"] = series(args.other, args.rounds, args.time_scale)
+        finally:
+            hog.kill()
+            hog.wait()
+    result["load_average_at_end"] = load_average()
+    emit(result)
+
+
+if __name__ == "__main__":
+    main()
