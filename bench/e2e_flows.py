@@ -96,6 +96,8 @@ RUN_TIMEOUT = 150.0
 SETTLE_SECONDS = 2.0
 DEPTH_SAMPLE_SECONDS = 1.0
 IDLE_SECONDS = 10.0
+#: Threads playing Job steps per namespace: at 3,000 JobFlows one thread's round trips paced the run.
+SIMULATOR_WORKERS = 4
 #: The Deployment's environment (manifests/deployment.yaml); --default-malloc leaves it out.
 CONTROLLER_ENVIRONMENT = {"MALLOC_ARENA_MAX": "2"}
 #: --heap-snapshot: trace the controller's allocations and attribute them by package at the end
@@ -538,7 +540,9 @@ def simulator_main(kubeconfig: str, namespaces: list[str]) -> None:
     signal.signal(signal.SIGINT, lambda *_: stop.set())
     clientset = Clientset(rest_client(kubeconfig, agent="bench-volcano-job-simulator"))
     threads = [
-        threading.Thread(target=JobSimulator(clientset, namespace=ns).run, args=(stop,), name=f"sim-{ns}")
+        threading.Thread(
+            target=JobSimulator(clientset, namespace=ns, workers=SIMULATOR_WORKERS).run, args=(stop,), name=f"sim-{ns}"
+        )
         for ns in namespaces
     ]
     for thread in threads:

@@ -158,3 +158,39 @@ def test_a_failed_delete_is_retried_later_and_the_job_is_not_touched_before() ->
     fake.delete_fails = False
     sim._take_command("cmd-TerminateJob")
     assert fake.calls[-1] == ("status", "jf-a", "Terminating", "0")
+
+
+def test_with_several_workers_each_jobs_steps_play_in_order_on_one_thread(monkeypatch: Any) -> None:
+    """Volcano syncs Jobs on several workers; the simulator's lanes keep each Job's steps in order."""
+    import threading
+    import time
+
+    sim = JobSimulator(_Fake(None), workers=3)  # type: ignore[arg-type]
+    played: list[tuple[str, int, str]] = []
+
+    def play(key: str, index: int) -> None:
+        time.sleep(0.001 * (hash(key) % 3))  # lanes run at different speeds
+        played.append((key, index, threading.current_thread().name))
+
+    monkeypatch.setattr(sim, "_play", play)
+    for index in range(4):
+        for job in range(12):
+            sim._push(f"job-{job}", index, 0.0)
+    stop = threading.Event()
+    lanes = sim._start_lanes()
+    driver = threading.Thread(target=sim._drive, args=(stop,))
+    driver.start()
+    deadline = time.monotonic() + 10
+    while len(played) < 48 and time.monotonic() < deadline:
+        time.sleep(0.01)
+    stop.set()
+    with sim._cond:
+        sim._cond.notify_all()
+    driver.join(5)
+    sim._stop_lanes(lanes)
+    assert len(played) == 48
+    for job in range(12):
+        mine = [(index, thread) for key, index, thread in played if key == f"job-{job}"]
+        assert [index for index, _ in mine] == [0, 1, 2, 3]
+        assert len({thread for _, thread in mine}) == 1
+    assert len({thread for _, _, thread in played}) > 1
