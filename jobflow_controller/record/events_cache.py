@@ -29,9 +29,12 @@ from typing import Any
 import structlog
 
 from .clock import Clock, RealClock
+from .event_logger import EventLogger
 from .lru import LRUCache
 from .spam_filter import EventSourceObjectSpamFilter, EventSpamKeyFunc, TokenBucketPassiveRateLimiter
-from .types import EPOCH_TIMESTAMP, Event, format_time, unix_nano
+from .types import Event, format_time, unix_nano
+from .types import field_map as _sub
+from .types import field_str as _str
 
 __all__ = [
     "DEFAULT_AGGREGATE_INTERVAL_IN_SECONDS",
@@ -74,16 +77,6 @@ EventAggregatorKeyFunc = Callable[[Event], tuple[str, str]]
 EventAggregatorMessageFunc = Callable[[Event], str]
 #: Returns True when the event must be skipped.
 EventFilterFunc = Callable[[Event], bool]
-
-
-def _sub(event: Mapping[str, Any], field: str) -> Mapping[str, Any]:
-    value = event.get(field)
-    return value if isinstance(value, (dict, Mapping)) else {}
-
-
-def _str(mapping: Mapping[str, Any], field: str) -> str:
-    value = mapping.get(field)
-    return "" if value is None else str(value)
 
 
 def get_event_key(event: Mapping[str, Any]) -> str:
@@ -249,86 +242,6 @@ class EventAggregator:
             self._cache.pop_oldest()
 
 
-@dataclass(frozen=True, slots=True)
-class _EventLog:
-    """What the logger remembers of the last write of an event: enough to PATCH it."""
-
-    count: int
-    first_timestamp: Any
-    name: str
-    resource_version: str
-
-
-def _copy_event(event: Mapping[str, Any]) -> Event:
-    """A copy whose top level and metadata can be changed without touching the original."""
-    copied = dict(event)
-    copied["metadata"] = dict(_sub(event, "metadata"))
-    return copied
-
-
-def _dedup_patch(event: Mapping[str, Any]) -> dict[str, Any]:
-    """The strategic-merge patch from the event with count, lastTimestamp and message zeroed.
-
-    That is what ``strategicpatch.CreateTwoWayMergePatch`` yields for client-go's two JSON
-    documents: a field zero in the old one (and so omitted, or the epoch for the timestamp)
-    appears in the patch whenever the new one has a value.
-    """
-    patch: dict[str, Any] = {}
-    count = event.get("count") or 0
-    if count:
-        patch["count"] = count
-    last = event.get("lastTimestamp")
-    if last != EPOCH_TIMESTAMP:
-        patch["lastTimestamp"] = last
-    message = event.get("message") or ""
-    if message:
-        patch["message"] = message
-    return patch
-
-
-class _EventLogger:
-    """``eventLogger``: remembers each written event so a repeat becomes a count increment."""
-
-    def __init__(self, lru_cache_size: int) -> None:
-        self._cache: LRUCache[_EventLog] = LRUCache(lru_cache_size)
-        self._lock = threading.Lock()
-
-    def event_observe(self, new_event: Event, key: str) -> tuple[Event, dict[str, Any] | None]:
-        """Return the event to write and, for a repeat, the patch to apply to the stored one."""
-        event = _copy_event(new_event)
-        patch: dict[str, Any] | None = None
-        with self._lock:
-            last = self._cache.get(key)
-            if last is not None and last.count > 0:
-                metadata = event["metadata"]
-                metadata["name"] = last.name
-                if last.resource_version:
-                    metadata["resourceVersion"] = last.resource_version
-                else:
-                    metadata.pop("resourceVersion", None)
-                event["firstTimestamp"] = last.first_timestamp
-                event["count"] = last.count + 1
-                patch = _dedup_patch(event)
-            self._cache.add(key, self._log_of(event))
-        return event, patch
-
-    def update_state(self, event: Event) -> None:
-        """Remember the server's copy (its name and resourceVersion) under its dedup key."""
-        key = get_event_key(event)
-        with self._lock:
-            self._cache.add(key, self._log_of(event))
-
-    @staticmethod
-    def _log_of(event: Mapping[str, Any]) -> _EventLog:
-        metadata = _sub(event, "metadata")
-        return _EventLog(
-            count=int(event.get("count") or 0),
-            first_timestamp=event.get("firstTimestamp"),
-            name=_str(metadata, "name"),
-            resource_version=_str(metadata, "resourceVersion"),
-        )
-
-
 @dataclass(frozen=True)
 class CorrelatorOptions:
     """``record.CorrelatorOptions``; a zero (or None) field takes the client-go default."""
@@ -372,7 +285,7 @@ class EventCorrelator:
             opts.max_interval_in_seconds or DEFAULT_AGGREGATE_INTERVAL_IN_SECONDS,
             used_clock,
         )
-        self._logger = _EventLogger(lru_size)
+        self._logger = EventLogger(lru_size)
         self._spam_filter = EventSourceObjectSpamFilter(
             lru_size,
             opts.burst_size or DEFAULT_SPAM_BURST,
@@ -397,4 +310,4 @@ class EventCorrelator:
 
     def update_state(self, event: Event) -> None:
         """Record the server's copy after a successful write, so the next repeat PATCHes it."""
-        self._logger.update_state(event)
+        self._logger.update_state(event, get_event_key(event))

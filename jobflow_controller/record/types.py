@@ -7,6 +7,7 @@ caches, what the sink sends and what ``kubectl describe`` reads are the same fie
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -16,6 +17,8 @@ __all__ = [
     "EVENT_TYPE_WARNING",
     "Event",
     "EventSource",
+    "field_map",
+    "field_str",
     "format_time",
     "unix_nano",
 ]
@@ -68,3 +71,15 @@ def unix_nano(moment: datetime) -> int:
 
 #: ``metav1.NewTime(time.Unix(0, 0))`` marshalled; the dedup patch diffs against it.
 EPOCH_TIMESTAMP = format_time(_EPOCH)
+
+
+def field_map(event: Mapping[str, Any], field: str) -> Mapping[str, Any]:
+    """A nested object of an event, or an empty one when it is absent or not an object."""
+    value = event.get(field)
+    return value if isinstance(value, (dict, Mapping)) else {}
+
+
+def field_str(mapping: Mapping[str, Any], field: str) -> str:
+    """A field as a string; absent (None) is empty, as Go's zero value."""
+    value = mapping.get(field)
+    return "" if value is None else str(value)
