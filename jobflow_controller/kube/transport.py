@@ -3,7 +3,7 @@
 Why not the client library's urllib3 pool for every request: its pool manager, URL parsing, retry
 and response objects cost about as much CPU as the TLS and HTTP work itself (about 180 of 410 us
 of CPU per request, docs/performance.md), and the controller's CPU is mostly its requests. Here a
-request is `http.client` on a connection taken from a LIFO list of idle ones.
+request is written and read by `http1.py` on a connection taken from a LIFO list of idle ones.
 
 It models the configurations the controller meets (a kubeconfig or the in-cluster account: a CA,
 client certificates, a token, `verify_ssl`, `tls_server_name`); `supports` says which. Anything
@@ -21,7 +21,6 @@ never retried. Every failure is an `OSError` (`ConnectionError` for a malformed 
 
 from __future__ import annotations
 
-import http.client
 import select
 import socket
 import ssl
@@ -30,6 +29,7 @@ from typing import Any, NamedTuple
 from urllib.parse import urlsplit
 
 from jobflow_controller.kube.client_library import client as k8s_client
+from jobflow_controller.kube.http1 import Connection, encode_request, read_reply
 
 __all__ = ["Response", "Transport", "supports"]
 
@@ -82,10 +82,10 @@ def _connect_retries(retries: object) -> int:
     return retries if isinstance(retries, int) and not isinstance(retries, bool) else 0
 
 
-def _dropped(conn: http.client.HTTPConnection) -> bool:
+def _dropped(conn: Connection) -> bool:
     """An idle kept-alive connection with anything to read has been closed (or spoiled) by the server."""
     sock = conn.sock
-    if sock is None:
+    if isinstance(sock, ssl.SSLSocket) and sock.pending():
         return True
     try:
         readable, _, _ = select.select([sock], [], [], 0)
@@ -105,10 +105,13 @@ class Transport:
         self._prefix = base.path.rstrip("/")
         self._base = configuration.host
         self._server_hostname = configuration.tls_server_name or self._host
+        default_port = base.port is None or base.port == (443 if self._tls else 80)
+        host = f"[{self._host}]" if ":" in self._host else self._host
+        self._host_header = host if default_port else f"{host}:{self._port}"
         self._context = _ssl_context(configuration) if self._tls else None
         self._connect_retries = _connect_retries(configuration.retries)
         self._max_idle = configuration.connection_pool_maxsize or FALLBACK_MAX_IDLE
-        self._idle: list[http.client.HTTPConnection] = []
+        self._idle: list[Connection] = []
         self._lock = threading.Lock()
         self._closed = False
 
@@ -129,36 +132,35 @@ class Transport:
             conn, reused = self._checkout(connect_timeout)
             try:
                 return self._exchange(conn, method, target, headers, body, read_timeout)
-            except (OSError, http.client.HTTPException) as err:
+            except OSError as err:
                 conn.close()
                 if reused and method in IDEMPOTENT_METHODS and resends > 0 and not isinstance(err, TimeoutError):
                     resends -= 1
                     continue
-                if isinstance(err, OSError):
-                    raise
-                raise ConnectionError(f"{method} {target}: {type(err).__name__}: {err}") from err
+                raise
+            except BaseException:
+                conn.close()
+                raise
 
     def _exchange(
         self,
-        conn: http.client.HTTPConnection,
+        conn: Connection,
         method: str,
         target: str,
         headers: dict[str, Any],
         body: bytes | None,
         read_timeout: float,
     ) -> Response:
-        assert conn.sock is not None
         conn.sock.settimeout(read_timeout)
-        conn.request(method, target, body=body, headers=headers)
-        response = conn.getresponse()
-        data = response.read()
-        if response.will_close:
+        conn.sock.sendall(encode_request(method, target, self._host_header, headers, body))
+        reply = read_reply(conn.reader, method)
+        if reply.will_close:
             conn.close()
         else:
             self._checkin(conn)
-        return Response(response.status, data)
+        return Response(reply.status, reply.data)
 
-    def _checkout(self, connect_timeout: float) -> tuple[http.client.HTTPConnection, bool]:
+    def _checkout(self, connect_timeout: float) -> tuple[Connection, bool]:
         """An idle connection still open (most recently used first), else a new one."""
         while True:
             with self._lock:
@@ -169,26 +171,33 @@ class Transport:
                 return conn, True
             conn.close()
 
-    def _checkin(self, conn: http.client.HTTPConnection) -> None:
+    def _checkin(self, conn: Connection) -> None:
         with self._lock:
             if not self._closed and len(self._idle) < self._max_idle:
                 self._idle.append(conn)
                 return
         conn.close()
 
-    def _connect(self, connect_timeout: float) -> http.client.HTTPConnection:
+    def _connect(self, connect_timeout: float) -> Connection:
         tries = self._connect_retries + 1
         while True:
             tries -= 1
             try:
                 return self._open(connect_timeout)
-            except (TimeoutError, ssl.SSLError):
-                raise  # a server that does not answer, or a TLS refusal, says the same again
-            except OSError:
+            except (TimeoutError, ssl.SSLError) as err:
+                # A server that does not answer, or a TLS refusal, says the same again.
+                raise self._naming_the_server(err) from err
+            except OSError as err:
                 if tries <= 0:
-                    raise
+                    raise self._naming_the_server(err) from err
 
-    def _open(self, connect_timeout: float) -> http.client.HTTPConnection:
+    def _naming_the_server(self, err: OSError) -> OSError:
+        """The same error, its message saying which server (as urllib3's named the pool's host)."""
+        reason = err.strerror or str(err) or type(err).__name__
+        where = f"{self._host_header}: {reason}"
+        return type(err)(err.errno, where) if err.errno is not None else type(err)(where)
+
+    def _open(self, connect_timeout: float) -> Connection:
         sock = socket.create_connection((self._host, self._port), timeout=connect_timeout)
         try:
             sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
@@ -197,11 +206,7 @@ class Transport:
         except BaseException:
             sock.close()
             raise
-        conn = http.client.HTTPConnection(self._host, self._port, timeout=connect_timeout)
-        conn.sock = sock
-        # Never reconnect on its own: a closed connection is a failure here, not a fresh plain-TCP one.
-        conn.auto_open = 0
-        return conn
+        return Connection(sock)
 
     def close(self) -> None:
         """Close the idle connections; one in use is closed when its request ends."""
