@@ -145,6 +145,11 @@ def _soak_and_scale_figures() -> list[Figure]:
             at_most=1.0,
         ),
         Figure(
+            "scale",
+            "CPU per JobFlow less idle CPU x run length, largest / smallest",
+            _field("summary", "growth", "work_cpu_ms_per_jobflow"),
+        ),
+        Figure(
             "cache_scale",
             "sync CPU, 3,000 / 300 JobFlows cached (in-process)",
             _field("largest_over_smallest", "default"),
@@ -337,6 +342,17 @@ FIGURES: tuple[Figure, ...] = (
     ),
     *_soak_and_scale_figures(),
     *_ui_scale_figures(),
+    # bench/versus.py against upstream's Go controllers (issue 38), when their build is there.
+    Figure(
+        "versus", "controller CPU, ours / Go's, quiet", _field("quiet", "ours_over_other", "cpu_seconds"), at_most=0.75
+    ),
+    Figure(
+        "versus",
+        "controller CPU, ours / Go's, beside a CPU hog",
+        _field("beside_a_hog", "ours_over_other", "cpu_seconds"),
+        at_most=0.8,
+    ),
+    Figure("versus", "peak RSS, ours / Go's, quiet", _field("quiet", "ours_over_other", "peak_rss_mib"), at_most=1.0),
     Figure("failover", "SIGKILL: standby leads after", _field("kill_9_takeover", "median_s"), " s", at_most=17.0),
     Figure("failover", "SIGTERM: standby leads after", _field("sigterm_handover", "median_s"), " s"),
     Figure("chaos", "JobFlows stranded, all faults", _field("flows_stranded_total"), at_most=0),

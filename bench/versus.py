@@ -30,6 +30,10 @@ sys.path.insert(0, str(ROOT))
 
 from bench._common import emit, load_average, log, machine  # noqa: E402
 
+#: Where hack/build-upstream.sh leaves upstream v1.13.0's controllers, wrapped.
+DEFAULT_OTHER = Path(os.environ.get("JOBFLOW_CACHE", Path.home() / ".cache" / "jobflow-controller")) / (
+    "upstream/v1.13.0/jobflow-controllers"
+)
 #: The controller's own writes, as the API server counts them (every client is in that count).
 CONTROLLER_WRITES = ("PUT jobflows/status", "POST jobs ", "POST events", "PUT jobtemplates/status", "PATCH events")
 
@@ -83,12 +87,22 @@ def series(other: str, rounds: int, time_scale: float) -> dict[str, Any]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--other", required=True, help="the other build's executable (e.g. upstream's, wrapped)")
+    parser.add_argument(
+        "--other",
+        default=str(DEFAULT_OTHER),
+        help="the other build's executable (default: hack/build-upstream.sh's wrapper, %(default)s)",
+    )
     parser.add_argument("--rounds", type=int, default=3, help="runs of each build per condition (default %(default)s)")
     parser.add_argument("--time-scale", type=float, default=3.0, help="bench/e2e_flows.py's --time-scale")
     parser.add_argument("--no-hog", action="store_true", help="only the quiet series")
     args = parser.parse_args()
     result: dict[str, Any] = {"benchmark": "versus", **machine(), "other": args.other}
+    if not os.access(args.other, os.X_OK):
+        # make bench runs every benchmark: without the other build there is nothing to compare.
+        result["not_run"] = f"no executable {args.other}: build it with hack/build-upstream.sh SOURCE_DIR"
+        log(result["not_run"])
+        emit(result)
+        return
     log("== quiet")
     result["quiet"] = series(args.other, args.rounds, args.time_scale)
     if not args.no_hog:
