@@ -38,7 +38,17 @@ class CreateExpectations:
     def created(self, namespace: str, name: str) -> None:
         """Our create of `name` succeeded."""
         with self._lock:
-            self._created[(namespace, name)] = self._clock.now()
+            now = self._clock.now()
+            self._expire(now)
+            self._created[(namespace, name)] = now
+
+    def _expire(self, now: float) -> None:
+        """Drop what has timed out. An expectation is otherwise dropped only when its name is looked
+        up or seen, and a JobFlow gone before either (deleted as its Job was created, or its Job's
+        event seen before the create returned) would leave one for the life of the process."""
+        expired = [key for key, at in self._created.items() if now - at >= self._timeout]
+        for key in expired:
+            del self._created[key]
 
     def observed(self, namespace: str, name: str) -> None:
         """The informer shows a Job of that name (or its deletion): the cache speaks for it now."""
@@ -60,11 +70,12 @@ class CreateExpectations:
 
     def __len__(self) -> int:
         with self._lock:
+            self._expire(self._clock.now())
             return len(self._created)
 
     # -- memories.py ------------------------------------------------------------------------------
     def forget_job_flow(self, namespace: str, name: str, uid: str | None) -> None:
-        """Nothing to do: an expectation is of a Job name and times out by itself."""
+        """Nothing to do: an expectation is of a Job name and times out (`_expire`)."""
 
     def memory_sizes(self) -> dict[str, int]:
         return {"create_expectations": len(self)}

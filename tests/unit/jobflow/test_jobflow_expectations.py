@@ -84,3 +84,20 @@ def test_an_expired_expectation_lets_the_next_sync_create_the_job_again() -> Non
     controller.sync.handle_job_flow(REQ)
 
     assert _creates(clientset) == ["f-a", "f-a"]
+
+
+def test_an_expectation_nobody_looks_up_again_leaves_the_memory_once_it_times_out() -> None:
+    """The soak's leak: the JobFlow was gone before its Job's name was looked up or seen again, so the
+    expectation stayed for the life of the process (1 of 3,600 in an hour). It now times out by itself."""
+    clock = FakeClock()
+    created = CreateExpectations(clock)
+    created.created("default", "gone-a")
+    assert created.memory_sizes() == {"create_expectations": 1}
+    clock.step(expectations.EXPECTATIONS_TIMEOUT)
+    assert created.memory_sizes() == {"create_expectations": 0}
+    created.created("default", "x-a")
+    clock.step(expectations.EXPECTATIONS_TIMEOUT - 1)
+    created.created("default", "y-a")  # a later create sweeps what timed out, and only that
+    assert len(created) == 2
+    clock.step(1)
+    assert len(created) == 1 and created.pending("default", "y-a")
