@@ -88,10 +88,11 @@ def _dropped(conn: Connection) -> bool:
     if isinstance(sock, ssl.SSLSocket) and sock.pending():
         return True
     try:
-        readable, _, _ = select.select([sock], [], [], 0)
+        poller = select.poll()  # not select(): it refuses descriptors above FD_SETSIZE (1024)
+        poller.register(sock, select.POLLIN)
+        return bool(poller.poll(0))
     except (OSError, ValueError):
         return True
-    return bool(readable)
 
 
 class Transport:
