@@ -49,14 +49,13 @@ class Response(NamedTuple):
 def supports(configuration: k8s_client.Configuration) -> bool:
     """Whether `Transport` reproduces the client library's pool for this configuration."""
     scheme = urlsplit(configuration.host).scheme
-    retries = configuration.retries
     return (
         scheme in ("http", "https")
         and not configuration.proxy
         and configuration.socket_options is None
         and not getattr(configuration, "keep_alive", False)
         and configuration.assert_hostname is None
-        and (retries is None or retries is False or (isinstance(retries, int) and not isinstance(retries, bool)))
+        and _connect_retries(configuration.retries) is not None
     )
 
 
@@ -75,11 +74,14 @@ def _ssl_context(configuration: k8s_client.Configuration) -> ssl.SSLContext:
     return context
 
 
-def _connect_retries(retries: object) -> int:
-    """`configuration.retries` as a count: None is urllib3's default, False none (`supports` took no other)."""
+def _connect_retries(retries: object) -> int | None:
+    """`configuration.retries` as a count (None: urllib3's default, False: none), or None for what
+    only urllib3 understands (a `Retry`, True)."""
     if retries is None:
         return DEFAULT_CONNECT_RETRIES
-    return retries if isinstance(retries, int) and not isinstance(retries, bool) else 0
+    if retries is False:
+        return 0
+    return retries if isinstance(retries, int) and not isinstance(retries, bool) else None
 
 
 def _dropped(conn: Connection) -> bool:
@@ -100,17 +102,17 @@ class Transport:
 
     def __init__(self, configuration: k8s_client.Configuration) -> None:
         base = urlsplit(configuration.host)
-        self._tls = base.scheme == "https"
+        tls = base.scheme == "https"
+        default_port = 443 if tls else 80
         self._host = base.hostname or ""
-        self._port = base.port or (443 if self._tls else 80)
+        self._port = base.port or default_port
         self._prefix = base.path.rstrip("/")
         self._base = configuration.host
         self._server_hostname = configuration.tls_server_name or self._host
-        default_port = base.port is None or base.port == (443 if self._tls else 80)
         host = f"[{self._host}]" if ":" in self._host else self._host
-        self._host_header = host if default_port else f"{host}:{self._port}"
-        self._context = _ssl_context(configuration) if self._tls else None
-        self._connect_retries = _connect_retries(configuration.retries)
+        self._host_header = host if self._port == default_port else f"{host}:{self._port}"
+        self._context = _ssl_context(configuration) if tls else None
+        self._connect_retries = _connect_retries(configuration.retries) or 0
         self._max_idle = configuration.connection_pool_maxsize or FALLBACK_MAX_IDLE
         self._idle: list[Connection] = []
         self._lock = threading.Lock()
@@ -133,15 +135,12 @@ class Transport:
             conn, reused = self._checkout(connect_timeout)
             try:
                 return self._exchange(conn, method, target, headers, body, read_timeout)
-            except OSError as err:
+            except BaseException as err:
                 conn.close()
-                if reused and method in IDEMPOTENT_METHODS and resends > 0 and not isinstance(err, TimeoutError):
-                    resends -= 1
-                    continue
-                raise
-            except BaseException:
-                conn.close()
-                raise
+                broken = isinstance(err, OSError) and not isinstance(err, TimeoutError)
+                if not (broken and reused and method in IDEMPOTENT_METHODS and resends > 0):
+                    raise
+                resends -= 1
 
     def _exchange(
         self,
