@@ -20,6 +20,7 @@ __all__ = ["Connection", "Reply", "encode_request", "read_reply"]
 MAX_LINE = 65536
 MAX_HEADERS = 100
 MAX_CHUNK_LINE = 1024
+_HEX_DIGITS = b"0123456789abcdefABCDEF"
 #: Methods whose request carries a Content-Length even without a body (as `http.client` sends 0).
 _BODY_METHODS = frozenset({"POST", "PUT", "PATCH"})
 
@@ -110,10 +111,10 @@ def _chunked(reader: IO[bytes]) -> bytes:
     parts: list[bytes] = []
     while True:
         size_line = _line(reader, MAX_CHUNK_LINE, "chunk size line")
-        try:
-            size = int(size_line.split(b";", 1)[0].strip(), 16)
-        except ValueError:
-            raise ConnectionError(f"not a chunk size: {size_line[:80]!r}") from None
+        digits = size_line.split(b";", 1)[0].strip()
+        if not digits or digits.strip(_HEX_DIGITS):  # int(x, 16) would also take "-1" and "+5"
+            raise ConnectionError(f"not a chunk size: {size_line[:80]!r}")
+        size = int(digits, 16)
         if size == 0:
             while _line(reader, MAX_LINE, "trailer line") not in (b"\r\n", b"\n", b""):
                 pass
@@ -133,8 +134,7 @@ def read_reply(reader: IO[bytes], method: str) -> Reply:
         return Reply(status, _chunked(reader), will_close)
     length = headers.get(b"content-length")
     if length is not None:
-        size = int(length) if length.isdigit() else -1
-        if size < 0:
+        if not length.isdigit():
             raise ConnectionError(f"not a Content-Length: {length[:80]!r}")
-        return Reply(status, _exactly(reader, size), will_close)
+        return Reply(status, _exactly(reader, int(length)), will_close)
     return Reply(status, reader.read(), True)  # framed by the close

@@ -70,6 +70,7 @@ def test_each_framing_of_a_reply_is_read_whole(wire: bytes, method: str, reply: 
         (b"HTTP/1.1 abc\r\n\r\n", ConnectionError, "not an HTTP/1.x status line"),
         (b"HTTP/1.1 200 OK\r\nContent-Length: -5\r\n\r\n", ConnectionError, "not a Content-Length"),
         (b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n", ConnectionError, "not a chunk size"),
+        (b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n-1\r\nrest", ConnectionError, "not a chunk size"),
         (b"HTTP/1.1 200 OK\r\n" + b"X: 1\r\n" * (MAX_HEADERS + 1) + b"\r\n", ConnectionError, "header lines"),
         (b"HTTP/1.1 200 OK\r\nX: " + b"a" * 70000 + b"\r\n\r\n", ConnectionError, "longer than"),
     ],
