@@ -222,8 +222,8 @@ class JobSimulator:
                     self._cond.wait(timeout=min(wait, 1.0))
                     continue
                 heapq.heappop(self._heap)
-                if index >= 0 and version != self._versions.get(key, 0):
-                    continue  # a step of a plan a Command has replaced
+                if self._replaced(key, index, version):
+                    continue
             if self._lanes:
                 self._lanes[hash(key) % len(self._lanes)].put((key, index, version))
             else:
@@ -233,9 +233,13 @@ class JobSimulator:
         while (item := lane.get()) is not None:
             key, index, version = item
             with self._cond:
-                stale = index >= 0 and version != self._versions.get(key, 0)
-            if not stale:
+                replaced = self._replaced(key, index, version)  # since the driver handed it over
+            if not replaced:
                 self._play(key, index)
+
+    def _replaced(self, key: str, index: int, version: int) -> bool:
+        """A step of a plan a Command has replaced since it was scheduled (`self._cond` held)."""
+        return index >= 0 and version != self._versions.get(key, 0)
 
     def _play(self, key: str, index: int) -> None:
         if index == _COMMAND:
