@@ -142,6 +142,17 @@ DRIP_BYTE_INTERVAL = 0.3
 DRIP_FOR = 30.0
 DRIP_SERVER_RUN = 15.0
 ANNOTATION_TOUCHES = 150
+#: The scenarios, in the order they run (bench/summary.py reports them in this order too).
+SCENARIOS = (
+    "baseline",
+    "webhook_attack",
+    "webhook_freeze",
+    "webhook_clients",
+    "flow_cap",
+    "slow_drip_probe",
+    "retry_storm",
+    "annotation_storm",
+)
 #: A namespace with this label is not sent to the webhook (annotation_storm's, as a CRD-only install).
 NO_WEBHOOK_LABEL = "bench.jobflow.volcano.sh/no-webhook"
 ANNOTATION_TOUCH_INTERVAL = 0.1
@@ -767,20 +778,10 @@ def main() -> int:
     )
     args = parser.parse_args()
     watchdog = Watchdog(TIME_LIMIT, "bench/hostile.py")
-    order = [
-        "baseline",
-        "webhook_attack",
-        "webhook_freeze",
-        "webhook_clients",
-        "flow_cap",
-        "slow_drip_probe",
-        "retry_storm",
-        "annotation_storm",
-    ]
-    wanted = set(args.only.split(",")) | {"baseline"} if args.only else set(order)
+    wanted = set(args.only.split(",")) | {"baseline"} if args.only else set(SCENARIOS)
     result: dict[str, Any] = {"benchmark": "hostile", **machine(), "targets": TARGETS}
     scenarios: dict[str, Any] = {}
-    bystander_namespaces = [f"bystanders-{n.replace('_', '-')}" for n in order]
+    bystander_namespaces = [f"bystanders-{n.replace('_', '-')}" for n in SCENARIOS]
     try:
         with control_plane(watchdog) as plane, tempfile.TemporaryDirectory(prefix="bench-hostile-") as tmp:
             rest = rest_client(plane.kubeconfig_path, agent="bench-hostile")
@@ -830,7 +831,7 @@ def main() -> int:
                 log(
                     f"controller up (pid {controller.pid}), webhook registered; {result['controller_idle_rss_mib']} MiB"
                 )
-                for name in order:
+                for name in SCENARIOS:
                     if name not in wanted:
                         scenarios[name] = {"skipped": "not asked for (--only)"}
                         continue

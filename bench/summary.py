@@ -178,7 +178,8 @@ def _med(name: str) -> Callable[[Doc], float | None]:
     return value
 
 
-#: bench/hostile.py's scenarios, in the order it runs them.
+#: bench/hostile.py's SCENARIOS, in the order it runs them (a unit test keeps the two equal: this
+#: file reads only JSON and cannot import the benchmark).
 _HOSTILE = (
     "baseline",
     "webhook_attack",
@@ -187,6 +188,7 @@ _HOSTILE = (
     "flow_cap",
     "slow_drip_probe",
     "retry_storm",
+    "annotation_storm",
 )
 
 

@@ -183,3 +183,16 @@ def test_versus_is_judged_on_its_ratios_and_reads_not_applicable_without_the_oth
     assert _row(table, "controller CPU, ours / Go's, beside a CPU hog")[2:] == ("0.85", "<= 0.8", "FAIL")
     _write(tmp_path, "versus", {"benchmark": "versus", "not_run": "no executable"})
     assert _row(rows(tmp_path), "controller CPU, ours / Go's, quiet")[2] == "n/a"
+
+
+def test_every_scenario_of_bench_hostile_is_in_the_summary_in_its_order() -> None:
+    """annotation_storm was run but never summarised: the two lists are now held equal."""
+    import ast
+
+    source = (Path(__file__).resolve().parents[3] / "bench" / "hostile.py").read_text()
+    (scenarios,) = [
+        ast.literal_eval(node.value)
+        for node in ast.parse(source).body
+        if isinstance(node, ast.Assign) and [getattr(t, "id", None) for t in node.targets] == ["SCENARIOS"]
+    ]
+    assert scenarios == summary._HOSTILE
