@@ -20,7 +20,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TextIO
 
-from kubectl_jobflow.view import NOT_CREATED, SKIPPED, WAITING, FlowRow, FlowView
+from kubectl_jobflow.view import INVALID, NOT_CREATED, SKIPPED, WAITING, FlowRow, FlowView
 
 RESET = "\x1b[0m"
 BOLD = "\x1b[1m"
@@ -46,6 +46,7 @@ PHASE_COLORS: Mapping[str, str] = {
     "Aborting": MAGENTA,
     "Terminating": MAGENTA,
     SKIPPED: BLUE,
+    INVALID: RED,
     WAITING: DIM,
     NOT_CREATED: DIM,
     "Unknown": DIM,

@@ -36,6 +36,9 @@ WAITING = "Waiting"
 NOT_CREATED = "NotCreated"
 #: A flow whose rule can no longer be met (`status.skippedJobs`): no Job, by design.
 SKIPPED = "Skipped"
+#: A matrix flow with more combinations than allowed (docs/params.md): the JobFlow is invalid, and
+#: its Jobs are not listed (there may be 256^16 of them).
+INVALID = "Invalid"
 
 #: Job phases after which a Job's duration stops growing.
 FINISHED_JOB_PHASES = frozenset({JobPhase.COMPLETED, JobPhase.FAILED, JobPhase.TERMINATED, JobPhase.ABORTED})
@@ -118,6 +121,8 @@ def build_view(job_flow: Mapping[str, Any], jobs: Iterable[Mapping[str, Any]], n
         found = matrix(flow.matrix)
         if found is None:
             rows.append(source.row(flow.name, targets, rule))
+        elif found.oversized:
+            rows.append(FlowRow(flow.name, jf.job_name(flow_name, flow.name), targets, INVALID, None, None, rule))
         else:
             rows.append(source.matrix_row(flow.name, found.size, targets, rule))
     finally_names = dict.fromkeys(f.name for f in finally_flows(job_flow) if f.name)

@@ -75,12 +75,21 @@ class Matrix:
         return size
 
     @property
+    def oversized(self) -> bool:
+        """More combinations than allowed (admission refuses it; a stored one is invalid): nothing
+        proportional to its size, its Jobs' names or its combinations, is ever listed."""
+        return self.size > MAX_MATRIX_COMBINATIONS
+
+    @property
     def parallel(self) -> int:
         """How many of its Jobs may be unfinished at once."""
         return self.size if self.max_parallel is None else max(1, self.max_parallel)
 
     def combinations(self) -> list[tuple[tuple[str, str], ...]]:
-        """Every combination, in product order (the first list varying slowest), as (name, value) pairs."""
+        """Every combination, in product order (the first list varying slowest), as (name, value) pairs;
+        none for an oversized matrix."""
+        if self.oversized:
+            return []
         names = [p.name for p in self.params]
         return [
             tuple(zip(names, values, strict=True)) for values in itertools.product(*(p.values for p in self.params))
@@ -90,6 +99,14 @@ class Matrix:
 def matrix_job_name(job_flow_name: str, flow_name: str, index: int) -> str:
     """The Job of combination `index` of a matrix flow: `<jobflow>-<flow>-<index>`."""
     return f"{job_flow_name}-{flow_name}-{index}"
+
+
+def matrix_job_names(job_flow_name: str, flow_name: str, found: Matrix) -> list[str]:
+    """A matrix flow's Jobs in index order; none for an oversized matrix (it is invalid: listing
+    256^16 names would take the reader down, controller or plugin alike)."""
+    if found.oversized:
+        return []
+    return [matrix_job_name(job_flow_name, flow_name, i) for i in range(found.size)]
 
 
 def matrix_params_json(combination: Sequence[tuple[str, str]]) -> str:
@@ -182,4 +199,4 @@ class ParamsSpec:
         found = self.matrices.get(flow_name)
         if found is None:
             return [jf.job_name(job_flow_name, flow_name)]
-        return [matrix_job_name(job_flow_name, flow_name, i) for i in range(found.size)]
+        return matrix_job_names(job_flow_name, flow_name, found)

@@ -85,7 +85,8 @@ def excerpt(value: object) -> str:
     return excerpt_text(text)
 
 
-def excerpt_text(text: str) -> str:
-    if len(text) <= MAX_EXCERPT:
+def excerpt_text(text: str, limit: int = MAX_EXCERPT) -> str:
+    """`text`, or its first `limit` characters and the mark of the cut: `... (N characters)`."""
+    if len(text) <= limit:
         return text
-    return f"{text[:MAX_EXCERPT]}... ({len(text)} characters)"
+    return f"{text[:limit]}... ({len(text)} characters)"

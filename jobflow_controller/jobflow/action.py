@@ -29,11 +29,11 @@ from jobflow_controller.apis.builders import new_job
 from jobflow_controller.apis.patch import PatchError
 from jobflow_controller.apis.retry import ATTEMPT_ANNOTATION, RECREATING
 from jobflow_controller.apis.status import Condition, JobRunningHistory, JobStatus
-from jobflow_controller.apis.substitution import expand_job
 from jobflow_controller.apis.timeutil import add_duration, format_time, parse_time
 from jobflow_controller.jobflow import lifecycle, retry, status_size
 from jobflow_controller.jobflow.flow_policy import FlowPolicy
 from jobflow_controller.jobflow.job_status_index import JobStatusIndex
+from jobflow_controller.jobflow.params_budget import annotations_over, expanded_job, invalid_params
 from jobflow_controller.jobflow.patch import check_patch, invalid_patch
 from jobflow_controller.jobflow.plan import Deploy, FlowJob, JobCreate, PlannedStatus, SyncPlan, WarningEvent, World
 from jobflow_controller.jobflow.policies import choose_policy
@@ -88,7 +88,7 @@ def sync_job_flow(world: World, update_state_fn: UpdateJobFlowStatusFn) -> SyncP
         retry.record_retry(status, one, now)
     plan.status, plan.retries = status, retries
     plan.retry_deletes = retry.jobs_to_delete(world, status.retrying_jobs)
-    return status_size.fit(plan)
+    return status_size.fit(plan, world.job_flow)
 
 
 def sync_job_flow_status(world: World, update_state_fn: UpdateJobFlowStatusFn) -> SyncPlan:
@@ -101,7 +101,7 @@ def sync_job_flow_status(world: World, update_state_fn: UpdateJobFlowStatusFn) -
     recorded = jf.status(world.job_flow).get("skippedJobs")
     status.skipped_jobs = [str(n) for n in recorded] if isinstance(recorded, list) else []
     update_state_fn(status, len(world.spec.flows))
-    return status_size.fit(SyncPlan(status=status))
+    return status_size.fit(SyncPlan(status=status), world.job_flow)
 
 
 # -- step 2: create the Jobs that are due ---------------------------------------------------------
@@ -174,25 +174,32 @@ def load_job_template_and_set_job(world: World, made: FlowJob) -> JobCreate | Wa
     """The Job to create for `made`; its template missing is the create's error, as upstream's lister says.
 
     A patch that cannot apply is no error of the sync (retrying cannot help until the JobFlow or
-    the template changes, and each of those enqueues the JobFlow): an `InvalidPatch` WarningEvent.
+    the template changes, and each of those enqueues the JobFlow): an `InvalidPatch` WarningEvent;
+    an expansion over its budget likewise (params_budget.py): an `InvalidParams` WarningEvent.
     """
     flow, job_name = made.flow, made.job_name
     template = world.templates.get(flow.name)
     if template is None:
         error = NotFoundError.for_resource(FLOW_GROUP, "jobtemplate", flow.name)
         return JobCreate(flow.name, job_name, None, error=error, fresh_read=made.fresh_read)
+    if made.problem is not None:
+        return invalid_params(made, made.problem)
     try:
         job = new_job(world.job_flow, flow.name, job_name, template, flow.patch, world.spec.patch_fields)
     except PatchError as err:
         return invalid_patch(job_name, flow.name, err)
     if made.variables is not None:
-        job = expand_job(job, made.variables)
+        expanded = expanded_job(job, made)
+        if isinstance(expanded, WarningEvent):
+            return expanded
+        job = expanded
     annotations = job["metadata"]["annotations"]
     if made.attempt > 0:
         annotations[ATTEMPT_ANNOTATION] = str(made.attempt)
     annotations.update(made.annotations)
     job["metadata"]["labels"].update(made.labels)
-    return JobCreate(flow.name, job_name, job, fresh_read=made.fresh_read)
+    too_large = annotations_over(job, made) if made.variables is not None else None
+    return too_large or JobCreate(flow.name, job_name, job, fresh_read=made.fresh_read)
 
 
 # -- step 3: the status -----------------------------------------------------------------------------

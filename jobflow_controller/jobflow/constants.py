@@ -58,6 +58,13 @@ MESSAGE_PROBE_TASK_NOT_FOUND = (
 )
 MESSAGE_PROBE_TARGET_REFUSED = 'Job %s is not created: the probe of flow "%s" does not check pod %s at %s: %s'
 
+#: Ours (docs/params.md, apis/expansion.py): a flow whose `$(VAR)` expansion is over a budget (a
+#: string, its Job, the JobFlow's Jobs together, its Job's annotations, a `when` input). Its Job is
+#: not created and the flow waits (the other flows go on) until the JobFlow or the template changes.
+#: Arguments: Job, flow, the budget exceeded.
+REASON_INVALID_PARAMS = "InvalidParams"
+MESSAGE_INVALID_PARAMS = 'Job %s is not created: the expansion of flow "%s" is over its budget: %s'
+
 #: Ours (status_size.py): the status computed is over the size the JobFlow may store; the JobFlow is
 #: failed with a status reduced until it fits. Arguments: the size, the limit (bytes), what was dropped.
 REASON_STATUS_TOO_LARGE = "StatusTooLarge"

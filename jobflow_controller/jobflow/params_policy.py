@@ -29,6 +29,7 @@ from jobflow_controller.apis.substitution import context_variables, job_variable
 from jobflow_controller.jobflow import constants as c
 from jobflow_controller.jobflow.matrix import JobState, job_state, matrix_outcome, next_indexes
 from jobflow_controller.jobflow.outcomes import FlowShape, JobOutcome
+from jobflow_controller.jobflow.params_budget import flows_over_budget
 from jobflow_controller.jobflow.plan import (
     Build,
     Deploy,
@@ -56,6 +57,9 @@ class ParamsPolicy(FailureAwarePolicy):
         #: The flows Skipped by `when`, and the expression that did not hold.
         self._when_false: dict[str, WhenFalse] = {}
         self._combinations: dict[str, list[tuple[tuple[str, str], ...]]] = {}
+        self.world = world
+        #: The flows over an expansion budget (params_budget.py): no Job, an `InvalidParams` Warning.
+        self.over_budget = flows_over_budget(world, self.params, self._index_variables, self._when_index_variables)
         super().__init__(world)  # decides the outcomes, through `shape`
 
     # -- outcomes.py's seam ---------------------------------------------------------------------
@@ -71,8 +75,8 @@ class ParamsPolicy(FailureAwarePolicy):
 
     def skipped_when_met(self, flow: jf.Flow) -> bool:
         expressions = self.params.when.get(flow.name)
-        if not expressions:
-            return False
+        if not expressions or flow.name in self.over_budget:
+            return False  # an input over its budget is never expanded: the flow waits, with its Warning
         verdict = judge_when(expressions, self._when_variables(flow.name))
         if verdict is None:
             self._when_false.pop(flow.name, None)
@@ -93,6 +97,11 @@ class ParamsPolicy(FailureAwarePolicy):
         waiting: set[str] = set()
         for made in super().unmade(out):
             name = made.flow.name
+            if name in self.over_budget:
+                if name not in waiting:  # one Warning for the flow, not one per matrix index
+                    waiting.add(name)
+                    yield made._replace(problem=self.over_budget[name])
+                continue
             matrix = self.params.matrices.get(name)
             if matrix is None:
                 yield made._replace(variables=self._variables(name))
@@ -146,11 +155,24 @@ class ParamsPolicy(FailureAwarePolicy):
         again = {i for i, s in enumerate(states) if s == JobState.UNFINISHED}
         return again | set(next_indexes(states, matrix.parallel))
 
-    def _matrix_job(self, made: FlowJob, matrix: Matrix, index: int) -> FlowJob:
-        combinations = self._combinations.get(made.flow.name)
+    def _combination(self, flow_name: str, matrix: Matrix, index: int) -> tuple[tuple[str, str], ...]:
+        combinations = self._combinations.get(flow_name)
         if combinations is None:
-            combinations = self._combinations[made.flow.name] = matrix.combinations()
-        combination = combinations[index]
+            combinations = self._combinations[flow_name] = matrix.combinations()
+        return combinations[index]
+
+    def _index_variables(self, flow_name: str, index: int | None) -> dict[str, str]:
+        """The variables of the flow's Job of matrix `index` (None: its one Job)."""
+        matrix = self.params.matrices.get(flow_name)
+        if matrix is None or index is None:
+            return self._variables(flow_name)
+        return self._variables(flow_name, self._combination(flow_name, matrix, index), index)
+
+    def _when_index_variables(self, flow_name: str, _index: int | None) -> dict[str, str]:
+        return self._when_variables(flow_name)
+
+    def _matrix_job(self, made: FlowJob, matrix: Matrix, index: int) -> FlowJob:
+        combination = self._combination(made.flow.name, matrix, index)
         return made._replace(
             variables=self._variables(made.flow.name, combination, index),
             labels=((MATRIX_INDEX_LABEL, str(index)),),

@@ -223,6 +223,8 @@ class FlowJob(NamedTuple):
     #: The `$(VAR)` values its spec, labels and annotations are expanded with (docs/params.md), before
     #: `annotations` and `labels` are added; None: nothing is expanded (upstream's Job).
     variables: Mapping[str, str] | None = None
+    #: Why the Job must not be built (params_budget.py: the JobFlow's expansion budget), or None.
+    problem: str | None = None
 
 
 #: Upstream's dependency rule, action.py's `judge(world, flow, done, missing)`.

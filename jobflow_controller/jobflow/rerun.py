@@ -51,7 +51,9 @@ def plan_rerun(world: World, request: RetryRequest) -> SyncPlan:
     status = action.get_all_job_status(world, policy)
     status.retry_request = request.id
     if not flows:
-        return status_size.fit(SyncPlan(status=status, notices=[Notice(c.REASON_RETRIED, c.MESSAGE_RETRIED_NOTHING)]))
+        return status_size.fit(
+            SyncPlan(status=status, notices=[Notice(c.REASON_RETRIED, c.MESSAGE_RETRIED_NOTHING)]), world.job_flow
+        )
     by_name = {f.name: f for f in world.spec.flows}
     job_names = {world.job_name(n) for n in flows}  # a Skipped flow is listed under this name
     job_names.update(n for name in flows for n in policy.rerun_jobs(by_name[name]))
@@ -72,7 +74,7 @@ def plan_rerun(world: World, request: RetryRequest) -> SyncPlan:
     plan = SyncPlan(status=status, notices=[Notice(c.REASON_RETRIED, c.MESSAGE_RETRIED, (", ".join(flows),))])
     plan.write_at_once = True
     plan.retry_deletes = retry.jobs_to_delete(world, status.retrying_jobs)
-    return status_size.fit(plan)
+    return status_size.fit(plan, world.job_flow)
 
 
 def status_skipped(world: World) -> list[str]:

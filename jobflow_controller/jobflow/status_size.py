@@ -13,6 +13,7 @@ histories but the last of each Job, the `conditions`, the `jobStatusList`.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 import orjson
@@ -22,35 +23,51 @@ from jobflow_controller.apis.status import JobFlowStatus
 from jobflow_controller.jobflow import constants as c
 from jobflow_controller.jobflow.plan import SyncPlan, WarningEvent
 
-#: The most bytes of status JSON a JobFlow may hold: a third of etcd's 1.5 MiB request limit is
-#: left for the spec (flows are capped), the metadata and the managedFields the API server adds.
+#: The most bytes of status JSON a JobFlow may hold, whatever its spec: a third of etcd's 1.5 MiB
+#: request limit is left for the spec, the metadata and the managedFields the API server adds.
 STATUS_SIZE_LIMIT = 1024 * 1024
+#: etcd's default `--max-request-bytes`: the whole object must fit in it.
+OBJECT_SIZE_LIMIT = 1536 * 1024
+#: What the API server may add to the object besides our status (managedFields, a resourceVersion).
+HEADROOM = 64 * 1024
 
 
 def status_size(body: dict[str, Any]) -> int:
     return len(orjson.dumps(body))
 
 
-def fit(plan: SyncPlan) -> SyncPlan:
+def status_size_limit(job_flow: Mapping[str, Any]) -> int:
+    """`STATUS_SIZE_LIMIT`, or less when the rest of the JobFlow leaves less of etcd's limit: params,
+    `when` and matrix values let a spec itself reach well over 1 MB."""
+    rest = {key: value for key, value in job_flow.items() if key != "status"}
+    try:
+        rest_size = len(orjson.dumps(rest))
+    except TypeError:  # not JSON (a test's object): the flat limit
+        return STATUS_SIZE_LIMIT
+    return max(0, min(STATUS_SIZE_LIMIT, OBJECT_SIZE_LIMIT - HEADROOM - rest_size))
+
+
+def fit(plan: SyncPlan, job_flow: Mapping[str, Any]) -> SyncPlan:
     """`plan` unchanged when its status fits; else Failed, reduced until it fits, with the Warning."""
     if plan.status is None:
         return plan
     plan.body = None
     size = status_size(plan.status_body())
-    if size <= STATUS_SIZE_LIMIT:
+    limit = status_size_limit(job_flow) if size > 4096 else STATUS_SIZE_LIMIT
+    if size <= limit:
         return plan
     status = plan.status
     status.phase = Phase.FAILED
     dropped = []
     for name, reduce in _REDUCTIONS:
-        if status_size(status.to_dict()) <= STATUS_SIZE_LIMIT:
+        if status_size(status.to_dict()) <= limit:
             break
         reduce(status)
         dropped.append(name)
     plan.body = status.to_dict()
     plan.retries, plan.retry_deletes = [], []
     plan.size_warning = WarningEvent(
-        c.REASON_STATUS_TOO_LARGE, c.MESSAGE_STATUS_TOO_LARGE, (size, STATUS_SIZE_LIMIT, ", ".join(dropped))
+        c.REASON_STATUS_TOO_LARGE, c.MESSAGE_STATUS_TOO_LARGE, (size, limit, ", ".join(dropped))
     )
     return plan
 

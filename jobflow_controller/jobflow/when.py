@@ -15,23 +15,28 @@ from typing import Final
 
 from jobflow_controller.apis.params import Operator, WhenExpression
 from jobflow_controller.apis.substitution import expand
+from jobflow_controller.apis.tenant_text import excerpt_text
 
 #: The Normal `Skipped` event's message for a flow skipped by `when` (the reason is docs/rules.md's).
-#: Arguments: the flow, the input as written, its value, the operator, the values.
+#: Arguments: the flow, the input as written, its value, the operator, the values; the input, its
+#: value and the values are each cut to `MAX_QUOTED` characters, the cut marked (a value may be 64 KiB).
 MESSAGE_SKIPPED_WHEN: Final = "flow %s skipped: when %s (= %s) %s [%s] is false"
+MAX_QUOTED: Final = 200
 
 
 @dataclass(frozen=True)
 class WhenFalse:
-    """The first expression of a flow that does not hold, with its input's expanded value."""
+    """The first expression of a flow that does not hold, with its input's expanded value quoted
+    (cut to `MAX_QUOTED` characters: a sync keeps one per skipped flow)."""
 
     expression: WhenExpression
-    value: str
+    quoted_value: str
 
     def message_args(self, flow_name: str) -> tuple[str, str, str, str, str]:
         """The arguments of `MESSAGE_SKIPPED_WHEN` for `flow_name`."""
         expr = self.expression
-        return (flow_name, _quote(expr.input), _quote(self.value), expr.operator, ", ".join(expr.values))
+        values = excerpt_text(", ".join(expr.values), MAX_QUOTED)
+        return (flow_name, _quote(expr.input), self.quoted_value, expr.operator, values)
 
     def message(self, flow_name: str) -> str:
         return MESSAGE_SKIPPED_WHEN % self.message_args(flow_name)
@@ -51,9 +56,11 @@ def judge_when(expressions: Sequence[WhenExpression], variables: Mapping[str, st
     for expression in expressions:
         value = expand(expression.input, variables)
         if not holds(expression, value):
-            return WhenFalse(expression, value)
+            return WhenFalse(expression, _quote(value))
     return None
 
 
 def _quote(text: str) -> str:
-    return json.dumps(text, ensure_ascii=False)
+    """`text` as a JSON string, its first `MAX_QUOTED` characters only, the cut marked."""
+    quoted = json.dumps(text[:MAX_QUOTED], ensure_ascii=False)
+    return quoted if len(text) <= MAX_QUOTED else f"{quoted}... ({len(text)} characters)"

@@ -10,7 +10,7 @@ import re
 import threading
 import uuid
 from collections.abc import Callable, Mapping
-from typing import Any, Protocol
+from typing import Any, Final, Protocol
 
 import structlog
 
@@ -49,6 +49,25 @@ class EventRecorder(Protocol):
         message_fmt: str,
         *args: Any,
     ) -> None: ...
+
+
+#: The longest event message written, in UTF-8 bytes (ours: client-go's core/v1 recorder has no
+#: bound, and a message quoting tenant text could be megabytes, stored once per event and logged).
+MAX_MESSAGE_BYTES: Final = 4096
+#: What ends a message cut to `MAX_MESSAGE_BYTES`: the size it had.
+CUT_MARK: Final = "... (cut: {size} bytes)"
+
+
+def cut_message(message: str) -> str:
+    """`message`, or as much of it as fits in `MAX_MESSAGE_BYTES` with the mark of the cut."""
+    if len(message) * 4 <= MAX_MESSAGE_BYTES:
+        return message  # fits whatever its characters (at most 4 UTF-8 bytes each)
+    encoded = message.encode("utf-8", "surrogatepass")
+    if len(encoded) <= MAX_MESSAGE_BYTES:
+        return message
+    mark = CUT_MARK.format(size=len(encoded))
+    head = encoded[: MAX_MESSAGE_BYTES - len(mark)].decode("utf-8", "ignore")
+    return head + mark
 
 
 def generate_event_name(ref_name: str, unix_nanos: int) -> str:
@@ -124,6 +143,7 @@ class RecorderImpl:
         reason: str,
         message: str,
     ) -> None:
+        message = cut_message(message)
         try:
             ref = get_reference(obj, self._scheme)
         except ObjectReferenceError as err:

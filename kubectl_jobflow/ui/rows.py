@@ -12,7 +12,7 @@ from typing import Any
 from jobflow_controller.apis import jobflow as jf
 from jobflow_controller.apis import meta
 from jobflow_controller.apis.constants import Phase
-from jobflow_controller.apis.params import matrix, matrix_job_name
+from jobflow_controller.apis.params import matrix, matrix_job_names
 
 #: The status lists of Jobs that have an outcome. Terminated counts: issue 22 makes a Terminated
 #: Job a Failed outcome of its flow.
@@ -32,7 +32,7 @@ def flow_job_names(job_flow: Mapping[str, Any]) -> list[list[str]]:
     out: dict[str, list[str]] = {}
     for flow in jf.flows(job_flow):
         found = matrix(flow.matrix)
-        sizes = [] if found is None else [matrix_job_name(name, flow.name, i) for i in range(found.size)]
+        sizes = [] if found is None else matrix_job_names(name, flow.name, found)
         out.setdefault(flow.name, [jf.job_name(name, flow.name), *sizes])
     return list(out.values())
 

@@ -48,3 +48,15 @@ def test_a_status_under_the_limit_is_written_as_computed() -> None:
     assert status["state"] == {"phase": "Running"}
     assert len(status["conditions"]) == 10
     assert not [e for e in events if "StatusTooLarge" in e]
+
+
+def test_the_status_limit_leaves_etcd_room_for_a_large_spec() -> None:
+    """A 1 MB spec (params, `when`, matrix values) leaves about 0.4 MiB of etcd's 1.5 MiB for the status."""
+    from jobflow_controller.jobflow.status_size import HEADROOM, OBJECT_SIZE_LIMIT, status_size_limit
+
+    small = job_flow("jf", flows=[{"name": "a"}])
+    assert status_size_limit(small) == STATUS_SIZE_LIMIT
+    big = job_flow("jf", flows=[{"name": "a"}])
+    big["spec"]["params"] = [{"name": "p", "value": "x" * 1_000_000}]
+    limit = status_size_limit(big)
+    assert OBJECT_SIZE_LIMIT - HEADROOM - 1_001_000 < limit < OBJECT_SIZE_LIMIT - HEADROOM - 1_000_000

@@ -74,3 +74,14 @@ def test_when_expressions_read_from_the_spec() -> None:
     raw = [{"input": "$(params.mode)", "operator": "in", "values": ["full", "incremental"]}]
     assert when_expressions(raw) == (WhenExpression("$(params.mode)", "in", ("full", "incremental")),)
     assert when_expressions(None) == ()
+
+
+def test_a_skipped_message_quotes_at_most_200_characters_of_each_part_and_marks_the_cut() -> None:
+    """A 1,000,000-character value read by 200 `when` conditions stored ten 1 MB Events before."""
+    value = "v" * 1_000_000
+    verdict = judge_when([WhenExpression("$(params.big)", "in", ("x",) * 500)], {"params.big": value})
+    assert verdict is not None
+    message = verdict.message("f")
+    assert len(message) < 1000
+    assert f'"{"v" * 200}"... (1000000 characters)' in message
+    assert message.endswith(" characters)] is false")

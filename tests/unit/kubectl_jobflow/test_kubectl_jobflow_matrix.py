@@ -4,13 +4,14 @@ in the tree, in DOT and in the web view's documents (with each Job, for the open
 from __future__ import annotations
 
 import datetime
+import tracemalloc
 from typing import Any
 
 from kubectl_jobflow.dot import render_dot
 from kubectl_jobflow.render import render_tree
 from kubectl_jobflow.ui.detail import flow_rows, node
 from kubectl_jobflow.ui.rows import progress
-from kubectl_jobflow.view import SKIPPED, WAITING, build_view
+from kubectl_jobflow.view import INVALID, SKIPPED, WAITING, build_view
 
 NOW = datetime.datetime(2026, 1, 1, 0, 10, 0, tzinfo=datetime.UTC)
 UID = "uid-1"
@@ -99,3 +100,23 @@ def test_the_web_view_sends_the_counts_and_each_job_of_a_matrix_node() -> None:
     every = [f"tune-train-{i}" for i in range(6)]
     assert progress(job_flow(completedJobs=["tune-prepare", *every])) == (2, 3)
     assert progress(job_flow(skippedJobs=["tune-train", "tune-report"], failedJobs=["tune-prepare"])) == (3, 3)
+
+
+def test_an_oversized_matrix_is_one_invalid_node_and_no_job_is_listed() -> None:
+    """3 lists of 256 values (16.7 M combinations): `kubectl jobflow tree` reached 1 GiB and never
+    returned; now the tree, DOT, the list row and the detail page are drawn without listing one."""
+    big = job_flow()
+    lists = [{"name": f"p{i}", "values": [str(v) for v in range(256)]} for i in range(3)]
+    big["spec"]["flows"][1]["matrix"] = {"params": lists}
+    tracemalloc.start()
+    view = build_view(big, RUNNING, NOW)
+    tree, dot, done = render_tree(view), render_dot(view), progress(big)
+    rows = flow_rows(big, RUNNING, NOW)
+    _, peak = tracemalloc.get_traced_memory()
+    tracemalloc.stop()
+    assert peak < 5 * 1024 * 1024
+    train = view.row("train")
+    assert train.phase == INVALID and train.jobs == ()
+    assert "Invalid" in tree and "train" in dot
+    assert done == (0, 3)
+    assert rows

@@ -640,3 +640,14 @@ def test_stopped_watcher_no_longer_receives_events(broadcaster: Callable[..., Ev
 
     assert [c.event["reason"] for c in second.wait_for_calls(1)] == ["B"]
     assert len(first.calls) == 1
+
+
+def test_a_message_is_cut_to_4096_bytes_with_the_cut_marked() -> None:
+    """Messages quoting tenant text were stored and logged whole (ten 1 MB Events, issue 42)."""
+    from jobflow_controller.record.recorder import MAX_MESSAGE_BYTES, cut_message
+
+    assert cut_message("short") == "short"
+    assert cut_message("x" * MAX_MESSAGE_BYTES) == "x" * MAX_MESSAGE_BYTES
+    cut = cut_message("é" * 5000)  # 10,000 bytes of two-byte characters
+    assert len(cut.encode()) <= MAX_MESSAGE_BYTES
+    assert cut.endswith("é... (cut: 10000 bytes)")
