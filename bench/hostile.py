@@ -79,6 +79,7 @@ sys.path.insert(0, str(_BENCH_DIR.parent))
 
 from prometheus_client.parser import text_string_to_metric_families  # noqa: E402
 
+from bench import hostile_params  # noqa: E402
 from bench._common import (  # noqa: E402
     BenchError,
     Watchdog,
@@ -152,6 +153,8 @@ SCENARIOS = (
     "slow_drip_probe",
     "retry_storm",
     "annotation_storm",
+    "matrix_oversized",
+    "param_expansion",
 )
 #: A namespace with this label is not sent to the webhook (annotation_storm's, as a CRD-only install).
 NO_WEBHOOK_LABEL = "bench.jobflow.volcano.sh/no-webhook"
@@ -719,6 +722,13 @@ class Bench:
             "warnings_on_it_by_reason_count": warnings,
         }
 
+    # issue 42 items 1 and 2 (bench/hostile_params.py)
+    def matrix_oversized(self) -> dict[str, Any]:
+        return hostile_params.matrix_oversized(self, NO_WEBHOOK_LABEL)
+
+    def param_expansion(self) -> dict[str, Any]:
+        return hostile_params.param_expansion(self, NO_WEBHOOK_LABEL)
+
     def baseline(self) -> dict[str, Any]:
         return {}
 
@@ -764,6 +774,7 @@ def verdicts(scenarios: dict[str, Any]) -> dict[str, Any]:
             checks["one_warning_per_cause_no_traceback"] = result["tracebacks_in_log"] == 0 and result[
                 "warnings_on_it_by_reason_count"
             ] == {"InvalidRetryRequest": 1, "InvalidRetryPolicy": 1}
+        checks |= hostile_params.checks(name, result)
         if name == "webhook_clients":
             second = result["second_client"]
             checks["second_client_all_answered"] = second["sent"] > 0 and second["answered_200"] == second["sent"]
@@ -791,7 +802,15 @@ def main() -> int:
                 for step in "abc":
                     clientset.job_templates(namespace).create(template(step, namespace, BYSTANDER_SCRIPT))
             simulator = simulator_process(
-                plane, [*bystander_namespaces, "hostile-cap", "hostile-drip", "hostile-storm", "hostile-annotations"]
+                plane, [
+                    *bystander_namespaces,
+                    "hostile-cap",
+                    "hostile-drip",
+                    "hostile-storm",
+                    "hostile-annotations",
+                    "hostile-matrix",
+                    "hostile-params",
+                ]
             )
             cert, key, ca_pem = webhook_files(Path(tmp))
             metrics_port, health_port, webhook_port = free_port(), free_port(), free_port()

@@ -189,6 +189,8 @@ _HOSTILE = (
     "slow_drip_probe",
     "retry_storm",
     "annotation_storm",
+    "matrix_oversized",
+    "param_expansion",
 )
 
 
