@@ -1,7 +1,9 @@
 """Where the product decodes text: every call of a decoder, by the dotted name of its enclosing function.
 
-The decoders are the functions that turn text or bytes into values (JSON, YAML, times, addresses);
-each call is a place where tenant text could enter. `test_fuzz_registry_complete.py` requires each
+The decoders are the functions that turn text or bytes into values (JSON, YAML, times, addresses,
+time zones) and the hand-written parsers built on regular expressions (a call of `re.match` and its
+kin, or of a method of a module-level `re.compile` pattern); each call is a place where tenant text
+could enter. `test_fuzz_registry_complete.py` requires each
 enclosing function to be fuzzed (registered) or listed as reading no tenant text.
 """
 
@@ -34,8 +36,13 @@ DECODERS = frozenset(
         "ipaddress.ip_address",
         "ipaddress.ip_network",
         "ipaddress.ip_interface",
+        "zoneinfo.ZoneInfo",
+        "ZoneInfo",
+        *(f"re.{method}" for method in ("match", "fullmatch", "search", "findall", "finditer", "sub", "subn", "split")),
     }
 )
+#: The methods of a compiled pattern that read text.
+PATTERN_METHODS = frozenset({"match", "fullmatch", "search", "findall", "finditer", "sub", "subn", "split"})
 
 
 @dataclass(frozen=True)
@@ -55,9 +62,20 @@ def _dotted(node: ast.expr) -> str | None:
     return None
 
 
+def _patterns(tree: ast.Module) -> set[str]:
+    """The module-level names bound to `re.compile(...)` (possibly annotated `Final`)."""
+    out: set[str] = set()
+    for node in tree.body:
+        value = node.value if isinstance(node, (ast.Assign, ast.AnnAssign)) else None
+        if isinstance(value, ast.Call) and _dotted(value.func) == "re.compile":
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            out.update(t.id for t in targets if isinstance(t, ast.Name))
+    return out
+
+
 class _Finder(ast.NodeVisitor):
-    def __init__(self, module: str, path: str) -> None:
-        self.module, self.path = module, path
+    def __init__(self, module: str, path: str, patterns: frozenset[str] = frozenset()) -> None:
+        self.module, self.path, self.patterns = module, path, patterns
         self.scope: list[str] = []
         self.found: list[CallSite] = []
 
@@ -70,19 +88,27 @@ class _Finder(ast.NodeVisitor):
 
     def visit_Call(self, node: ast.Call) -> None:
         name = _dotted(node.func)
-        if name in DECODERS:
+        owner, _, method = (name or "").rpartition(".")
+        if name not in DECODERS and owner in self.patterns and method in PATTERN_METHODS:
+            name = f"re.Pattern.{method}"
+        if name in DECODERS or (name or "").startswith("re.Pattern."):
             where = ".".join([self.module, *self.scope]) if self.scope else f"{self.module}.<module>"
             self.found.append(CallSite(where, name, self.path, node.lineno))
         self.generic_visit(node)
 
 
 def call_sites() -> Iterator[CallSite]:
+    trees: list[tuple[str, str, ast.Module]] = []
     for package in PACKAGES:
         for path in sorted((ROOT / package).rglob("*.py")):
             rel = path.relative_to(ROOT).as_posix()
             if rel.startswith(EXCLUDED):
                 continue
             module = rel.removesuffix(".py").removesuffix("/__init__").replace("/", ".")
-            finder = _Finder(module, rel)
-            finder.visit(ast.parse(path.read_text(encoding="utf-8"), rel))
-            yield from finder.found
+            trees.append((module, rel, ast.parse(path.read_text(encoding="utf-8"), rel)))
+    # A pattern is often compiled in one module and used in another (imported by its name).
+    patterns = frozenset(name for _module, _rel, tree in trees for name in _patterns(tree))
+    for module, rel, tree in trees:
+        finder = _Finder(module, rel, patterns)
+        finder.visit(tree)
+        yield from finder.found

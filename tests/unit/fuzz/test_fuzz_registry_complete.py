@@ -19,6 +19,12 @@ NOT_TENANT_TEXT: dict[str, str] = {
     "jobflow_controller.kube.event_sink.KubeEventSink._send_with_api_client": "the API server's answer to an Event",
     "jobflow_controller.kube.lease_lock._status_error": "an error Status from the API server",
     "jobflow_controller.kube.lease_lock.LeaseLock._request": "the API server's Lease",
+    "jobflow_controller.apis.patch_fields.parse_patch_fields": "--jobflow-patch-allowed-fields: the operator's flag",
+    "jobflow_controller.kube.lease_lock.parse_micro_time": "the Lease's renewTime: the replicas' own",
+    "jobflow_controller.manager.govalues._parse_magnitude": "a flag's value: the operator's command line",
+    "jobflow_controller.manager.metrics.exposition": "the controller's own metrics text (prometheus-client's)",
+    "jobflow_controller.record._gofmt.sprintf": "the format: the controller's own message constants",
+    "jobflow_controller.sharding.hash.ordinal_from_name": "the pod's hostname: the operator's StatefulSet",
     "jobflow_controller.kube.rest.decode_json": (
         "documents from the API server, which validated each object against its CRD's structural schema "
         "(no preserve-unknown-fields: nesting is bounded by the schema) and caps a request at 3 MiB"
@@ -48,10 +54,14 @@ def _unregistered(sites: list[CallSite]) -> list[str]:
 
 
 def test_the_scan_sees_the_known_decoders() -> None:
-    """The scan itself works: it finds the annotations' parser and the API client's decoder."""
-    functions = {s.function for s in SITES}
+    """The scan itself works: it finds the annotations' parser and the API client's decoder, and the
+    hand-written parsers of tenant text that are no JSON (issue 42): `$(VAR)` expansion (a pattern
+    compiled in its module) and the name rules (a pattern compiled in another module)."""
+    functions = {s.function: s.decoder for s in SITES}
     assert "jobflow_controller.apis.tenant_text.load_json" in functions
     assert "jobflow_controller.kube.rest.decode_json" in functions
+    assert functions["jobflow_controller.apis.substitution.expand"] == "re.Pattern.sub"
+    assert functions["jobflow_controller.validation.params._param_list_problems"] == "re.Pattern.fullmatch"
 
 
 def test_every_decoding_function_of_the_controller_is_fuzzed_or_reads_no_tenant_text() -> None:

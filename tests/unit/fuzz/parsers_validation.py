@@ -1,0 +1,53 @@
+"""The name and parameter rules (jobflow_controller/validation), for the fuzzer: regular expressions over
+names a tenant chose (flows, templates, label values, params), and the event name built from an
+object's name. Each takes any text; the callers hand them strings only."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from registry import Parser
+
+from jobflow_controller.apis import cron_schedule
+from jobflow_controller.record.recorder import generate_event_name
+from jobflow_controller.validation import names, params
+
+
+def _text(value: Any) -> str:
+    return value if isinstance(value, str) else repr(value)
+
+
+PARSERS: list[Parser] = [
+    # The CronJobFlow's `timeZone` (a zone database lookup by the tenant's name).
+    Parser(
+        "jobflow_controller.apis.cron_schedule.load_time_zone",
+        lambda t: cron_schedule.load_time_zone(_text(t)),
+        "text",
+        (cron_schedule.TimeZoneError,),
+    ),
+    Parser("jobflow_controller.validation.names.is_subdomain", lambda t: names.is_subdomain(_text(t)), "text", ()),
+    Parser(
+        "jobflow_controller.validation.names.template_name_problems",
+        lambda t: names.template_name_problems(_text(t)),
+        "text",
+        (),
+    ),
+    Parser(
+        "jobflow_controller.validation.names._label_value_problems",
+        lambda t: names._label_value_problems("jobflow Flow", "key", _text(t)),
+        "text",
+        (),
+    ),
+    Parser(
+        "jobflow_controller.validation.params._param_list_problems",
+        lambda v: params._param_list_problems("jobflow params", v, "value"),
+        "json",
+        (),
+    ),
+    Parser(
+        "jobflow_controller.record.recorder.generate_event_name",
+        lambda t: generate_event_name(_text(t), 1),
+        "text",
+        (),
+    ),
+]
