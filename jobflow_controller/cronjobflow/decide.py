@@ -6,7 +6,8 @@
 2. `reconcile_children`: the runs seen finished leave `status.active` (`SawCompletedJob`),
    `lastSuccessfulTime` follows the latest Succeed run, an unfinished run of ours that is not in
    `status.active` is `UnexpectedJob`, and an active entry with no run in the cache is to be checked
-   against the API server (`MissingJob` if it is gone);
+   against the API server (`MissingJob` if it is gone, or if `is_recorded_run` says the JobFlow of
+   that name now is another one);
 3. `decide_schedule`: whether a run is due now and what stops it (deletion, an unknown zone,
    suspend, an invalid schedule, the deadline, an already processed time, `Forbid`), with the
    requeue delay to the next schedule time.
@@ -133,6 +134,21 @@ def reconcile_children(cron_job_flow: Obj, children: Sequence[Obj], now: datetim
                 result.changed = True
     result.unverified = [ref for ref in result.active if str(ref.get("uid") or "") not in seen]
     return result
+
+
+def is_recorded_run(ref: Mapping[str, Any], found: Obj | None, cron_job_flow: Obj) -> bool:
+    """Is `found` (a GET of the `status.active` entry `ref`'s name; None when not found) the run `ref`
+    recorded: the same uid, and controlled by `cron_job_flow`?
+
+    A name alone says nothing: a run deleted and re-created by someone else under the same name is
+    another object. Anything else is as missing (the entry leaves `status.active`, as CronJob's
+    controller drops its own Jobs), so `Forbid` is not blocked by it and `Replace` never deletes it.
+    An entry without a uid cannot be verified: missing too.
+    """
+    recorded = str(ref.get("uid") or "")
+    if found is None or not recorded:
+        return False
+    return meta.uid(found) == recorded and meta.is_controlled_by(found, cron_job_flow)
 
 
 class Outcome(Enum):
