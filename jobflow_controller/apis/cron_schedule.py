@@ -11,6 +11,11 @@ and `* * * * *` or `30 * * * *` run in each real hour.
 Everything here is a pure function of its arguments: `now` is always passed in (the controller's
 injected clock), never read. The controller, the webhook's validation and the kubectl plugin's next
 run all parse through `parse_schedule`, so they agree on what a schedule means.
+
+Stored values are tenant text the controller cannot trust (admission may not have run), so the time
+arithmetic never raises anything but `ScheduleError`: a schedule time past datetime's range (year 1
+to 9999) or beyond cronsim's 50-year search is `NoScheduleTimeError`, and a deadline longer than the
+look-back (`now - earliest`) is never turned into a date (it behaves as none).
 """
 
 from __future__ import annotations
@@ -43,6 +48,11 @@ NEXT_SCHEDULE_DELTA: Final = 0.1
 
 class ScheduleError(ValueError):
     """`spec.schedule` does not parse; the message says why."""
+
+
+class NoScheduleTimeError(ScheduleError):
+    """No schedule time where one was asked for: none within cronsim's 50-year search, or the next
+    one would be past datetime's range (a `status.lastScheduleTime` near year 1 or 9999)."""
 
 
 class TimeZoneError(ValueError):
@@ -88,22 +98,33 @@ class Schedule:
     zone: datetime.tzinfo
 
     def next(self, t: datetime.datetime) -> datetime.datetime:
-        """The first schedule time strictly after `t`, in UTC."""
-        local = t.astimezone(self.zone)
-        return next(CronSim(self.expression, local)).astimezone(UTC)
+        """The first schedule time strictly after `t`, in UTC; `NoScheduleTimeError` if there is none
+        within 50 years or within datetime's range."""
+        for value in self.times_after(t):
+            return value
+        raise NoScheduleTimeError(f"no schedule time after {t.isoformat()} within 50 years and before the year 10000")
 
     def times_after(self, t: datetime.datetime) -> Iterator[datetime.datetime]:
-        """Every schedule time strictly after `t`, in UTC, in order."""
-        for value in CronSim(self.expression, t.astimezone(self.zone)):
-            yield value.astimezone(UTC)
+        """Every schedule time strictly after `t`, in UTC, in order; it ends where cronsim's 50-year
+        search or datetime's range does."""
+        try:
+            for value in CronSim(self.expression, t.astimezone(self.zone)):
+                yield value.astimezone(UTC)
+        except OverflowError:
+            return
 
     def latest_at_or_before(self, t: datetime.datetime) -> datetime.datetime:
-        """The last schedule time not after `t`, in UTC."""
-        for value in CronSim(self.expression, (t + datetime.timedelta(seconds=1)).astimezone(self.zone), reverse=True):
-            candidate = value.astimezone(UTC)
-            if candidate <= t:
-                return candidate
-        raise ScheduleError("the schedule has no earlier time")  # pragma: no cover - cronsim never ends
+        """The last schedule time not after `t`, in UTC; `NoScheduleTimeError` if there is none within
+        50 years before it or within datetime's range."""
+        try:
+            start = (t + datetime.timedelta(seconds=1)).astimezone(self.zone)
+            for value in CronSim(self.expression, start, reverse=True):
+                candidate = value.astimezone(UTC)
+                if candidate <= t:
+                    return candidate
+        except OverflowError:
+            pass
+        raise NoScheduleTimeError(f"no schedule time before {t.isoformat()} within 50 years and after the year 1")
 
 
 def parse_schedule(schedule: str, time_zone: str | None) -> Schedule:
@@ -139,10 +160,13 @@ def most_recent_schedule_time(
     count starts no earlier than `now - deadline`, as CronJob's. The count is exact up to
     `MAX_MISSED_TIMES + 1`; beyond that it is CronJob's estimate (elapsed time over the interval
     between the first two times) and the latest time is found backwards from `now`, so a controller
-    down for years costs no more than a hundred steps.
+    down for years costs no more than a hundred steps. `NoScheduleTimeError` when the times cannot
+    be found (past datetime's range, or none within 50 years).
     """
-    if starting_deadline_seconds is not None:
-        earliest = max(earliest, now - datetime.timedelta(seconds=starting_deadline_seconds))
+    # A deadline at or beyond the look-back changes nothing: it is compared, never turned into a date
+    # (10^11 s before now is before year 1).
+    if starting_deadline_seconds is not None and starting_deadline_seconds < (now - earliest).total_seconds():
+        earliest = now - datetime.timedelta(seconds=max(0, starting_deadline_seconds))
     times = schedule.times_after(earliest)
     latest: datetime.datetime | None = None
     count = 0
