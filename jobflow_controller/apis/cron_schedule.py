@@ -87,7 +87,72 @@ def five_fields(schedule: str) -> str:
         raise ScheduleError(f"expected exactly 5 fields, found {len(fields)}: {fields}")
     # robfig/cron reads `?` in the day-of-month and day-of-week fields as `*`.
     fields[2:5:2] = ["*" if f == "?" else f for f in fields[2:5:2]]
-    return " ".join(fields)
+    return " ".join(_as_robfig(index, text) for index, text in enumerate(fields))
+
+
+@dataclass(frozen=True)
+class _Bounds:
+    name: str
+    low: int
+    high: int
+
+
+#: robfig/cron's bounds of the five fields (day-of-week 0-6; cronsim also takes 7 for Sunday).
+_FIELDS: Final = (
+    _Bounds("minute", 0, 59),
+    _Bounds("hour", 0, 23),
+    _Bounds("day-of-month", 1, 31),
+    _Bounds("month", 1, 12),
+    _Bounds("day-of-week", 0, 6),
+)
+_DAY_OF_MONTH: Final = 2
+_DAY_OF_WEEK: Final = 4
+#: Digits of a step quoted whole in a message; a longer one is named by its size.
+_QUOTED_DIGITS: Final = 20
+
+
+def _as_robfig(index: int, field: str) -> str:
+    """One field, checked and rewritten so cronsim reads it as robfig/cron does.
+
+    A step must be 1 to the field's number of values (`*/60` is every 60 minutes from minute 0, but
+    `*/61` or `*/99999999999999999999` would silently fire hourly, as robfig does for any step
+    that parses as an int64); `L`/`LW` take no step. In the day fields, a step ends the "any day"
+    meaning of `*` (robfig clears its star bit, so day-of-month and day-of-week are then OR-ed, as
+    for explicit values) and `N/step` in day-of-week ends at Saturday (6), not at cronsim's 7.
+    """
+    bounds = _FIELDS[index]
+    terms = field.split(",")
+    if any(_is_star(term) for term in terms) and index in (_DAY_OF_MONTH, _DAY_OF_WEEK):
+        return "*"  # robfig: any star term makes the whole field a star (all values, AND-ed days)
+    return ",".join(_term_as_robfig(index, bounds, term) for term in terms)
+
+
+def _is_star(term: str) -> bool:
+    base, slash, step = term.partition("/")
+    return base in ("*", "?") and (not slash or step == "1")
+
+
+def _term_as_robfig(index: int, bounds: _Bounds, term: str) -> str:
+    base, slash, step = term.partition("/")
+    if not slash:
+        return term
+    size = bounds.high - bounds.low + 1
+    if not step.isascii() or not step.isdigit():
+        return term  # cronsim says "Bad <field>"
+    short = len(step) <= _QUOTED_DIGITS  # never int() a long text (and 21 digits exceed any field)
+    if not short or int(step) > size:
+        shown = step if short else f"a {len(step)}-digit number"
+        raise ScheduleError(
+            f"{bounds.name} field: step {shown} is larger than the field's {size} values"
+            f" ({bounds.low}-{bounds.high}); it would fire only at the start of each range"
+        )
+    if base.upper() in ("L", "LW"):
+        raise ScheduleError(f"{bounds.name} field: {base} takes no step: {term}")
+    if index in (_DAY_OF_MONTH, _DAY_OF_WEEK) and base in ("*", "?"):
+        return f"{bounds.low}-{bounds.high}/{step}"
+    if index == _DAY_OF_WEEK and "-" not in base:
+        return f"{base}-{bounds.high}/{step}"
+    return term
 
 
 @dataclass(frozen=True)

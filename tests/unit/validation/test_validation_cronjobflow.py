@@ -68,6 +68,12 @@ def test_a_valid_cronjobflow_has_no_problem() -> None:
             {"concurrencyPolicy": "Sometimes"},
             'spec.concurrencyPolicy: must be one of Allow, Forbid, Replace, got "Sometimes"',
         ),
+        (
+            {"schedule": "*/99999999999999999999 * * * *"},
+            'spec.schedule: invalid schedule "*/99999999999999999999 * * * *": minute field: step'
+            " 99999999999999999999 is larger than the field's 60 values (0-59); it would fire only at the"
+            " start of each range",
+        ),
         ({"startingDeadlineSeconds": -1}, "spec.startingDeadlineSeconds: must not be negative, got -1"),
         (
             {"startingDeadlineSeconds": 31_536_001},
