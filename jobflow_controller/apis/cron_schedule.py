@@ -64,6 +64,8 @@ def load_time_zone(name: str | None) -> datetime.tzinfo:
     (CronJob's validation: the zone must be explicit)."""
     if name is None:
         return UTC
+    if not isinstance(name, str):
+        raise TimeZoneError(f"unknown time zone {str(name)[:64]}")
     if not name or name.lower() == "local" or name != name.strip():
         raise TimeZoneError(f"unknown time zone {name}")
     try:
@@ -74,6 +76,8 @@ def load_time_zone(name: str | None) -> datetime.tzinfo:
 
 def five_fields(schedule: str) -> str:
     """The five-field expression `schedule` stands for, or `ScheduleError`."""
+    if not isinstance(schedule, str):
+        raise ScheduleError(f"a schedule is a string, not {type(schedule).__name__}")
     if "TZ" in schedule:
         raise ScheduleError("CRON_TZ or TZ used in schedule is not supported, set spec.timeZone instead")
     text = schedule.strip()
