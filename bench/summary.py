@@ -189,6 +189,8 @@ _HOSTILE = (
     "slow_drip_probe",
     "retry_storm",
     "annotation_storm",
+    "cron_overflow",
+    "cron_foreign_run",
 )
 
 
