@@ -40,6 +40,8 @@ Scenarios, one after another on that controller, each with ``BYSTANDERS`` "bysta
 * ``annotation_storm``: a JobFlow whose ``flow.volcano.sh/retry-request`` and ``flow.volcano.sh/retry``
   annotations hold 5,000 ``[`` each, patched 10 times a second for 15 s: the controller's log lines about
   it, tracebacks, and the Warnings on it (one per cause is the target; issue 33 item 2).
+* ``cron_overflow`` and ``cron_foreign_run``: CronJobFlows with values admission would refuse, and
+  a run re-created by someone else under its name (issue 42 items 3-4; ``bench/_hostile_cron.py``).
 
 Reported per scenario: the controller's peak RSS (VmHWM, reset through ``/proc/<pid>/clear_refs``
 at the start of the scenario; VmRSS sampled every 0.25 s as a fallback), its CPU seconds, the
@@ -79,7 +81,7 @@ sys.path.insert(0, str(_BENCH_DIR.parent))
 
 from prometheus_client.parser import text_string_to_metric_families  # noqa: E402
 
-from bench import hostile_params  # noqa: E402
+from bench import _hostile_cron, _hostile_params  # noqa: E402
 from bench._common import (  # noqa: E402
     BenchError,
     Watchdog,
@@ -155,6 +157,8 @@ SCENARIOS = (
     "annotation_storm",
     "matrix_oversized",
     "param_expansion",
+    "cron_overflow",
+    "cron_foreign_run",
 )
 #: A namespace with this label is not sent to the webhook (annotation_storm's, as a CRD-only install).
 NO_WEBHOOK_LABEL = "bench.jobflow.volcano.sh/no-webhook"
@@ -722,12 +726,19 @@ class Bench:
             "warnings_on_it_by_reason_count": warnings,
         }
 
-    # issue 42 items 1 and 2 (bench/hostile_params.py)
+    # issue 42 items 1 and 2 (bench/_hostile_params.py)
     def matrix_oversized(self) -> dict[str, Any]:
-        return hostile_params.matrix_oversized(self, NO_WEBHOOK_LABEL)
+        return _hostile_params.matrix_oversized(self, NO_WEBHOOK_LABEL)
 
     def param_expansion(self) -> dict[str, Any]:
-        return hostile_params.param_expansion(self, NO_WEBHOOK_LABEL)
+        return _hostile_params.param_expansion(self, NO_WEBHOOK_LABEL)
+
+    # 6. CronJobFlows (issue 42 items 3 and 4)
+    def cron_overflow(self) -> dict[str, Any]:
+        return _hostile_cron.cron_overflow(self.clientset, self.controller, {NO_WEBHOOK_LABEL: "true"})
+
+    def cron_foreign_run(self) -> dict[str, Any]:
+        return _hostile_cron.cron_foreign_run(self.clientset)
 
     def baseline(self) -> dict[str, Any]:
         return {}
@@ -774,10 +785,11 @@ def verdicts(scenarios: dict[str, Any]) -> dict[str, Any]:
             checks["one_warning_per_cause_no_traceback"] = result["tracebacks_in_log"] == 0 and result[
                 "warnings_on_it_by_reason_count"
             ] == {"InvalidRetryRequest": 1, "InvalidRetryPolicy": 1}
-        checks |= hostile_params.checks(name, result)
+        checks |= _hostile_params.checks(name, result)
         if name == "webhook_clients":
             second = result["second_client"]
             checks["second_client_all_answered"] = second["sent"] > 0 and second["answered_200"] == second["sent"]
+        checks |= _hostile_cron.checks(name, result)
         out[name] = checks
     return out
 
@@ -802,7 +814,8 @@ def main() -> int:
                 for step in "abc":
                     clientset.job_templates(namespace).create(template(step, namespace, BYSTANDER_SCRIPT))
             simulator = simulator_process(
-                plane, [
+                plane,
+                [
                     *bystander_namespaces,
                     "hostile-cap",
                     "hostile-drip",
@@ -810,7 +823,8 @@ def main() -> int:
                     "hostile-annotations",
                     "hostile-matrix",
                     "hostile-params",
-                ]
+                    *_hostile_cron.NAMESPACES,
+                ],
             )
             cert, key, ca_pem = webhook_files(Path(tmp))
             metrics_port, health_port, webhook_port = free_port(), free_port(), free_port()

@@ -191,6 +191,8 @@ _HOSTILE = (
     "annotation_storm",
     "matrix_oversized",
     "param_expansion",
+    "cron_overflow",
+    "cron_foreign_run",
 )
 
 

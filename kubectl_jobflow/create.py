@@ -7,6 +7,12 @@ controller reports it with `UnexpectedJob` while it runs, as CronJob's does for 
 name defaults to `<cronjobflow>-manual-<5 random characters>`. Prints `jobflow.flow.volcano.sh/<name>
 created`, or with `--dry-run` the JobFlow as JSON without creating it. The JobFlow is built by
 `apis.cronjobflow.manual_job_flow`, the same builder the controller's runs come from.
+
+The run is checked with the JobFlow rules before it is created (`job_flow_admission_problems`, the
+function that checks a scheduled run's name at admission), so no manual run makes a Job name
+`<run>-<flow>` over 63 characters: a default name too long for them is shortened to
+`<cronjobflow>-m<7 random characters>`, as long as a scheduled run's `<cronjobflow>-<8 digits>`
+(which admission bounded); a given name that breaks a rule is refused with the rule's message.
 """
 
 from __future__ import annotations
@@ -22,6 +28,7 @@ from jobflow_controller.apis.cronjobflow import manual_job_flow
 from jobflow_controller.kube.clientset import Clientset
 from jobflow_controller.kube.errors import AlreadyExistsError, ForbiddenError, InvalidError
 from jobflow_controller.kube.resources import CRON_JOB_FLOWS, JOB_FLOWS
+from jobflow_controller.validation.admission import job_flow_admission_problems
 
 FROM_PREFIX: Final = "cronjobflow/"
 _ALPHABET: Final = string.ascii_lowercase + string.digits
@@ -50,8 +57,30 @@ def source_name(source: str) -> str:
     return name
 
 
+def _random(length: int) -> str:
+    return "".join(secrets.choice(_ALPHABET) for _ in range(length))
+
+
 def default_name(cron_job_flow_name: str) -> str:
-    return f"{cron_job_flow_name}-manual-{''.join(secrets.choice(_ALPHABET) for _ in range(5))}"
+    return f"{cron_job_flow_name}-manual-{_random(5)}"
+
+
+def short_name(cron_job_flow_name: str) -> str:
+    """A default name as long as a scheduled run's `<name>-<8 digits>`; the `m` keeps it from ever
+    being one."""
+    return f"{cron_job_flow_name}-m{_random(7)}"
+
+
+def manual_run(cron_job_flow: Any, cron_name: str, given: str | None) -> dict[str, Any]:
+    """The manual run named `given`, or by default; `CreateError` when the JobFlow rules refuse it."""
+    candidates = [given] if given else [default_name(cron_name), short_name(cron_name)]
+    problems: list[str] = []
+    for name in candidates:
+        job_flow = manual_job_flow(cron_job_flow, name)
+        problems = job_flow_admission_problems(job_flow)
+        if not problems:
+            return job_flow
+    raise CreateError(f'jobflow "{candidates[-1]}" would be refused: {"; ".join(problems)}')
 
 
 def run_create(args: argparse.Namespace, clientset: Clientset, namespace: str, stdout: TextIO) -> int:
@@ -62,7 +91,7 @@ def run_create(args: argparse.Namespace, clientset: Clientset, namespace: str, s
     except NotFoundError as err:
         where = f'{CRON_JOB_FLOWS.group_resource} "{cron_name}"'
         raise CreateError(f'{where} not found in namespace "{namespace}"') from err
-    job_flow = manual_job_flow(cron_job_flow, args.name or default_name(cron_name))
+    job_flow = manual_run(cron_job_flow, cron_name, args.name)
     name = job_flow["metadata"]["name"]
     if args.dry_run:
         stdout.write(json.dumps(job_flow, indent=2) + "\n")

@@ -25,6 +25,10 @@ SCHEDULED_TIMESTAMP_ANNOTATION: Final = "flow.volcano.sh/scheduled-timestamp"
 #: On a run made by `kubectl jobflow create --from=cronjobflow/NAME` (as kubectl's
 #: `cronjob.kubernetes.io/instantiate: manual` on `kubectl create job --from=cronjob/`).
 MANUAL_TRIGGER_ANNOTATION: Final = "flow.volcano.sh/created-by-manual-trigger"
+#: The largest `spec.startingDeadlineSeconds` admitted (one year). Admission refuses more; the
+#: controller takes a larger stored value as this (a deadline longer than the look-back since the
+#: last schedule behaves as none anyway), so no date arithmetic ever sees it.
+MAX_STARTING_DEADLINE_SECONDS: Final = 31_536_000
 #: CronJob's defaults for the two history limits.
 DEFAULT_SUCCESSFUL_HISTORY_LIMIT: Final = 3
 DEFAULT_FAILED_HISTORY_LIMIT: Final = 1

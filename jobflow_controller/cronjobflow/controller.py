@@ -26,8 +26,8 @@ from jobflow_controller.apis import meta
 from jobflow_controller.apis.constants import CRON_JOB_FLOW_KIND
 from jobflow_controller.apis.cron_schedule import ScheduleError, TimeZoneError, next_schedule_delay, parse_schedule
 from jobflow_controller.cronjobflow.crd_wait import wait_for_crd
-from jobflow_controller.cronjobflow.decide import earliest_time
 from jobflow_controller.cronjobflow.metrics import CronJobFlowMetrics
+from jobflow_controller.cronjobflow.stored import earliest_time
 from jobflow_controller.cronjobflow.sync import CronJobFlowSync
 from jobflow_controller.framework import QueueController
 from jobflow_controller.kube import resources
@@ -156,7 +156,12 @@ class CronJobFlowController:
             except (ScheduleError, TimeZoneError):
                 self.enqueue(new)  # the sync says what is wrong, with its Warning
                 return
-            self.enqueue(new, next_schedule_delay(schedule, self.clock.wall(), earliest_time(new)))
+            now = self.clock.wall()
+            try:
+                delay = next_schedule_delay(schedule, now, earliest_time(new, now))
+            except ScheduleError:
+                delay = None  # no next time: the sync says so with its Warning
+            self.enqueue(new, delay)
             return
         self.enqueue(new)
 

@@ -6,7 +6,8 @@
 2. `reconcile_children`: the runs seen finished leave `status.active` (`SawCompletedJob`),
    `lastSuccessfulTime` follows the latest Succeed run, an unfinished run of ours that is not in
    `status.active` is `UnexpectedJob`, and an active entry with no run in the cache is to be checked
-   against the API server (`MissingJob` if it is gone);
+   against the API server (`MissingJob` if it is gone, or if `is_recorded_run` says the JobFlow of
+   that name now is another one);
 3. `decide_schedule`: whether a run is due now and what stops it (deletion, an unknown zone,
    suspend, an invalid schedule, the deadline, an already processed time, `Forbid`), with the
    requeue delay to the next schedule time.
@@ -29,6 +30,8 @@ from jobflow_controller.apis import meta
 from jobflow_controller.apis.constants import Phase
 from jobflow_controller.apis.cron_schedule import (
     MAX_MISSED_TIMES,
+    NoScheduleTimeError,
+    Schedule,
     ScheduleError,
     TimeZoneError,
     load_time_zone,
@@ -38,6 +41,7 @@ from jobflow_controller.apis.cron_schedule import (
 )
 from jobflow_controller.apis.timeutil import format_time, parse_time
 from jobflow_controller.cronjobflow import events as ev
+from jobflow_controller.cronjobflow import stored
 
 Obj = Mapping[str, Any]
 _FINISHED = (Phase.SUCCEED.value, Phase.FAILED.value)
@@ -135,6 +139,21 @@ def reconcile_children(cron_job_flow: Obj, children: Sequence[Obj], now: datetim
     return result
 
 
+def is_recorded_run(ref: Mapping[str, Any], found: Obj | None, cron_job_flow: Obj) -> bool:
+    """Is `found` (a GET of the `status.active` entry `ref`'s name; None when not found) the run `ref`
+    recorded: the same uid, and controlled by `cron_job_flow`?
+
+    A name alone says nothing: a run deleted and re-created by someone else under the same name is
+    another object. Anything else is as missing (the entry leaves `status.active`, as CronJob's
+    controller drops its own Jobs), so `Forbid` is not blocked by it and `Replace` never deletes it.
+    An entry without a uid cannot be verified: missing too.
+    """
+    recorded = str(ref.get("uid") or "")
+    if found is None or not recorded:
+        return False
+    return meta.uid(found) == recorded and meta.is_controlled_by(found, cron_job_flow)
+
+
 class Outcome(Enum):
     """What `decide_schedule` concluded."""
 
@@ -167,17 +186,9 @@ def rfc1123z(t: datetime.datetime) -> str:
     return t.astimezone(datetime.UTC).strftime("%a, %d %b %Y %H:%M:%S +0000")
 
 
-def earliest_time(cron_job_flow: Obj) -> datetime.datetime:
-    """`status.lastScheduleTime`, else the CronJobFlow's creation (the epoch if neither parses)."""
-    for value in (cjf.last_schedule_time(cron_job_flow), meta.creation_timestamp(cron_job_flow)):
-        parsed = _time(value)
-        if parsed is not None:
-            return parsed
-    return datetime.datetime(1970, 1, 1, tzinfo=datetime.UTC)
-
-
-def decide_schedule(cron_job_flow: Obj, active: Sequence[Mapping[str, Any]], now: datetime.datetime) -> Decision:
-    """The second half of `syncCronJob`, up to the create: is a run due now, and may it start?"""
+def _stopped_or_schedule(cron_job_flow: Obj) -> Decision | Schedule:
+    """What stops a CronJobFlow before any time is computed (deletion, an unknown zone, suspend, a
+    schedule that does not parse), as a Decision; else its parsed schedule."""
     if meta.metadata(cron_job_flow).get("deletionTimestamp"):
         return Decision(Outcome.NOTHING)
     zone = cjf.time_zone(cron_job_flow)
@@ -189,13 +200,43 @@ def decide_schedule(cron_job_flow: Obj, active: Sequence[Mapping[str, Any]], now
     if cjf.suspend(cron_job_flow):
         return Decision(Outcome.NOTHING)
     try:
-        schedule = parse_schedule(cjf.schedule(cron_job_flow), zone)
+        return parse_schedule(cjf.schedule(cron_job_flow), zone)
     except ScheduleError as err:
         message = ev.MESSAGE_INVALID_SCHEDULE % (cjf.schedule(cron_job_flow), err)
         return Decision(Outcome.NOTHING, [ev.warning(ev.INVALID_SCHEDULE, message)])
-    earliest = earliest_time(cron_job_flow)
-    deadline = cjf.starting_deadline_seconds(cron_job_flow)
-    deadline = None if deadline is None else max(0, deadline)
+
+
+def decide_schedule(cron_job_flow: Obj, active: Sequence[Mapping[str, Any]], now: datetime.datetime) -> Decision:
+    """The second half of `syncCronJob`, up to the create: is a run due now, and may it start?
+
+    Stored values the arithmetic cannot use are replaced first (`stored.py`, with their Warnings); a
+    schedule with no time left to compute (none within 50 years, or past the year 9999) is
+    `InvalidSchedule` with no requeue, so no exception leaves a sync and no error loops the queue.
+    """
+    stopped = _stopped_or_schedule(cron_job_flow)
+    if isinstance(stopped, Decision):
+        return stopped
+    deadline, warnings = stored.starting_deadline(cron_job_flow)
+    last, last_warnings = stored.last_schedule_time(cron_job_flow, now)
+    warnings.extend(last_warnings)
+    try:
+        decision = _decide_time(cron_job_flow, stopped, active, now, deadline, last)
+    except NoScheduleTimeError as err:
+        message = ev.MESSAGE_INVALID_SCHEDULE % (cjf.schedule(cron_job_flow), err)
+        return Decision(Outcome.NOTHING, [*warnings, ev.warning(ev.INVALID_SCHEDULE, message)])
+    decision.events[:0] = warnings
+    return decision
+
+
+def _decide_time(
+    cron_job_flow: Obj,
+    schedule: Schedule,
+    active: Sequence[Mapping[str, Any]],
+    now: datetime.datetime,
+    deadline: int | None,
+    last: datetime.datetime | None,
+) -> Decision:
+    earliest = stored.earliest_time(cron_job_flow, now)
     recent = most_recent_schedule_time(schedule, now, earliest)
     decision = Decision(Outcome.WAIT, requeue_after=next_schedule_delay(schedule, now, earliest))
     if recent.time is None:
@@ -207,12 +248,12 @@ def decide_schedule(cron_job_flow: Obj, active: Sequence[Mapping[str, Any]], now
         decision.events.append(ev.warning(ev.TOO_MANY_MISSED_TIMES, ev.MESSAGE_TOO_MANY_MISSED % counted))
     # Times before the most recent one are never started: missed.
     decision.missed, decision.missed_time = recent.missed - 1, scheduled
-    if deadline is not None and scheduled + datetime.timedelta(seconds=deadline) < now:
+    if deadline is not None and (now - scheduled).total_seconds() > deadline:
         decision.events.append(ev.warning(ev.MISS_SCHEDULE, ev.MESSAGE_MISS_SCHEDULE % rfc1123z(scheduled)))
         decision.missed += 1
         return decision
     name = cjf.run_name(meta.name(cron_job_flow), scheduled)
-    if any(ref.get("name") == name for ref in active) or _time(cjf.last_schedule_time(cron_job_flow)) == scheduled:
+    if any(ref.get("name") == name for ref in active) or last == scheduled:
         decision.missed = 0  # counted when that time was decided
         return decision
     if cjf.concurrency_policy(cron_job_flow) == cjf.ConcurrencyPolicy.FORBID and active:

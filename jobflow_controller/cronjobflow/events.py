@@ -22,6 +22,9 @@ UNKNOWN_TIME_ZONE: Final = "UnknownTimeZone"
 TOO_MANY_MISSED_TIMES: Final = "TooManyMissedTimes"
 MISS_SCHEDULE: Final = "MissSchedule"
 JOB_ALREADY_ACTIVE: Final = "JobAlreadyActive"
+#: Ours: a stored value the sync cannot use as written (admission may not have run); it goes on with
+#: a safe one, the message says which.
+INVALID_CRON_JOB_FLOW: Final = "InvalidCronJobFlow"
 
 MESSAGE_CREATED: Final = "Created jobflow %s"
 MESSAGE_SAW_COMPLETED: Final = "Saw completed jobflow: %s, condition: %s"
@@ -39,6 +42,13 @@ MESSAGE_TOO_MANY_MISSED: Final = (
 MESSAGE_MISS_SCHEDULE: Final = "Missed scheduled time to start a jobflow: %s"
 MESSAGE_ALREADY_ACTIVE: Final = (
     "Not starting jobflow because prior execution is running and concurrency policy is Forbid"
+)
+
+MESSAGE_DEADLINE_TOO_LARGE: Final = (
+    "spec.startingDeadlineSeconds: %s is above the limit of %d seconds (one year); taken as %d"
+)
+MESSAGE_LAST_SCHEDULE_IGNORED: Final = (
+    "status.lastScheduleTime: %s is %s; ignored, the schedule counts from the creation time"
 )
 
 

@@ -28,6 +28,7 @@ from jobflow_controller.cronjobflow.decide import (
     decide_schedule,
     history_deletes,
     is_finished,
+    is_recorded_run,
     reconcile_children,
 )
 from jobflow_controller.cronjobflow.metrics import CronJobFlowMetrics
@@ -113,7 +114,9 @@ class CronJobFlowSync:
         return deleted
 
     def _delete(self, cron_job_flow: Obj, child: Obj, propagation: str) -> bool:
-        """CronJob's `deleteJob`: one DELETE (uid precondition), `SuccessfulDelete` or `FailedDelete`."""
+        """CronJob's `deleteJob`: one DELETE with a uid precondition (the uid of the run we mean, so a
+        JobFlow re-created under the name meanwhile is never deleted), `SuccessfulDelete` or
+        `FailedDelete`. Gone, or another object under the name (409): ours is gone, as deleted."""
         name = meta.name(child)
         try:
             self.clientset.job_flows(meta.namespace(child)).delete(
@@ -121,6 +124,9 @@ class CronJobFlowSync:
             )
         except NotFoundError:
             pass  # gone already: as deleted
+        except ConflictError:
+            self._record(cron_job_flow, [ev.normal(ev.MISSING_JOB, ev.MESSAGE_MISSING % name)])
+            return True
         except Exception as err:  # noqa: BLE001 - reported as upstream does, the caller decides
             self._record(cron_job_flow, [ev.warning(ev.FAILED_DELETE, ev.MESSAGE_FAILED_DELETE % err)])
             log.error("could not delete jobflow", cronjobflow=_key(cron_job_flow), jobflow=name, error=str(err))
@@ -128,28 +134,44 @@ class CronJobFlowSync:
         self._record(cron_job_flow, [ev.normal(ev.SUCCESSFUL_DELETE, ev.MESSAGE_DELETED % name)])
         return True
 
+    def _get_run(self, cron_job_flow: Obj, ref: Mapping[str, Any]) -> Obj | None:
+        """The JobFlow named by an active entry, from the API server (None: not found)."""
+        # The run is always in the CronJobFlow's namespace: an entry naming another is not followed.
+        try:
+            found: Obj = self.clientset.job_flows(meta.namespace(cron_job_flow)).get(str(ref.get("name") or ""))
+        except NotFoundError:
+            return None
+        return found
+
+    def _missing(self, cron_job_flow: Obj, reconciled: Reconciled, ref: Mapping[str, Any]) -> None:
+        """`MissingJob`: the entry leaves `status.active` (nothing is deleted)."""
+        name = str(ref.get("name") or "")
+        self._record(cron_job_flow, [ev.normal(ev.MISSING_JOB, ev.MESSAGE_MISSING % name)])
+        reconciled.active = [r for r in reconciled.active if r is not ref and r.get("uid") != ref.get("uid")]
+
     def _drop_missing(self, cron_job_flow: Obj, reconciled: Reconciled) -> bool:
-        """Active entries whose run the cache lacks are checked with a GET; gone ones are dropped."""
+        """Active entries whose run the cache lacks are checked with a GET; gone ones, and ones whose
+        name now holds another JobFlow (`is_recorded_run`), are dropped."""
         changed = False
         for ref in reconciled.unverified:
-            name = str(ref.get("name") or "")
-            try:
-                self.clientset.job_flows(str(ref.get("namespace") or meta.namespace(cron_job_flow))).get(name)
-            except NotFoundError:
-                self._record(cron_job_flow, [ev.normal(ev.MISSING_JOB, ev.MESSAGE_MISSING % name)])
-                reconciled.active = [r for r in reconciled.active if r.get("uid") != ref.get("uid")]
+            if not is_recorded_run(ref, self._get_run(cron_job_flow, ref), cron_job_flow):
+                self._missing(cron_job_flow, reconciled, ref)
                 changed = True
         return changed
 
     def _replace(self, cron_job_flow: Obj, reconciled: Reconciled, decision: Decision) -> bool:
-        """`Replace`: every active run is deleted (foreground) before the new one is created."""
+        """`Replace`: every active run is deleted (foreground, uid precondition: the recorded uid)
+        before the new one is created; an entry whose name now holds another JobFlow is dropped."""
         for ref in decision.replace:
             name = str(ref.get("name") or "")
             try:
-                run = self.clientset.job_flows(meta.namespace(cron_job_flow)).get(name)
+                run = self._get_run(cron_job_flow, ref)
             except Exception as err:
                 self._record(cron_job_flow, [ev.warning(ev.FAILED_GET, ev.MESSAGE_FAILED_GET % err)])
                 raise
+            if run is None or not is_recorded_run(ref, run, cron_job_flow):
+                self._missing(cron_job_flow, reconciled, ref)
+                continue
             if not self._delete(cron_job_flow, run, FOREGROUND):
                 raise RuntimeError(f"could not replace jobflow {meta.namespace(run)}/{name}")
             reconciled.active = [r for r in reconciled.active if r.get("uid") != meta.uid(run)]

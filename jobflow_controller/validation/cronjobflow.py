@@ -8,7 +8,9 @@ In order, each message naming its field:
    ``spec.timeZone``), then whatever the controller's parser (``apis.cron_schedule``) says of it;
 3. ``spec.timeZone``: a zone this process's IANA database knows;
 4. ``spec.concurrencyPolicy``: Allow, Forbid or Replace;
-5. ``spec.startingDeadlineSeconds`` and the two history limits: integers, not negative;
+5. ``spec.startingDeadlineSeconds`` and the two history limits: integers, not negative; the
+   deadline at most ``MAX_STARTING_DEADLINE_SECONDS`` (one year: more only overflows date
+   arithmetic, and behaves as no deadline anyway);
 6. ``spec.jobFlowTemplate.spec``: every rule a JobFlow must pass (``job_flow_admission_problems``,
    the same function the JobFlow webhook calls), on the JobFlow a run would be: named
    ``<name>-<minutes>``, in the CronJobFlow's namespace, with the template's annotations. So a name
@@ -32,6 +34,7 @@ from jobflow_controller.apis.cron_schedule import (
     load_time_zone,
     parse_schedule,
 )
+from jobflow_controller.apis.cronjobflow import MAX_STARTING_DEADLINE_SECONDS
 from jobflow_controller.apis.patch_fields import PatchFields
 from jobflow_controller.validation.admission import job_flow_admission_problems
 
@@ -40,6 +43,7 @@ __all__ = [
     "DESCRIPTOR_NAMES",
     "MAX_NAME_LENGTH",
     "MAX_SCHEDULE_LENGTH",
+    "MAX_STARTING_DEADLINE_SECONDS",
     "MAX_TIME_ZONE_LENGTH",
     "RUN_SUFFIX_LENGTH",
     "cron_job_flow_problems",
@@ -91,6 +95,12 @@ def _time_zone_problems(spec: Mapping[str, Any]) -> list[str]:
     return []
 
 
+def _number(value: int) -> str:
+    """A number as a message quotes it: whole up to 20 digits, else by its size."""
+    text = str(value)
+    return text if len(text) <= 20 else f"a {len(text)}-digit number"
+
+
 def _value_problems(spec: Mapping[str, Any]) -> list[str]:
     problems: list[str] = []
     policy = spec.get("concurrencyPolicy")
@@ -105,7 +115,11 @@ def _value_problems(spec: Mapping[str, Any]) -> list[str]:
         if not isinstance(value, int) or isinstance(value, bool):
             problems.append(f"spec.{key}: must be an integer, got {json.dumps(value)}")
         elif value < 0:
-            problems.append(f"spec.{key}: must not be negative, got {value}")
+            problems.append(f"spec.{key}: must not be negative, got {_number(value)}")
+        elif key == "startingDeadlineSeconds" and value > MAX_STARTING_DEADLINE_SECONDS:
+            problems.append(
+                f"spec.{key}: must be at most {MAX_STARTING_DEADLINE_SECONDS} (one year), got {_number(value)}"
+            )
     return problems
 
 

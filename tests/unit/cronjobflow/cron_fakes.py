@@ -115,6 +115,8 @@ class FakeServer:
         self.calls: list[Call] = []
         self.conflicts: int = 0
         self.create_error: Exception | None = None
+        #: The next DELETE fails its uid precondition (409), as when the name was re-created meanwhile.
+        self.delete_conflict = False
         self.created_at = created_at or at("2026-12-05T00:00:01")
         self._uid = 0
 
@@ -167,6 +169,9 @@ class FakeResource:
         self.server.calls.append(
             Call("delete", self.plural, name, options={"propagation": propagation_policy, "uid": uid})
         )
+        if self.server.delete_conflict:
+            self.server.delete_conflict = False
+            raise ConflictError(409, "Conflict", "Precondition failed: UID in precondition: " + str(uid))
         if self.server.objects.pop((self.plural, name), None) is None:
             raise NotFoundError("not found")
 

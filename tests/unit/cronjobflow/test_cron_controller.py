@@ -116,6 +116,16 @@ def test_a_schedule_change_is_replanned_at_once_to_the_new_next_time() -> None:
     wait_for(lambda: len(controller.queue) == 1)
 
 
+def test_a_schedule_change_with_no_time_left_is_synced_now_for_its_warning() -> None:
+    # Issue 42, item 4: the handler computes the next time; past the year 9999 there is none, and
+    # the informer's handler must not raise: the sync says InvalidSchedule instead.
+    controller, _, _, _ = new_controller("9999-06-01T00:00:00")
+    old = cron_job_flow(schedule="0 0 * * *", created="9999-01-01T00:00:00Z")
+    new = cron_job_flow(schedule="0 0 * 2 1#5", created="9999-01-01T00:00:00Z")
+    controller.update_cron_job_flow(old, new)
+    assert take(controller) == KEY
+
+
 def test_any_other_change_is_synced_now() -> None:
     controller, _, _, _ = new_controller()
     old = cron_job_flow(concurrencyPolicy="Allow")

@@ -16,6 +16,7 @@ from jobflow_controller.cronjobflow.decide import (
     Outcome,
     decide_schedule,
     history_deletes,
+    is_recorded_run,
     reconcile_children,
     rfc1123z,
 )
@@ -294,3 +295,28 @@ def test_unfinished_runs_are_never_deleted_for_history() -> None:
 def test_ties_in_creation_time_are_broken_by_name() -> None:
     same = [run(n, phase="Succeed", created="2026-12-05T00:00:00Z") for n in ("b", "a", "c", "d")]
     assert names(history_deletes(cron_job_flow(), same)) == ["a"]
+
+
+# --- is_recorded_run: an active entry is its run only by uid and controller (issue 42, item 3) -----------
+
+_OURS = run("nightly-5", uid="recorded")
+
+
+@pytest.mark.parametrize(
+    ("found", "recorded_uid", "expected"),
+    [
+        (_OURS, "recorded", True),
+        (None, "recorded", False),  # gone
+        (run("nightly-5", uid="re-created", owner_uid=""), "recorded", False),  # someone else's, same name
+        (run("nightly-5", uid="re-created"), "recorded", False),  # re-created with our owner ref copied
+        (run("nightly-5", uid="recorded", owner_uid=""), "recorded", False),  # orphaned: no controller
+        (run("nightly-5", uid="recorded", owner_uid="other-cjf"), "recorded", False),  # another controller
+        (_OURS, "", False),  # an entry without a uid cannot be verified
+    ],
+    ids=["ours", "gone", "foreign", "copied-owner", "orphaned", "other-controller", "no-uid"],
+)
+def test_an_active_entry_is_its_run_only_with_the_recorded_uid_and_our_controller(
+    found: dict[str, Any] | None, recorded_uid: str, expected: bool
+) -> None:
+    entry = {**ref(_OURS), "uid": recorded_uid}
+    assert is_recorded_run(entry, found, cron_job_flow()) is expected

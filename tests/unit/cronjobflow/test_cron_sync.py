@@ -153,6 +153,50 @@ def test_forbid_creates_nothing_while_a_run_is_active() -> None:
     ]
 
 
+def test_replace_never_deletes_a_jobflow_re_created_by_someone_else_under_the_runs_name() -> None:
+    # Issue 42, item 3: the run was deleted and re-created by another user under the same name; the
+    # cache has not seen it (not ours), the GET finds it with another uid: dropped as missing.
+    sync, server, recorder, _ = new_sync()
+    old = run("nightly-29940480", uid="old")
+    server.put("jobflows", run("nightly-29940480", uid="foreign", owner_uid=""))
+    obj = stored(server, cron_job_flow(concurrencyPolicy="Replace", status={"active": [ref(old)]}))
+    sync.sync(obj, [], at("2026-12-05T00:01:01"))
+    assert [c.verb for c in server.calls if c.verb == "delete"] == []
+    assert recorder.drain() == [
+        "Normal MissingJob Active jobflow went missing: nightly-29940480",
+        f"Normal SuccessfulCreate Created jobflow {RUN_0101}",
+    ]
+    (status,) = status_writes(server)
+    assert [r["name"] for r in status["active"]] == [RUN_0101]
+
+
+def test_replace_deletes_with_the_recorded_uid_as_precondition() -> None:
+    # Re-created between the check and the DELETE: the server refuses the precondition (409), the
+    # foreign JobFlow stays, the entry leaves active.
+    sync, server, recorder, _ = new_sync()
+    old = run("nightly-29940480", uid="old")
+    server.put("jobflows", old)
+    obj = stored(server, cron_job_flow(concurrencyPolicy="Replace", status={"active": [ref(old)]}))
+    server.delete_conflict = True
+    sync.sync(obj, [old], at("2026-12-05T00:01:01"))
+    (delete,) = [c for c in server.calls if c.verb == "delete"]
+    assert delete.options["uid"] == "old"
+    assert ("jobflows", "nightly-29940480") in server.objects
+    assert recorder.drain()[0] == "Normal MissingJob Active jobflow went missing: nightly-29940480"
+
+
+def test_forbid_is_not_blocked_by_a_jobflow_re_created_by_someone_else_under_the_runs_name() -> None:
+    sync, server, recorder, _ = new_sync()
+    old = run("nightly-29940480", uid="old")
+    server.put("jobflows", run("nightly-29940480", uid="foreign", owner_uid=""))
+    obj = stored(server, cron_job_flow(concurrencyPolicy="Forbid", status={"active": [ref(old)]}))
+    sync.sync(obj, [], at("2026-12-05T00:01:01"))
+    assert recorder.drain() == [
+        "Normal MissingJob Active jobflow went missing: nightly-29940480",
+        f"Normal SuccessfulCreate Created jobflow {RUN_0101}",
+    ]
+
+
 def test_history_beyond_the_limits_is_deleted_oldest_first_in_the_background() -> None:
     sync, server, recorder, _ = new_sync()
     runs = [run(f"nightly-{i}", phase="Succeed", created=f"2026-12-05T00:0{i}:00Z") for i in range(5)]

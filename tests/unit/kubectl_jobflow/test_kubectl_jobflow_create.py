@@ -78,3 +78,49 @@ def test_a_missing_cronjobflow_or_a_taken_name_is_one_line() -> None:
     server.put("jobflows", run("taken"))
     with pytest.raises(CreateError, match=re.escape('jobflows.flow.volcano.sh "taken" already exists')):
         run_create(args("cronjobflow/nightly", "taken"), clientset, "default", io.StringIO())  # type: ignore[arg-type]
+
+
+# --- a manual run's Job names stay within 63 characters (issue 42, item 5) -----------------------------
+
+LONG = "n" * 40  # + "-manual-xxxxx" (13) + "-" + flow > 63 with a 10-character flow; "-m" + 7 fits
+
+
+def _long_setup(flow: str) -> tuple[FakeClientset, FakeServer]:
+    server = FakeServer()
+    obj = cron_job_flow(LONG)
+    obj["spec"]["jobFlowTemplate"]["spec"] = {"flows": [{"name": flow}]}
+    server.put("cronjobflows", obj)
+    return FakeClientset(server), server
+
+
+def test_a_default_name_too_long_for_the_job_names_is_shortened_to_a_scheduled_runs_length() -> None:
+    clientset, server = _long_setup("f" * 12)  # 40 + 9 + 1 + 12 = 62: a scheduled run's Jobs fit
+    run_create(args(f"cjf/{LONG}"), clientset, "default", io.StringIO())  # type: ignore[arg-type]
+    (create,) = [c for c in server.calls if c.verb == "create"]
+    name = create.body["metadata"]["name"]
+    assert re.fullmatch(rf"{LONG}-m[a-z0-9]{{7}}", name)
+    assert len(f"{name}-{'f' * 12}") <= 63
+
+
+def test_a_default_name_that_fits_keeps_the_manual_form() -> None:
+    clientset, server = _long_setup("f")
+    run_create(args(f"cjf/{LONG}"), clientset, "default", io.StringIO())  # type: ignore[arg-type]
+    (create,) = [c for c in server.calls if c.verb == "create"]
+    assert create.body["metadata"]["name"].startswith(f"{LONG}-manual-")
+
+
+def test_a_given_name_making_a_job_name_over_63_is_refused_with_the_rules_message() -> None:
+    clientset, server = _long_setup("train")
+    given = "g" * 60
+    with pytest.raises(CreateError) as err:
+        run_create(args(f"cjf/{LONG}", given), clientset, "default", io.StringIO())  # type: ignore[arg-type]
+    assert str(err.value).startswith(f'jobflow "{given}" would be refused: ')
+    assert f'Job name "{given}-train" is 66 characters long, it must be at most 63' in str(err.value)
+    assert [c.verb for c in server.calls] == ["get"]
+
+
+def test_a_template_no_name_can_fit_is_refused_not_created() -> None:
+    clientset, server = _long_setup("f" * 30)
+    with pytest.raises(CreateError, match=r"would be refused: .*must be at most 63"):
+        run_create(args(f"cjf/{LONG}"), clientset, "default", io.StringIO())  # type: ignore[arg-type]
+    assert [c.verb for c in server.calls] == ["get"]

@@ -7,7 +7,11 @@ from typing import Any
 
 import pytest
 
-from jobflow_controller.validation.cronjobflow import MAX_NAME_LENGTH, cron_job_flow_problems
+from jobflow_controller.validation.cronjobflow import (
+    MAX_NAME_LENGTH,
+    MAX_STARTING_DEADLINE_SECONDS,
+    cron_job_flow_problems,
+)
 
 
 def cron(name: str = "nightly", namespace: str = "ns", **spec: Any) -> dict[str, Any]:
@@ -64,7 +68,29 @@ def test_a_valid_cronjobflow_has_no_problem() -> None:
             {"concurrencyPolicy": "Sometimes"},
             'spec.concurrencyPolicy: must be one of Allow, Forbid, Replace, got "Sometimes"',
         ),
+        (
+            {"schedule": "*/99999999999999999999 * * * *"},
+            'spec.schedule: invalid schedule "*/99999999999999999999 * * * *": minute field: step'
+            " 99999999999999999999 is larger than the field's 60 values (0-59); it would fire only at the"
+            " start of each range",
+        ),
         ({"startingDeadlineSeconds": -1}, "spec.startingDeadlineSeconds: must not be negative, got -1"),
+        (
+            {"startingDeadlineSeconds": 31_536_001},
+            "spec.startingDeadlineSeconds: must be at most 31536000 (one year), got 31536001",
+        ),
+        (
+            {"startingDeadlineSeconds": 10**11},
+            "spec.startingDeadlineSeconds: must be at most 31536000 (one year), got 100000000000",
+        ),
+        (
+            {"startingDeadlineSeconds": 2**63 - 1},
+            "spec.startingDeadlineSeconds: must be at most 31536000 (one year), got 9223372036854775807",
+        ),
+        (
+            {"startingDeadlineSeconds": 10**40},
+            "spec.startingDeadlineSeconds: must be at most 31536000 (one year), got a 41-digit number",
+        ),
         ({"successfulJobFlowsHistoryLimit": -3}, "spec.successfulJobFlowsHistoryLimit: must not be negative, got -3"),
         ({"failedJobFlowsHistoryLimit": -1}, "spec.failedJobFlowsHistoryLimit: must not be negative, got -1"),
         ({"failedJobFlowsHistoryLimit": "1"}, 'spec.failedJobFlowsHistoryLimit: must be an integer, got "1"'),
@@ -73,6 +99,11 @@ def test_a_valid_cronjobflow_has_no_problem() -> None:
 )
 def test_each_field_refused_with_its_message(spec: dict[str, Any], message: str) -> None:
     assert cron_job_flow_problems(cron(**spec)) == [message]
+
+
+def test_a_deadline_of_exactly_one_year_is_allowed() -> None:
+    assert cron_job_flow_problems(cron(startingDeadlineSeconds=MAX_STARTING_DEADLINE_SECONDS)) == []
+    assert MAX_STARTING_DEADLINE_SECONDS == 31_536_000
 
 
 def test_a_name_longer_than_cronjobs_52_characters_is_refused() -> None:
