@@ -8,7 +8,6 @@ from typing import Any
 
 from registry import Parser
 
-from jobflow_controller.apis import cron_schedule
 from jobflow_controller.record.recorder import generate_event_name
 from jobflow_controller.validation import names, params
 
@@ -18,13 +17,6 @@ def _text(value: Any) -> str:
 
 
 PARSERS: list[Parser] = [
-    # The CronJobFlow's `timeZone` (a zone database lookup by the tenant's name).
-    Parser(
-        "jobflow_controller.apis.cron_schedule.load_time_zone",
-        lambda t: cron_schedule.load_time_zone(_text(t)),
-        "text",
-        (cron_schedule.TimeZoneError,),
-    ),
     Parser("jobflow_controller.validation.names.is_subdomain", lambda t: names.is_subdomain(_text(t)), "text", ()),
     Parser(
         "jobflow_controller.validation.names.template_name_problems",
