@@ -96,7 +96,7 @@ def test_each_framing_of_a_reply_is_read_whole(wire: bytes, method: str, reply: 
         (b"HTTP/1.1 200 OK\r\n" + b"X: 1\r\n" * (MAX_HEADERS + 1) + b"\r\n", ConnectionError, "header lines"),
         (b"HTTP/1.1 200 OK\r\nX: " + b"a" * 70000 + b"\r\n\r\n", ConnectionError, "longer than"),
         (b"HTTP/1.1 2000 OK\r\n\r\n", ConnectionError, "not an HTTP/1.x status line"),
-        (b"HTTP/1.1 200 OK", ConnectionResetError, "inside a status line"),
+        (b"HTTP/1.1 200 OK", ConnectionResetError, "inside a response's status line"),
         # RFC 9112 6.3: differing Content-Lengths (fields or a list) are unrecoverable
         (OK + b"Content-Length: 1\r\nContent-Length: 2\r\n\r\nab", ConnectionError, "differing Content-Length"),
         (OK + b"Content-Length: 2, 1\r\n\r\nab", ConnectionError, "differing Content-Length"),
