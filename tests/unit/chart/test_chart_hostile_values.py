@@ -101,8 +101,8 @@ def test_the_schema_refuses_a_line_break_in_a_value(path: str, values: dict[str,
     assert path in out.stderr
 
 
-@pytest.mark.parametrize(("values", "path"), HOSTILE, ids=IDS)
-def test_a_line_break_in_a_value_stays_inside_its_string_without_the_schema(values: dict[str, Any], path: str) -> None:
+@pytest.mark.parametrize(("path", "values"), HOSTILE, ids=IDS)
+def test_a_line_break_in_a_value_stays_inside_its_string_without_the_schema(path: str, values: dict[str, Any]) -> None:
     docs = _render_unchecked(values)
     assert not any(_injected(d) for d in docs), f"{path} added an object to the manifests"
     assert any(PAYLOAD in s for d in docs for s in _strings(d)), f"{path}'s value is not one string of the render"
