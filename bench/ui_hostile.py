@@ -56,11 +56,11 @@ class _Backend:
         return {"scope": "", "rows": []}
 
 
-def _legit_ms(port: int) -> float | None:
+def _legit_ms(port: int, prefix: str) -> float | None:
     started = time.perf_counter()
     try:
         conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
-        conn.request("GET", "/api/list", headers={"Host": f"127.0.0.1:{port}", "X-JobFlow-Token": TOKEN})
+        conn.request("GET", f"{prefix}api/list", headers={"Host": f"127.0.0.1:{port}", "X-JobFlow-Token": TOKEN})
         response = conn.getresponse()
         response.read()
         conn.close()
@@ -81,7 +81,7 @@ def _closed(sock: socket.socket) -> bool:
         return True
 
 
-def _attack(port: int, count: int, hold: float, slow: bool) -> dict[str, Any]:
+def _attack(port: int, prefix: str, count: int, hold: float, slow: bool) -> dict[str, Any]:
     before = threading.active_count()
     socks: list[socket.socket] = []
     for _ in range(count):
@@ -105,11 +105,11 @@ def _attack(port: int, count: int, hold: float, slow: bool) -> dict[str, Any]:
         trickler.start()
     time.sleep(1.0)
     threads = threading.active_count() - before - (1 if slow else 0)
-    legit = [_legit_ms(port) for _ in range(5)]
+    legit = [_legit_ms(port, prefix) for _ in range(5)]
     answered = [ms for ms in legit if ms is not None]
     time.sleep(max(0.0, hold - 1.0))
     closed = sum(_closed(sock) for sock in socks)
-    legit_after = _legit_ms(port)
+    legit_after = _legit_ms(port, prefix)
     stop.set()
     for sock in socks:
         sock.close()
@@ -137,11 +137,13 @@ def main() -> int:
 
     server = UIServer(_Backend(), token=TOKEN)  # type: ignore[arg-type]
     server.start()
+    # Everything is under the session's secret prefix since issue 42 (a --root before it serves "/").
+    prefix = getattr(getattr(server, "credentials", None), "prefix", "/")
     try:
         doc = {
             "root": args.root,
-            "idle": _attack(server.port, args.connections, args.hold, slow=False),
-            "slowloris": _attack(server.port, args.connections, args.hold, slow=True),
+            "idle": _attack(server.port, prefix, args.connections, args.hold, slow=False),
+            "slowloris": _attack(server.port, prefix, args.connections, args.hold, slow=True),
             "load_avg_1m": round(os.getloadavg()[0], 2),
         }
     finally:

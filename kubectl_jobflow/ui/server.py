@@ -2,12 +2,16 @@
 
 Anyone on the machine can connect to 127.0.0.1, and any web page the user visits can make the
 browser send requests to it; the server acts with the user's Kubernetes credentials, so:
+- everything is served under the session's random path prefix (auth.py), else 404;
 - every request (the page, its scripts, the event streams, the actions) must be authenticated
   (auth.py: the token of the printed URL on the entry URL, exchanged there for an HttpOnly,
-  SameSite=Strict cookie; or the token in the `X-JobFlow-Token` header, for scripts), else 403;
+  SameSite=Strict cookie scoped to the prefix; or the token in the `X-JobFlow-Token` header, for
+  scripts), else 403;
 - the Host header must name the loopback address and our port, else 403: a DNS-rebinding page
   (evil.example resolving to 127.0.0.1) sends its own host name;
-- a POST must be JSON and, when the browser says where it comes from (Origin), come from us;
+- a request the browser says comes from another origin (Origin, Sec-Fetch-Site; another port of
+  127.0.0.1 is another origin but the same site) is refused, but for the entry URL with its token;
+- a POST must be JSON;
 - reading a request has deadlines and caps (connections.py), and what it says is read by the
   bounded parsers of request.py.
 Live updates are server-sent events: each stream waits on the cache's change log, never on the API.
@@ -25,7 +29,7 @@ from importlib import resources
 from typing import Any, cast
 
 from kubectl_jobflow.ui import connections as conns
-from kubectl_jobflow.ui.auth import TOKEN_HEADER, TOKEN_PARAM, Credentials
+from kubectl_jobflow.ui.auth import TOKEN_HEADER, TOKEN_PARAM, Credentials, foreign
 from kubectl_jobflow.ui.backend import Backend
 from kubectl_jobflow.ui.request import (
     RequestError,
@@ -114,9 +118,15 @@ class UIServer:
         self._thread: threading.Thread | None = None
 
     @property
+    def base_url(self) -> str:
+        """Where everything is served: the session's secret prefix (with the token header, scripts
+        call `base_url + "api/list"`)."""
+        return f"http://127.0.0.1:{self.port}{self.credentials.prefix}"
+
+    @property
     def url(self) -> str:
         """The entry URL: its page exchanges the token for the session's cookie."""
-        return f"http://127.0.0.1:{self.port}/?{TOKEN_PARAM}={self.token}"
+        return f"{self.base_url}?{TOKEN_PARAM}={self.token}"
 
     def allowed_hosts(self) -> set[str]:
         return {f"127.0.0.1:{self.port}", f"localhost:{self.port}"}
@@ -179,8 +189,9 @@ class _Handler(http.server.BaseHTTPRequestHandler):
     # -- checks -----------------------------------------------------------------------------
     def _begin(self) -> bool:
         """Read the target and check the caller; when refused, answer and say so (False)."""
+        credentials = self.app.credentials
         try:
-            self._target = parse_target(self.path)
+            target = parse_target(self.path)
             cookies = parse_cookies(self.headers.get("Cookie"))
         except RequestError as err:
             self._refuse(err.code, err.message)
@@ -188,9 +199,22 @@ class _Handler(http.server.BaseHTTPRequestHandler):
         if self.headers.get("Host", "") not in self.app.allowed_hosts():
             self._refuse(403, "unexpected Host header")
             return False
-        given = self.headers.get(TOKEN_HEADER)
-        if not self.app.credentials.allowed(self._target.path, self._target.query, given, cookies):
+        path = credentials.inside(target.path)
+        if path is None:
+            self._refuse(404, "not found")  # outside the session's prefix, whatever it carries
+            return False
+        self._target = Target(path, target.query)
+        if not credentials.allowed(path, target.query, self.headers.get(TOKEN_HEADER), cookies):
             self._refuse(403, "missing or wrong token")
+            return False
+        entry = self.command == "GET" and path == "/" and credentials.token_ok(target.query.get(TOKEN_PARAM))
+        reason = (
+            None
+            if entry
+            else foreign(self.headers.get("Origin"), self.headers.get("Sec-Fetch-Site"), self.app.allowed_origins())
+        )
+        if reason is not None:  # the entry URL's token is proof enough: it may come from the file:// redirect
+            self._refuse(403, reason)
             return False
         self.app.gate.authenticate(self.connection)
         return True
@@ -308,10 +332,6 @@ class _Handler(http.server.BaseHTTPRequestHandler):
     # -- POST -------------------------------------------------------------------------------
     def do_POST(self) -> None:
         if not self._begin():
-            return
-        origin = self.headers.get("Origin")
-        if origin is not None and origin not in self.app.allowed_origins():
-            self._refuse(403, "unexpected Origin")
             return
         if self._target.path != "/api/action":
             self._refuse(404, "not found")

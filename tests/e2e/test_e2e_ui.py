@@ -76,7 +76,7 @@ def test_the_command_prints_its_url_serves_it_and_stops_on_ctrl_c(kubeconfig: Pa
     try:
         assert process.stdout is not None
         line = process.stdout.readline()
-        match = re.search(r"(http://127\.0\.0\.1:\d+/\?token=[\w-]+)", line)
+        match = re.search(r"(http://127\.0\.0\.1:\d+/[\w-]{22}/\?token=[\w-]+)", line)
         assert line.startswith("JobFlows of all namespaces at ") and match, line
         url = match.group(1)
         jar = http.cookiejar.CookieJar()
@@ -91,6 +91,12 @@ def test_the_command_prints_its_url_serves_it_and_stops_on_ctrl_c(kubeconfig: Pa
         with pytest.raises(urllib.error.HTTPError) as refused:
             urllib.request.urlopen(home, timeout=10)
         assert refused.value.code == 403
+        # the cookie's Path is the session's secret prefix: outside it the jar sends nothing, and
+        # the server refuses whatever comes (issue 42: another server on 127.0.0.1 never sees it)
+        outside = home.split("/", 3)
+        with pytest.raises(urllib.error.HTTPError) as refused:
+            opener.open(f"{outside[0]}//{outside[2]}/api/list", timeout=10)
+        assert refused.value.code == 404
         # kubectl execs the plugin, so Ctrl-C reaches it directly: it stops at once and cleanly
         started = time.monotonic()
         process.send_signal(signal.SIGINT)
@@ -147,7 +153,7 @@ def test_the_redirect_file_leads_the_browser_to_a_token_free_address_that_works(
         browser.get(redirect.uri)
         wait_js(browser, "return location.protocol === 'http:' && document.getElementById('rows') !== null", "the list")
         wait_js(browser, "return document.getElementById('conn').textContent === 'live'", "the live stream")
-        assert browser.current_url == f"http://127.0.0.1:{ui.server.port}/#/"
+        assert browser.current_url == f"{ui.server.base_url}#/"
         assert ui.server.token not in browser.execute_script("return location.href + history.length")
         assert browser.execute_script("return document.cookie") == ""  # HttpOnly: no script reads it
     finally:
@@ -385,7 +391,7 @@ def test_a_user_who_may_not_patch_sees_every_action_disabled_with_the_reason(
         # and the server refuses the action itself, whatever a page sends
         status = browser.execute_async_script(
             "var done = arguments[arguments.length - 1];"
-            " fetch('/api/action', {method: 'POST', headers: {'Content-Type': 'application/json'},"
+            " fetch('api/action', {method: 'POST', headers: {'Content-Type': 'application/json'},"
             f" body: JSON.stringify({{key: '{namespace}/watched', action: 'stop'}})}})"
             " .then(function (r) { done(r.status); });"
         )

@@ -20,23 +20,23 @@
 
 {{/* Helm's own labels: the only difference from `kubectl kustomize manifests/` (tests/unit/chart). */}}
 {{- define "jobflow-controller.helmLabels" -}}
-helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" | trunc 63 | trimSuffix "-" }}
-app.kubernetes.io/managed-by: {{ .Release.Service }}
-app.kubernetes.io/instance: {{ .Release.Name }}
+helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" | trunc 63 | trimSuffix "-" | quote }}
+app.kubernetes.io/managed-by: {{ .Release.Service | quote }}
+app.kubernetes.io/instance: {{ .Release.Name | quote }}
 {{- end -}}
 
 {{/* The pods' selector, as manifests/ has it (no release label: one release per namespace). */}}
 {{- define "jobflow-controller.selectorLabels" -}}
-app.kubernetes.io/name: {{ include "jobflow-controller.name" . }}
+app.kubernetes.io/name: {{ include "jobflow-controller.name" . | quote }}
 app.kubernetes.io/component: controller
 {{- end -}}
 
 {{/* An object's labels as in manifests/: name, component (when given), part-of; then Helm's.
      Call with (dict "root" $ "component" "controller"). */}}
 {{- define "jobflow-controller.labels" -}}
-app.kubernetes.io/name: {{ include "jobflow-controller.name" .root }}
+app.kubernetes.io/name: {{ include "jobflow-controller.name" .root | quote }}
 {{- with .component }}
-app.kubernetes.io/component: {{ . }}
+app.kubernetes.io/component: {{ . | quote }}
 {{- end }}
 app.kubernetes.io/part-of: volcano
 {{ include "jobflow-controller.helmLabels" .root }}
@@ -94,7 +94,7 @@ app.kubernetes.io/part-of: volcano
 {{- end }}
 - --leader-elect={{ $v.leaderElection.enabled }}
 {{- if $v.leaderElection.enabled }}
-- --leader-elect-resource-namespace={{ include "jobflow-controller.leaseNamespace" . }}
+- {{ printf "--leader-elect-resource-namespace=%s" (include "jobflow-controller.leaseNamespace" .) | quote }}
 {{- include "jobflow-controller.flag" (dict "flag" "--leader-elect-resource-name" "value" $v.leaderElection.resourceName) }}
 {{- include "jobflow-controller.flag" (dict "flag" "--leader-elect-lease-duration" "value" $v.leaderElection.leaseDuration) }}
 {{- include "jobflow-controller.flag" (dict "flag" "--leader-elect-renew-deadline" "value" $v.leaderElection.renewDeadline) }}
@@ -145,9 +145,9 @@ metadata:
     {{- toYaml . | nindent 4 }}
   {{- end }}
 spec:
-  serviceAccountName: {{ include "jobflow-controller.serviceAccountName" $ }}
+  serviceAccountName: {{ include "jobflow-controller.serviceAccountName" $ | quote }}
   {{- with (include "jobflow-controller.priorityClassName" $) }}
-  priorityClassName: {{ . }}
+  priorityClassName: {{ . | quote }}
   {{- end }}
   terminationGracePeriodSeconds: {{ $v.terminationGracePeriodSeconds }}
   enableServiceLinks: false
@@ -184,7 +184,7 @@ spec:
   containers:
     - name: jobflow-controller
       image: {{ include "jobflow-controller.image" $ | quote }}
-      imagePullPolicy: {{ $v.image.pullPolicy }}
+      imagePullPolicy: {{ $v.image.pullPolicy | quote }}
       env:
         {{- if .sharded }}
         - name: POD_NAME
@@ -260,6 +260,6 @@ spec:
     {{- if $v.webhook.enabled }}
     - name: webhook-tls
       secret:
-        secretName: {{ include "jobflow-controller.webhookSecretName" $ }}
+        secretName: {{ include "jobflow-controller.webhookSecretName" $ | quote }}
     {{- end }}
 {{- end -}}

@@ -2,7 +2,8 @@
 // Routes live in the hash (#/ and #/flow/<namespace>/<name>). The entry URL's token was exchanged
 // for an HttpOnly cookie by the response that served this page (kubectl_jobflow/ui/auth.py): it is
 // dropped from the address bar and the tab's history entry here, and every request below is
-// authenticated by that cookie, which no script can read.
+// authenticated by that cookie, which no script can read. Every URL below is relative: the page is
+// served under the session's secret path prefix, the only path the cookie is sent to.
 "use strict";
 
 (function () {
@@ -88,7 +89,7 @@
       document.getElementById(id).addEventListener("input", renderList);
     });
     state.rows = new Map();
-    connect("/api/stream/list", {
+    connect("api/stream/list", {
       snapshot: function (doc) {
         state.rows = new Map(doc.rows.map(function (r) { return [r.key, r]; }));
         state.scope = doc.scope;
@@ -175,7 +176,7 @@
     }
     document.getElementById("toolbar").addEventListener("click", onAction);
     document.getElementById("side").addEventListener("click", onAction);
-    connect("/api/stream/jobflow?key=" + encodeURIComponent(key), {
+    connect("api/stream/jobflow?key=" + encodeURIComponent(key), {
       page: renderPage,
       gone: function () {
         main.innerHTML = '<p class="muted">JobFlow ' + esc(key) + ' does not exist (any more). <a href="#/">All JobFlows</a></p>';
@@ -325,7 +326,7 @@
   }
 
   function send(action, flows) {
-    fetch("/api/action", {
+    fetch("api/action", {
       method: "POST",
       credentials: "same-origin",
       headers: { "Content-Type": "application/json" },

@@ -35,7 +35,7 @@
   function refresh() {
     if (!document.getElementById("cron")) return;
     // Authenticated by the session's cookie, as app.js's requests (kubectl_jobflow/ui/auth.py).
-    fetch("/api/cronjobflows").then(function (res) { return res.json(); })
+    fetch("api/cronjobflows").then(function (res) { return res.json(); })
       .then(render).catch(function () {});
   }
 

@@ -82,6 +82,9 @@ HOSTILE_BYTES: list[Any] = [
     b"HTTP/1.1 200 " + b"\xff" * 70_000 + b"\r\n\r\n",
     b"HTTP/1.1 302 Found\r\nLocation: http://169.254.169.254/\r\n\r\n",
     b"x" * (1 << 20),
+    b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n" + b"f" * 1_000 + b"\r\n",
+    b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n" + (b"1;" + b"a=b;" * 250 + b"c\r\nx\r\n") * 1_000,
+    b"HTTP/1.1 200 OK\r\nContent-Length: 1, 2\r\nTransfer-Encoding: gzip, chunked\r\n\r\n",
 ]
 
 

@@ -52,13 +52,16 @@ def closed_after(sock: socket.socket) -> float:
 
 
 def head(ui: UIServer, path: str = "/api/list", extra: str = "") -> bytes:
+    path = ui.credentials.prefix + path.removeprefix("/")
     return f"GET {path} HTTP/1.1\r\nHost: 127.0.0.1:{ui.port}\r\n{TOKEN_HEADER}: {TOKEN}\r\n{extra}\r\n".encode()
 
 
 def legit_get(ui: UIServer) -> tuple[int, float]:
     started = time.monotonic()
     conn = http.client.HTTPConnection("127.0.0.1", ui.port, timeout=5)
-    conn.request("GET", "/api/list", headers={"Host": f"127.0.0.1:{ui.port}", TOKEN_HEADER: TOKEN})
+    conn.request(
+        "GET", f"{ui.credentials.prefix}api/list", headers={"Host": f"127.0.0.1:{ui.port}", TOKEN_HEADER: TOKEN}
+    )
     status = conn.getresponse().status
     conn.close()
     return status, time.monotonic() - started
@@ -105,7 +108,8 @@ def test_a_kept_alive_connection_is_closed_once_idle(server: UIServer) -> None:
 def test_a_body_that_does_not_arrive_in_time_closes_the_connection(server: UIServer) -> None:
     with connect(server) as sock:
         sock.sendall(
-            f"POST /api/action HTTP/1.1\r\nHost: 127.0.0.1:{server.port}\r\n{TOKEN_HEADER}: {TOKEN}\r\n"
+            f"POST {server.credentials.prefix}api/action HTTP/1.1\r\n"
+            f"Host: 127.0.0.1:{server.port}\r\n{TOKEN_HEADER}: {TOKEN}\r\n"
             'Content-Type: application/json\r\nContent-Length: 100\r\n\r\n{"key":'.encode()
         )
         assert closed_after(sock) < 3.0

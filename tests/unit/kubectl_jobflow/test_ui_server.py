@@ -77,8 +77,11 @@ def request(
     headers: dict[str, str] | None = None,
     body: Any = None,
     auth: bool = True,
+    raw: bool = False,
 ) -> tuple[int, dict[str, str], bytes]:
+    """`path` below the session's prefix (`/api/list`), or with `raw` as given."""
     conn = http.client.HTTPConnection("127.0.0.1", ui.port, timeout=10)
+    path = path if raw else under(ui, path)
     all_headers = {"Host": host or f"127.0.0.1:{ui.port}", **({TOKEN_HEADER: TOKEN} if auth else {}), **(headers or {})}
     data = json.dumps(body).encode() if body is not None and not isinstance(body, bytes) else body
     if data is not None:
@@ -90,6 +93,11 @@ def request(
     return result
 
 
+def under(ui: UIServer, path: str) -> str:
+    """`/api/list` as the server's own path: under the session's secret prefix."""
+    return ui.credentials.prefix + path.removeprefix("/")
+
+
 def with_token(path: str) -> str:
     return f"{path}{'&' if '?' in path else '?'}token={TOKEN}"
 
@@ -97,7 +105,9 @@ def with_token(path: str) -> str:
 # -- the token, Host and Origin ----------------------------------------------------------------
 def test_the_server_listens_on_loopback_only_and_prints_a_url_with_its_token(server: UIServer) -> None:
     assert server.httpd.server_address[0] == "127.0.0.1"
-    assert server.url == f"http://127.0.0.1:{server.port}/?token={TOKEN}"
+    prefix = server.credentials.prefix
+    assert server.url == f"http://127.0.0.1:{server.port}{prefix}?token={TOKEN}"
+    assert len(prefix) == 24 and prefix != UIServer(FakeBackend(), token=TOKEN).credentials.prefix  # type: ignore[arg-type]
 
 
 def test_a_random_token_is_made_when_none_is_given() -> None:
@@ -153,7 +163,7 @@ def test_the_token_may_come_in_a_header(server: UIServer) -> None:
 def test_the_page_links_its_assets_without_the_token_and_forbids_anything_from_elsewhere(server: UIServer) -> None:
     code, headers, body = request(server, "GET", with_token("/"), auth=False)
     assert code == 200 and headers["Content-Type"].startswith("text/html")
-    assert b'src="/static/app.js"' in body and TOKEN.encode() not in body and b"token" not in body
+    assert b'src="static/app.js"' in body and TOKEN.encode() not in body and b"token" not in body
     assert "default-src 'none'" in headers["Content-Security-Policy"]
     assert headers["Referrer-Policy"] == "no-referrer" and headers["Cache-Control"] == "no-store"
     code, headers, body = request(server, "GET", "/static/dag.js")
@@ -199,7 +209,7 @@ def read_event(response: http.client.HTTPResponse) -> tuple[str, Any]:
 
 def open_stream(ui: UIServer, path: str) -> tuple[http.client.HTTPConnection, http.client.HTTPResponse]:
     conn = http.client.HTTPConnection("127.0.0.1", ui.port, timeout=10)
-    conn.request("GET", path, headers={"Host": f"127.0.0.1:{ui.port}", TOKEN_HEADER: TOKEN})
+    conn.request("GET", under(ui, path), headers={"Host": f"127.0.0.1:{ui.port}", TOKEN_HEADER: TOKEN})
     response = conn.getresponse()
     assert response.status == 200 and response.getheader("Content-Type") == "text/event-stream"
     return conn, response

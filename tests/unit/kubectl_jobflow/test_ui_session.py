@@ -36,6 +36,7 @@ def server() -> Iterator[UIServer]:
 def get(ui: UIServer, path: str, cookie: str | None = None, method: str = "GET", body: Any = None) -> Any:
     conn = http.client.HTTPConnection("127.0.0.1", ui.port, timeout=10)
     headers = {"Host": f"127.0.0.1:{ui.port}"}
+    path = ui.credentials.prefix + path.removeprefix("/")  # the session's secret prefix
     if cookie is not None:
         headers["Cookie"] = cookie
     if body is not None:
@@ -60,7 +61,8 @@ def test_the_entry_url_sets_an_http_only_same_site_strict_cookie_that_is_not_the
     value, *attributes = [part.strip() for part in rest.split(";")]
     assert name == f"jobflow-ui-{server.port}"
     assert value and value != TOKEN and len(value) >= 32
-    assert sorted(attributes) == ["HttpOnly", "Path=/", "SameSite=Strict"]  # no Max-Age: the session's
+    # no Max-Age: the session's; Path: only requests under the secret prefix carry it
+    assert sorted(attributes) == ["HttpOnly", f"Path={server.credentials.prefix}", "SameSite=Strict"]
 
 
 @pytest.mark.parametrize("path", ["/", "/static/app.js", "/static/app.css", "/api/list", "/api/jobflow?key=ns/p"])

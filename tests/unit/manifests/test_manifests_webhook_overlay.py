@@ -54,5 +54,6 @@ def test_cert_manager_component_injects_the_ca(tmp_path: Path) -> None:
     docs = _render(tmp_path, "webhook", "webhook/cert-manager")
     vwc = next(d for d in docs if d["kind"] == "ValidatingWebhookConfiguration")
     assert (
-        vwc["metadata"]["annotations"]["cert-manager.io/inject-ca-from"] == "volcano-system/jobflow-controller-webhook"
+        vwc["metadata"]["annotations"]["cert-manager.io/inject-ca-from"]
+        == "volcano-system/jobflow-controller-webhook-ca"
     )

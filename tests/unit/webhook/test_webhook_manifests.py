@@ -134,24 +134,45 @@ def test_service_selects_the_controllers_pods() -> None:
 
 @pytest.fixture(scope="module")
 def with_cert_manager(tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict[str, Any]]:
+    """The overlay's objects by kind, and the cert-manager ones by `Kind/name`."""
     overlay = Path(tmp_path_factory.mktemp("overlay"))
     base = os.path.relpath(WEBHOOK_DIR, overlay)  # kustomize accepts only relative paths
     manifests = os.path.relpath(WEBHOOK_DIR.parent, overlay)
     (overlay / "kustomization.yaml").write_text(
         yaml.safe_dump({"resources": [manifests], "components": [base, f"{base}/cert-manager"]})
     )
-    return by_kind(kustomize(overlay))
+    docs = kustomize(overlay)
+    named = {f"{d['kind']}/{d['metadata']['name']}": d for d in docs if d["apiVersion"].startswith("cert-manager.io/")}
+    return {**by_kind(docs), **named}
 
 
-def test_cert_manager_component_injects_the_certificates_ca(with_cert_manager: dict[str, dict[str, Any]]) -> None:
+def test_cert_manager_component_injects_the_ca_not_the_leaf(with_cert_manager: dict[str, dict[str, Any]]) -> None:
+    """The caBundle is the CA's: a leaf renewed with a new key is trusted before the injector runs."""
     annotations = with_cert_manager["ValidatingWebhookConfiguration"]["metadata"]["annotations"]
-    assert annotations == {"cert-manager.io/inject-ca-from": "volcano-system/jobflow-controller-webhook"}
+    assert annotations == {"cert-manager.io/inject-ca-from": "volcano-system/jobflow-controller-webhook-ca"}
+    ca = with_cert_manager["Certificate/jobflow-controller-webhook-ca"]["spec"]
+    assert ca["isCA"] is True
+    assert ca["privateKey"]["rotationPolicy"] == "Never"  # leaves it signed stay valid when it renews
+
+
+def test_cert_manager_issues_the_leaf_from_a_ca_issuer_made_by_a_self_signed_one(
+    with_cert_manager: dict[str, dict[str, Any]],
+) -> None:
+    selfsigned = with_cert_manager["Issuer/jobflow-controller-webhook-selfsigned"]["spec"]
+    ca = with_cert_manager["Certificate/jobflow-controller-webhook-ca"]["spec"]
+    ca_issuer = with_cert_manager["Issuer/jobflow-controller-webhook-ca"]["spec"]
+    leaf = with_cert_manager["Certificate/jobflow-controller-webhook"]["spec"]
+    assert selfsigned == {"selfSigned": {}}
+    assert ca["issuerRef"] == {"kind": "Issuer", "name": "jobflow-controller-webhook-selfsigned"}
+    assert ca_issuer == {"ca": {"secretName": ca["secretName"]}}
+    assert leaf["issuerRef"] == {"kind": "Issuer", "name": "jobflow-controller-webhook-ca"}
+    assert leaf["privateKey"]["rotationPolicy"] == "Always"
 
 
 def test_cert_manager_certificate_covers_the_name_the_api_server_calls(
     with_cert_manager: dict[str, dict[str, Any]],
 ) -> None:
-    certificate = with_cert_manager["Certificate"]
+    certificate = with_cert_manager["Certificate/jobflow-controller-webhook"]
     assert certificate["metadata"] == {"name": "jobflow-controller-webhook", "namespace": "volcano-system"}
     assert "jobflow-controller-webhook.volcano-system.svc" in certificate["spec"]["dnsNames"]
     assert certificate["spec"]["secretName"] == "jobflow-controller-webhook-tls"
