@@ -651,3 +651,16 @@ def test_a_message_is_cut_to_4096_bytes_with_the_cut_marked() -> None:
     cut = cut_message("é" * 5000)  # 10,000 bytes of two-byte characters
     assert len(cut.encode()) <= MAX_MESSAGE_BYTES
     assert cut.endswith("é... (cut: 10000 bytes)")
+
+
+def test_the_recorder_stores_a_long_message_cut(broadcaster: Callable[..., EventBroadcaster]) -> None:
+    """What reaches the sink (etcd) is the cut message, whatever the verb: eventf quoting tenant text."""
+    b = broadcaster(clock=ManualClock())
+    sink = FakeSink()
+    b.start_recording_to_sink(sink)
+
+    b.new_recorder("c").eventf(JOBFLOW, "Warning", "Skipped", "value %s", "v" * 1_000_000)
+
+    message = sink.wait_for_calls(1)[0].event["message"]
+    assert len(message) <= 4096 and message.startswith("value vvv")
+    assert message.endswith("... (cut: 1000006 bytes)")
