@@ -243,3 +243,15 @@ def test_the_base_crd_takes_a_field_at_its_bound(document: dict[str, Any]) -> No
 def test_the_base_crd_refuses_a_field_past_its_bound(document: dict[str, Any], error: str) -> None:
     with pytest.raises(jsonschema.ValidationError, match=error):
         VALIDATOR.validate(document)
+
+
+def test_the_cronjobflow_crd_refuses_a_starting_deadline_past_a_year() -> None:
+    validator = jsonschema.Draft7Validator(root_schema(CRONJOBFLOW))
+    template = {"spec": {"flows": [{"name": "a"}]}}
+
+    def cron(deadline: int) -> dict[str, Any]:
+        return {"spec": {"schedule": "@daily", "jobFlowTemplate": template, "startingDeadlineSeconds": deadline}}
+
+    validator.validate(cron(MAX_STARTING_DEADLINE_SECONDS))
+    with pytest.raises(jsonschema.ValidationError, match="is greater than the maximum of 31536000"):
+        validator.validate(cron(10**11))
