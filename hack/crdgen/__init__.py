@@ -29,6 +29,8 @@ The result is upstream's CRDs exactly: parsed, ``upstream_jobflow_crd()``, ``job
 The JobFlow CRD we ship (``jobflow_crd()``) is upstream's plus one additive, optional field,
 ``spec.flows[].retry``, ``maxItems`` on ``spec.flows`` and each flow's targets, the size caps of
 ``jobflow_controller.validation.limits``, and the failure-aware fields of docs/rules.md (``flow``).
+Every field we add is bounded (``maxLength``, ``maxItems``, ``maxProperties``, ``maximum``, issue 42);
+``upstream`` says which fields are upstream's, for the test that checks it.
 Beyond upstream, and only in the optional Component, it gets CEL rules on ``spec.flows``, ``spec``
 and ``spec.finally`` and the bounds their cost needs (``rules``). ``files`` turns it all into the
 exact text of each file.
@@ -76,7 +78,16 @@ from crdgen.lifecycle import (
     SHUTDOWN_TRANSITION_RULE,
     lifecycle_patch,
 )
-from crdgen.params import NAME_SHAPE_RULE, NAMES_UNIQUE_RULE, PARAMS_POINTERS, params_patch, params_rules_patch
+from crdgen.params import (
+    MATRIX_PRODUCT_MESSAGE,
+    MATRIX_PRODUCT_MESSAGE_EXPRESSION,
+    MATRIX_PRODUCT_RULE,
+    NAME_SHAPE_RULE,
+    NAMES_UNIQUE_RULE,
+    PARAMS_POINTERS,
+    params_patch,
+    params_rules_patch,
+)
 from crdgen.rules import (
     FINALLY_NAME_MESSAGE,
     FINALLY_NAME_RULE,
@@ -115,6 +126,9 @@ __all__ = [
     "KUBERNETES_SCHEMA_VERSION",
     "LIFECYCLE_FIELDS",
     "LIFECYCLE_POINTERS",
+    "MATRIX_PRODUCT_MESSAGE",
+    "MATRIX_PRODUCT_MESSAGE_EXPRESSION",
+    "MATRIX_PRODUCT_RULE",
     "MAX_FINALLY",
     "MAX_FLOWS",
     "MAX_FLOW_NAME_LENGTH",

@@ -18,7 +18,9 @@ from __future__ import annotations
 import copy
 from typing import Any, Final
 
-from crdgen.schema import JSONDict, array, custom_resource_definition, date_time, int32, integer, map_of, obj, string
+from crdgen.schema import JSONDict, array, custom_resource_definition, int32, integer, map_of, obj, sorted_keys, string
+from jobflow_controller.apis.cronjobflow import MAX_STARTING_DEADLINE_SECONDS
+from jobflow_controller.apis.timeutil import MAX_TIME_TEXT
 from jobflow_controller.validation.cronjobflow import (
     DESCRIPTOR_NAMES,
     MAX_NAME_LENGTH,
@@ -26,7 +28,7 @@ from jobflow_controller.validation.cronjobflow import (
     MAX_TIME_ZONE_LENGTH,
     RUN_SUFFIX_LENGTH,
 )
-from jobflow_controller.validation.names import MAX_JOB_NAME_LENGTH
+from jobflow_controller.validation.names import MAX_JOB_NAME_LENGTH, MAX_TEMPLATE_NAME_LENGTH
 
 ROOT_POINTER: Final = "/spec/versions/0/schema/openAPIV3Schema"
 CRON_SPEC_POINTER: Final = f"{ROOT_POINTER}/properties/spec"
@@ -60,16 +62,53 @@ RUN_JOB_NAMES_MESSAGE: Final = (
 )
 
 
+# The bounds of the fields that are ours alone (issue 42, docs/hostile-input.md): none a real CronJobFlow
+# reaches, each far under what the API server stores in one object.
+#: The most labels and annotations a template may carry, and the longest annotation value: Kubernetes'
+#: own limit on an object's annotations together (TotalAnnotationSizeLimitB), which a run must pass.
+MAX_TEMPLATE_METADATA_ENTRIES: Final = 256
+MAX_ANNOTATION_VALUE_LENGTH: Final = 256 * 1024
+#: A label value's limit (Kubernetes' validation of the run refuses a longer one anyway).
+MAX_LABEL_VALUE_LENGTH: Final = 63
+#: The most runs ``status.active`` lists (CronJob's has no bound; a schedule with that many runs
+#: unfinished at once is past what one object's status holds anyway, about 250 bytes each).
+MAX_ACTIVE_RUNS: Final = 4096
+#: An object reference's strings: an API version is a group (a DNS subdomain) / a version.
+_REFERENCE_BOUNDS: Final = {
+    "apiVersion": MAX_TEMPLATE_NAME_LENGTH + 1 + 63,
+    "fieldPath": 1024,
+    "kind": 63,
+    "name": MAX_TEMPLATE_NAME_LENGTH,
+    "namespace": 63,
+    "resourceVersion": 128,
+    "uid": 128,
+}
+#: The history limits' bound: CronJob's int32, written out.
+MAX_HISTORY_LIMIT: Final = 2**31 - 1
+
+
+def _bounded_map(max_entries: int, max_value_length: int) -> JSONDict:
+    return sorted_keys({**map_of(string(maxLength=max_value_length)), "maxProperties": max_entries})
+
+
 def _template_metadata() -> JSONDict:
     # What a run takes from the template: its labels and annotations.
-    return obj({"annotations": map_of(string()), "labels": map_of(string())})
+    return obj(
+        {
+            "annotations": _bounded_map(MAX_TEMPLATE_METADATA_ENTRIES, MAX_ANNOTATION_VALUE_LENGTH),
+            "labels": _bounded_map(MAX_TEMPLATE_METADATA_ENTRIES, MAX_LABEL_VALUE_LENGTH),
+        }
+    )
 
 
 def _object_reference() -> JSONDict:
-    fields = ("apiVersion", "fieldPath", "kind", "name", "namespace", "resourceVersion", "uid")
-    reference = obj({key: string() for key in fields})
+    reference = obj({key: string(maxLength=bound) for key, bound in _REFERENCE_BOUNDS.items()})
     reference["x-kubernetes-map-type"] = "atomic"
     return reference
+
+
+def _time() -> JSONDict:
+    return {"format": "date-time", "maxLength": MAX_TIME_TEXT, "type": "string"}
 
 
 def cronjobflow_crd(jobflow_spec: JSONDict) -> JSONDict:
@@ -77,11 +116,11 @@ def cronjobflow_crd(jobflow_spec: JSONDict) -> JSONDict:
     spec = obj(
         {
             "concurrencyPolicy": string(default="Allow", enum=["Allow", "Forbid", "Replace"]),
-            "failedJobFlowsHistoryLimit": int32(default=1, minimum=0),
+            "failedJobFlowsHistoryLimit": int32(default=1, maximum=MAX_HISTORY_LIMIT, minimum=0),
             "jobFlowTemplate": obj({"metadata": _template_metadata(), "spec": copy.deepcopy(jobflow_spec)}),
             "schedule": string(maxLength=MAX_SCHEDULE_LENGTH, minLength=1),
-            "startingDeadlineSeconds": integer(format="int64", minimum=0),
-            "successfulJobFlowsHistoryLimit": int32(default=3, minimum=0),
+            "startingDeadlineSeconds": integer(format="int64", maximum=MAX_STARTING_DEADLINE_SECONDS, minimum=0),
+            "successfulJobFlowsHistoryLimit": int32(default=3, maximum=MAX_HISTORY_LIMIT, minimum=0),
             "suspend": {"default": False, "type": "boolean"},
             "timeZone": string(maxLength=MAX_TIME_ZONE_LENGTH),
         },
@@ -89,9 +128,9 @@ def cronjobflow_crd(jobflow_spec: JSONDict) -> JSONDict:
     )
     status = obj(
         {
-            "active": array(_object_reference(), **{"x-kubernetes-list-type": "atomic"}),
-            "lastScheduleTime": date_time(),
-            "lastSuccessfulTime": date_time(),
+            "active": array(_object_reference(), maxItems=MAX_ACTIVE_RUNS, **{"x-kubernetes-list-type": "atomic"}),
+            "lastScheduleTime": _time(),
+            "lastSuccessfulTime": _time(),
         }
     )
     schema = obj(

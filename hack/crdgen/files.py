@@ -58,7 +58,9 @@ _JOBFLOW_CRD_NOTE: Final = (
     f"# size caps (docs/operations.md, Limits): maxItems {MAX_FLOWS} on spec.flows, maxItems {MAX_TARGETS} on\n"
     "# spec.flows[].dependsOn.targets (jobflow_controller/validation/limits.py); and the optional\n"
     "# failure-aware fields (docs/rules.md): spec.failurePolicy, spec.flows[].dependsOn.rule,\n"
-    f"# spec.flows[].continueOnFailure, spec.finally (maxItems {MAX_FINALLY}), status.skippedJobs.\n"
+    f"# spec.flows[].continueOnFailure, spec.finally (maxItems {MAX_FINALLY}), status.skippedJobs; and the\n"
+    "# parameter fields (docs/params.md): spec.params, spec.flows[].when, spec.flows[].matrix. Every\n"
+    "# string, list and integer of ours is bounded (docs/hostile-input.md); upstream's are upstream's.\n"
 )
 _JOB_CRD_NOTE: Final = (
     "#\n"
@@ -93,7 +95,8 @@ _PATCH_HEADER: Final = (
     "# with AllCompleted), on spec.finally (unique names) and on spec (no finally name is a flow's), with\n"
     f"# maxLength {MAX_FLOW_NAME_LENGTH} on finally names.\n"
     "# The parameter fields (docs/params.md): unique names of the shape [A-Za-z_][A-Za-z0-9_-]* in spec.params\n"
-    "# and in each flow's matrix.params, with maxLength 63 on those names.\n"
+    "# and in each flow's matrix.params (the base CRD bounds the names to 63 characters), and at most 256\n"
+    "# combinations in a matrix (its product of list sizes, written out over the 16 lists; constant cost).\n"
     "# The bounds keep every rule's estimated CEL cost under the API server's 1,000,000 per-call limit\n"
     "# (estimates 507,027 and 830,575 once, 111 per flow; finally 21,427 and 28,983 once); the rules need\n"
     "# Kubernetes 1.35 or later. The reasoning is in hack/crdgen/rules.py.\n"

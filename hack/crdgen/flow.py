@@ -45,7 +45,9 @@ from crdgen.schema import (
 )
 from crdgen.volcano import job_spec_schema, task_state
 from jobflow_controller.apis.retry import MAX_RETRIES_LIMIT
+from jobflow_controller.apis.timeutil import MAX_DURATION_TEXT
 from jobflow_controller.validation.limits import MAX_FINALLY, MAX_FLOWS, MAX_TARGETS
+from jobflow_controller.validation.names import MAX_TEMPLATE_NAME_LENGTH
 from jobflow_controller.validation.rules import FAILURE_POLICIES, RULES
 
 #: Where spec.flows' schema is in the JobFlow CRD, as a JSON pointer.
@@ -179,11 +181,13 @@ def retry_schema() -> JSONDict:
     """``spec.flows[].retry`` (ours, docs/retry.md): ``maxRetries`` required, 0..``MAX_RETRIES_LIMIT``, ``backoff``
     "0s" by default.
 
-    ``backoff`` is a Go duration string; its syntax is the webhook's to check (a pattern here would
-    refuse a bad one with the API server's generic message instead of the webhook's precise one).
+    ``backoff`` is a Go duration string of at most ``MAX_DURATION_TEXT`` characters (what the
+    controller's parser reads); its syntax is the webhook's to check (a pattern here would refuse a bad
+    one with the API server's generic message instead of the webhook's precise one).
     """
+    backoff = string(default=DEFAULT_RETRY_BACKOFF, maxLength=MAX_DURATION_TEXT)
     return obj(
-        {"backoff": string(default=DEFAULT_RETRY_BACKOFF), "maxRetries": int32(minimum=0, maximum=MAX_RETRIES_LIMIT)},
+        {"backoff": backoff, "maxRetries": int32(minimum=0, maximum=MAX_RETRIES_LIMIT)},
         required=["maxRetries"],
     )
 
@@ -204,11 +208,19 @@ def cap_patch() -> list[JSONDict]:
 def finally_schema() -> JSONDict:
     """``spec.finally`` (docs/rules.md): JobTemplates run once nothing else can, each patched as a flow may be.
 
-    The name is required and not empty, as a flow's; whether it repeats a flow's or another entry's is
-    for the webhook (and the CEL Component) to say, with their messages.
+    The name is required and not empty, as a flow's, and at most a JobTemplate name's 253 characters
+    (the name it is); whether it repeats a flow's or another entry's is for the webhook (and the CEL
+    Component) to say, with their messages.
     """
-    entry = obj({"name": string(minLength=1), "patch": obj({"jobSpec": job_spec_schema()})}, required=["name"])
+    name = string(maxLength=MAX_TEMPLATE_NAME_LENGTH, minLength=1)
+    entry = obj({"name": name, "patch": obj({"jobSpec": job_spec_schema()})}, required=["name"])
     return array(entry, maxItems=MAX_FINALLY)
+
+
+def skipped_jobs_schema() -> JSONDict:
+    """``status.skippedJobs``: Job names, at most one per Job a valid JobFlow has (its flows' Jobs, counting
+    every matrix index, and its finally entries'), each at most a name's 253 characters."""
+    return array(string(maxLength=MAX_TEMPLATE_NAME_LENGTH), maxItems=MAX_FLOWS + MAX_FINALLY)
 
 
 def failure_aware_patch() -> list[JSONDict]:
@@ -218,7 +230,7 @@ def failure_aware_patch() -> list[JSONDict]:
         {"op": "add", "path": FINALLY_POINTER, "value": finally_schema()},
         {"op": "add", "path": RULE_POINTER, "value": string(enum=list(RULES))},
         {"op": "add", "path": CONTINUE_ON_FAILURE_POINTER, "value": {"type": "boolean"}},
-        {"op": "add", "path": SKIPPED_JOBS_POINTER, "value": array(string())},
+        {"op": "add", "path": SKIPPED_JOBS_POINTER, "value": skipped_jobs_schema()},
     ]
 
 

@@ -4,7 +4,9 @@
 ``spec.flows[].activeDeadlineSeconds``, and the status the controller writes about them:
 ``status.suspendedSince``, ``status.finishedAt``, ``status.retryRequest``. The bounds are the
 webhook's (``jobflow_controller.validation.lifecycle``; the values from ``apis.lifecycle_fields``), so
-that an API server without the webhook refuses the same values, with its own message. What no
+that an API server without the webhook refuses the same values, with its own message, and the upper
+bounds every field of ours has (issue 42): the seconds at most Go's longest Duration, which the
+controller reads a larger value as, the strings as long as the controller reads them. What no
 schema can say (a ``shutdown`` changed back, a malformed ``flow.volcano.sh/retry-request``) is the
 webhook's; the transition is also the CEL Component's (``transition_rule_patch``).
 """
@@ -13,8 +15,11 @@ from __future__ import annotations
 
 from typing import Final
 
-from crdgen.schema import JSONDict, date_time, string
+from crdgen.schema import JSONDict, date_time, sorted_keys, string
+from jobflow_controller.apis.lifecycle import MAX_SECONDS
 from jobflow_controller.apis.lifecycle_fields import SHUTDOWN_VALUES
+from jobflow_controller.apis.tenant_text import MAX_ANNOTATION_BYTES
+from jobflow_controller.apis.timeutil import MAX_TIME_TEXT
 
 _ROOT: Final = "/spec/versions/0/schema/openAPIV3Schema/properties"
 SPEC_POINTER: Final = f"{_ROOT}/spec"
@@ -22,16 +27,28 @@ _SPEC: Final = f"{SPEC_POINTER}/properties"
 _FLOW: Final = f"{_SPEC}/flows/items/properties"
 _STATUS: Final = f"{_ROOT}/status/properties"
 
-#: Where each added field goes, and its schema.
+
+def _seconds() -> JSONDict:
+    # At most Go's longest Duration, which the controller reads any larger value as (apis.lifecycle).
+    return {"format": "int64", "maximum": MAX_SECONDS, "minimum": 0, "type": "integer"}
+
+
+def _time() -> JSONDict:
+    # As long as the controller's parser reads (apis.timeutil); it writes RFC 3339 times of about 20.
+    return sorted_keys({**date_time(), "maxLength": MAX_TIME_TEXT})
+
+
+#: Where each added field goes, and its schema. ``status.retryRequest`` is the id of the last request
+#: handled, which comes from an annotation the controller reads only up to ``MAX_ANNOTATION_BYTES``.
 LIFECYCLE_FIELDS: Final[dict[str, JSONDict]] = {
     f"{_SPEC}/suspend": {"type": "boolean"},
     f"{_SPEC}/shutdown": string(enum=list(SHUTDOWN_VALUES)),
-    f"{_SPEC}/activeDeadlineSeconds": {"format": "int64", "minimum": 0, "type": "integer"},
-    f"{_SPEC}/ttlSecondsAfterFinished": {"format": "int64", "minimum": 0, "type": "integer"},
-    f"{_FLOW}/activeDeadlineSeconds": {"format": "int64", "minimum": 0, "type": "integer"},
-    f"{_STATUS}/suspendedSince": date_time(),
-    f"{_STATUS}/finishedAt": date_time(),
-    f"{_STATUS}/retryRequest": string(),
+    f"{_SPEC}/activeDeadlineSeconds": _seconds(),
+    f"{_SPEC}/ttlSecondsAfterFinished": _seconds(),
+    f"{_FLOW}/activeDeadlineSeconds": _seconds(),
+    f"{_STATUS}/suspendedSince": _time(),
+    f"{_STATUS}/finishedAt": _time(),
+    f"{_STATUS}/retryRequest": string(maxLength=MAX_ANNOTATION_BYTES),
 }
 #: The paths ``lifecycle_patch`` adds, in its order.
 LIFECYCLE_POINTERS: Final = tuple(LIFECYCLE_FIELDS)

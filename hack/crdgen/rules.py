@@ -149,7 +149,7 @@ FINALLY_NOT_A_FLOW_RULE: Final = (
 )
 FINALLY_NOT_A_FLOW_MESSAGE: Final = "jobflow Finally names must not repeat a flow name"
 #: On each finally entry's name: the webhook's JobTemplate-name rule (`validation.names`), a DNS-1123
-#: subdomain (its 253 characters are the maxLength above). The rules needing the JobFlow's name or
+#: subdomain (its 253 characters are the base CRD's maxLength). The rules needing the JobFlow's name or
 #: namespace (the Job name, the label value) stay the webhook's: a rule here cannot read them.
 FINALLY_NAME_RULE: Final = "self.matches('^[a-z0-9]([-a-z0-9]*[a-z0-9])?([.][a-z0-9]([-a-z0-9]*[a-z0-9])?)*$')"
 FINALLY_NAME_MESSAGE: Final = (
@@ -206,7 +206,8 @@ def _joined(patch: list[JSONDict]) -> list[JSONDict]:
 
 
 def failure_aware_rules_patch() -> list[JSONDict]:
-    """The rules on the failure-aware fields (issue 22) and the bound they need: ``maxLength`` of finally names.
+    """The rules on the failure-aware fields (issue 22); the ``maxLength`` of finally names they need is the
+    base CRD's (``crdgen.flow.finally_schema``: the field is ours, so bounded in the default install too).
 
     On each flow's ``dependsOn`` (a rule needs targets; a probe only with ``AllCompleted``), on
     ``spec.finally`` (unique names), on each finally name (a DNS-1123 subdomain, the webhook's rule
@@ -227,7 +228,6 @@ def failure_aware_rules_patch() -> list[JSONDict]:
             "path": f"{FINALLY_POINTER}/x-kubernetes-validations",
             "value": [{"message": FINALLY_NAMES_UNIQUE_MESSAGE, "rule": FINALLY_NAMES_UNIQUE_RULE}],
         },
-        {"op": "add", "path": f"{FINALLY_POINTER}/items/properties/name/maxLength", "value": MAX_FLOW_NAME_LENGTH},
         {
             "op": "add",
             "path": f"{FINALLY_POINTER}/items/properties/name/x-kubernetes-validations",

@@ -24,6 +24,15 @@ MATRIX_INDEX_LABEL: Final = "flow.volcano.sh/matrix-index"
 MATRIX_PARAMS_ANNOTATION: Final = "flow.volcano.sh/matrix-params"
 #: The most combinations one matrix may have.
 MAX_MATRIX_COMBINATIONS: Final = 256
+#: The expansion budget's per-string bound (docs/hostile-input.md): the longest param value, matrix
+#: value, `when` input and `when` value, in characters. The CRD's `maxLength`, the webhook's and the
+#: controller's check (validation/params.py) say the same number.
+MAX_PARAM_VALUE_LENGTH: Final = 4096
+#: The most `when` expressions one flow may have, and values one expression may list.
+MAX_WHEN_EXPRESSIONS: Final = 16
+MAX_WHEN_VALUES: Final = 64
+#: The longest parameter name (a JobFlow's or a matrix list's): `$(params.<name>)` stays readable.
+MAX_PARAM_NAME_LENGTH: Final = 63
 
 
 class Operator(StrEnum):

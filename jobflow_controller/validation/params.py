@@ -3,15 +3,21 @@
 Shared by the webhook (which refuses the JobFlow) and the controller (a stored one gets
 `InvalidJobFlow` and no Job). Each message names the field and what it may hold:
 
-* `spec.params`: a list of `{name, value}` objects, each name unique and `[A-Za-z_][A-Za-z0-9_-]*`,
-  each value a string;
-* a flow's `when`: a list of `{input, operator, values}`, the operator `in` or `notin`, `values` a
-  non-empty list of strings;
+* `spec.params`: a list of `{name, value}` objects, each name unique, `[A-Za-z_][A-Za-z0-9_-]*` and
+  at most `MAX_PARAM_NAME_LENGTH` characters, each value a string;
+* a flow's `when`: a list of at most `MAX_WHEN_EXPRESSIONS` `{input, operator, values}`, the
+  operator `in` or `notin`, `values` a non-empty list of at most `MAX_WHEN_VALUES` strings;
 * a flow's `matrix`: `params` a non-empty list of `{name, values}` (names as above, unique;
   `values` a non-empty list of strings), at most `MAX_MATRIX_COMBINATIONS` combinations,
   `maxParallel` at least 1, and its last Job's name `<jobflow>-<flow>-<N-1>` a valid Job name;
+* every param value, matrix value, `when` input and `when` value at most `MAX_PARAM_VALUE_LENGTH`
+  characters (the expansion budget's per-string bound; the CRD's `maxLength` says the same);
 * the JobFlow: at most `MAX_FLOWS` Jobs counting every matrix index (the flows' cap, limits.py),
   at most `MAX_PARAMS` params and `MAX_MATRIX_PARAMS` lists in a matrix.
+
+The checks stay cheap whatever is stored: a length is compared, never quoted (`_json` quotes at most
+80 characters), and past a list's cap only its first cap entries are looked at (the count is the
+problem reported).
 """
 
 from __future__ import annotations
@@ -21,7 +27,14 @@ import re
 from collections.abc import Mapping
 from typing import Any, Final
 
-from jobflow_controller.apis.params import MAX_MATRIX_COMBINATIONS, Operator
+from jobflow_controller.apis.params import (
+    MAX_MATRIX_COMBINATIONS,
+    MAX_PARAM_NAME_LENGTH,
+    MAX_PARAM_VALUE_LENGTH,
+    MAX_WHEN_EXPRESSIONS,
+    MAX_WHEN_VALUES,
+    Operator,
+)
 from jobflow_controller.validation.limits import MAX_FLOWS, MAX_MATRIX_PARAMS, MAX_PARAMS
 from jobflow_controller.validation.names import MAX_JOB_NAME_LENGTH, is_subdomain, job_name
 from jobflow_controller.validation.rawflows import raw_flows
@@ -43,7 +56,7 @@ def params_problems(job_flow: Mapping[str, Any]) -> list[str]:
     problems = []
     if isinstance(raw_params, list) and len(raw_params) > MAX_PARAMS:
         problems.append(f"jobflow has {len(raw_params)} params, more than the {MAX_PARAMS} allowed")
-    problems.extend(_param_list_problems("jobflow params", raw_params, "value"))
+    problems.extend(_param_list_problems("jobflow params", raw_params, "value", MAX_PARAMS))
     metadata = _mapping(job_flow.get("metadata"))
     name = metadata.get("name") if isinstance(metadata.get("name"), str) else ""
     jobs = 0
@@ -79,7 +92,7 @@ def flow_params_problems(prefix: str, flow: Mapping[str, Any], job_flow_name: st
         lists = []
     if isinstance(lists, list) and len(lists) > MAX_MATRIX_PARAMS:
         problems.append(f"{prefix}: matrix.params: has {len(lists)} lists, more than the {MAX_MATRIX_PARAMS} allowed")
-    list_problems = _param_list_problems(f"{prefix}: matrix.params", lists, "values")
+    list_problems = _param_list_problems(f"{prefix}: matrix.params", lists, "values", MAX_MATRIX_PARAMS)
     problems.extend(list_problems)
     size = 1
     for entry in lists if isinstance(lists, list) else ():
@@ -151,22 +164,27 @@ def _when_problems(prefix: str, raw: object) -> list[str]:
     if not isinstance(raw, list):
         return [f"{prefix}: when: must be a list of {{input, operator, values}} expressions, got {_json(raw)}"]
     problems: list[str] = []
-    for index, entry in enumerate(raw):
+    if len(raw) > MAX_WHEN_EXPRESSIONS:
+        problems.append(f"{prefix}: when: has {len(raw)} expressions, more than the {MAX_WHEN_EXPRESSIONS} allowed")
+    for index, entry in enumerate(raw[:MAX_WHEN_EXPRESSIONS]):
         where = f"{prefix}: when[{index}]"
         if not isinstance(entry, Mapping):
             problems.append(f"{where}: must be an object with input, operator and values, got {_json(entry)}")
             continue
-        if not isinstance(entry.get("input"), str):
-            problems.append(f"{where}.input: must be a string, got {_json(entry.get('input'))}")
+        problems.extend(_string_problems(f"{where}.input", entry.get("input")))
         operator = entry.get("operator")
         if operator not in OPERATORS:
             problems.append(f"{where}.operator: must be one of {', '.join(OPERATORS)}, got {_json(operator)}")
-        problems.extend(_values_problems(f"{where}.values", entry.get("values")))
+        values = entry.get("values")
+        if isinstance(values, list) and len(values) > MAX_WHEN_VALUES:
+            problems.append(f"{where}.values: has {len(values)} values, more than the {MAX_WHEN_VALUES} allowed")
+        problems.extend(_values_problems(f"{where}.values", values, MAX_WHEN_VALUES))
     return problems
 
 
-def _param_list_problems(where: str, raw: object, value_field: str) -> list[str]:
-    """A list of named entries (`spec.params`, a matrix's `params`): each an object, names valid and unique."""
+def _param_list_problems(where: str, raw: object, value_field: str, cap: int) -> list[str]:
+    """A list of named entries (`spec.params`, a matrix's `params`): each an object, names valid and unique.
+    Only the first `cap` entries are looked at (the caller reports a longer list)."""
     if raw is None:
         return []
     if not isinstance(raw, list):
@@ -174,29 +192,46 @@ def _param_list_problems(where: str, raw: object, value_field: str) -> list[str]
     problems: list[str] = []
     seen: dict[str, int] = {}
     base = where.rsplit(": ", 1)[-1].removeprefix("jobflow ")
-    for index, entry in enumerate(raw):
+    for index, entry in enumerate(raw[:cap]):
         at = f"{where}[{index}]"
         if not isinstance(entry, Mapping):
             problems.append(f"{at}: must be an object with a name and {value_field}, got {_json(entry)}")
             continue
         name = entry.get("name")
-        if not isinstance(name, str) or not PARAM_NAME.fullmatch(name):
+        if isinstance(name, str) and len(name) > MAX_PARAM_NAME_LENGTH:
+            problems.append(f"{at}.name: {_too_long(name, MAX_PARAM_NAME_LENGTH)}")
+        elif not isinstance(name, str) or not PARAM_NAME.fullmatch(name):
             problems.append(f"{at}.name: must match [A-Za-z_][A-Za-z0-9_-]*, got {_json(name)}")
         elif name in seen:
             problems.append(f"{at}.name: {_json(name)} is already used by {base}[{seen[name]}]")
         else:
             seen[name] = index
         if value_field == "values":
-            problems.extend(_values_problems(f"{at}.values", entry.get("values")))
-        elif not isinstance(entry.get("value"), str):
-            problems.append(f"{at}.value: must be a string, got {_json(entry.get('value'))}")
+            problems.extend(_values_problems(f"{at}.values", entry.get("values"), MAX_MATRIX_COMBINATIONS))
+        else:
+            problems.extend(_string_problems(f"{at}.value", entry.get("value")))
     return problems
 
 
-def _values_problems(where: str, values: object) -> list[str]:
+def _values_problems(where: str, values: object, cap: int) -> list[str]:
+    """A non-empty list of strings, each within the per-string bound; only its first `cap` values are looked at."""
     if not isinstance(values, list) or not values:
         return [f"{where}: must be a non-empty list of strings, got {_json(values)}"]
-    return [f"{where}[{i}]: must be a string, got {_json(v)}" for i, v in enumerate(values) if not isinstance(v, str)]
+    return [p for i, v in enumerate(values[:cap]) for p in _string_problems(f"{where}[{i}]", v)]
+
+
+def _string_problems(where: str, value: object) -> list[str]:
+    """A param value, matrix value, `when` input or `when` value: a string of at most `MAX_PARAM_VALUE_LENGTH`."""
+    if not isinstance(value, str):
+        return [f"{where}: must be a string, got {_json(value)}"]
+    if len(value) > MAX_PARAM_VALUE_LENGTH:
+        return [f"{where}: {_too_long(value, MAX_PARAM_VALUE_LENGTH)}"]
+    return []
+
+
+def _too_long(value: str, limit: int) -> str:
+    """`is 5000 characters long, more than the 4096 allowed`: the size, never the text."""
+    return f"is {len(value)} characters long, more than the {limit} allowed"
 
 
 def _is_int(value: object) -> bool:

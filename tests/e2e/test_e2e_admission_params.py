@@ -3,8 +3,11 @@
 * The webhook (a control plane of test_e2e_admission.py's with `manifests/crds`, no CEL rules): what
   needs the whole JobFlow (names unique and of their shape, 256 combinations, 500 Jobs counting every
   index, the last matrix Job's name, a matrix Job that is another flow's, a probe on a matrix flow).
-* Our CRD's schema, before any webhook: the operator's enum, `maxParallel` at least 1, empty lists.
-* The CEL Component alone (the session's control plane): names unique and of their shape.
+* Our CRD's schema, before any webhook: the operator's enum, `maxParallel` at least 1, empty lists,
+  and the bounds of issue 42 (a param value, a `when` input of at most 4096 characters, at most 16
+  `when` expressions of at most 64 values).
+* The CEL Component alone (the session's control plane): names unique and of their shape, and a
+  matrix's product of list sizes at most 256 (issue 42: a 17 x 16 matrix refused, 16 x 16 taken).
 
 The webhook set-ups are test_e2e_admission.py's, imported.
 """
@@ -132,6 +135,22 @@ SCHEMA_REFUSED: dict[str, tuple[Flows, str]] = {
         "spec.flows[0].matrix.maxParallel: Invalid value: 0: spec.flows[0].matrix.maxParallel in body should be"
         " greater than or equal to 1",
     ),
+    "a when input of 4097 characters": (
+        [{"name": "a", "when": [{"input": "x" * 4097, "operator": "in", "values": ["x"]}]}],
+        "spec.flows[0].when[0].input: Too long: may not be more than 4096 bytes",
+    ),
+    "17 when expressions": (
+        [{"name": "a", "when": [{"input": "x", "operator": "in", "values": ["x"]}] * 17}],
+        "spec.flows[0].when: Too many: 17: must have at most 16 items",
+    ),
+    "65 when values": (
+        [{"name": "a", "when": [{"input": "x", "operator": "in", "values": ["x"] * 65}]}],
+        "spec.flows[0].when[0].values: Too many: 65: must have at most 64 items",
+    ),
+    "a matrix value of 4097 characters": (
+        [{"name": "a", "matrix": matrix(("x", ["1", "y" * 4097]))}],
+        "spec.flows[0].matrix.params[0].values[1]: Too long: may not be more than 4096 bytes",
+    ),
 }
 
 
@@ -163,6 +182,25 @@ CEL_REFUSED: dict[str, tuple[Flows, list[dict[str, Any]] | None, str, str]] = {
         None,
         "spec.flows[0].matrix.params",
         "jobflow Flow matrix.params names must be unique",
+    ),
+    "a 17 x 16 matrix": (
+        [flow("a"), {"name": "b", "matrix": matrix(("rows", values(17)), ("cols", values(16)))}],
+        None,
+        "spec.flows[1].matrix",
+        "jobflow Flow matrix has 272 combinations (the product of its params list sizes), more than the 256 allowed",
+    ),
+    "16 lists of 2 values": (
+        [{"name": "a", "matrix": matrix(*((f"p{i}", values(2)) for i in range(16)))}],
+        None,
+        "spec.flows[0].matrix",
+        "jobflow Flow matrix has 65536 combinations (the product of its params list sizes), more than the 256 allowed",
+    ),
+    "16 lists of 256 values": (
+        [{"name": "a", "matrix": matrix(*((f"p{i}", values(256)) for i in range(16)))}],
+        None,
+        "spec.flows[0].matrix",
+        "jobflow Flow matrix has more than 1099511627776 combinations (the product of its params list sizes),"
+        " more than the 256 allowed",
     ),
 }
 
@@ -198,3 +236,16 @@ def test_crd_rules_admit_the_issue_example_and_keep_every_field(
     assert stored["params"] == ISSUE_PARAMS
     assert [f.get("when") for f in stored["flows"]] == [f.get("when") for f in ISSUE_EXAMPLE]
     assert stored["flows"][1]["matrix"] == ISSUE_EXAMPLE[1]["matrix"]
+
+
+@pytest.mark.parametrize(
+    "lists",
+    [[("rows", 16), ("cols", 16)], [("one", 256)], [(f"p{i}", 2) for i in range(8)] + [(f"q{i}", 1) for i in range(8)]],
+    ids=["16 x 16", "256", "2^8 x 1^8"],
+)
+def test_crd_rule_admits_a_matrix_of_256_combinations(
+    clientset: Clientset, namespace: str, lists: list[tuple[str, int]]
+) -> None:
+    flows = [{"name": "a", "matrix": matrix(*((name, values(size)) for name, size in lists))}]
+    created = clientset.job_flows(namespace).create(with_params("square", namespace, flows), dry_run=True)
+    assert created["spec"]["flows"][0]["matrix"] == flows[0]["matrix"]

@@ -199,6 +199,15 @@ def test_the_component_adds_the_rules_and_bounds_to_the_jobflow_crd(tmp_path: Pa
     assert matrix_params["items"]["x-kubernetes-validations"] == [
         {"message": "jobflow Flow matrix.params name must match [A-Za-z_][A-Za-z0-9_-]*", "rule": crds.NAME_SHAPE_RULE}
     ]
+    # Issue 42: a matrix's product of list sizes at most 256, the message naming it.
+    matrix = flow["properties"]["matrix"]
+    assert matrix["x-kubernetes-validations"] == [
+        {
+            "message": crds.MATRIX_PRODUCT_MESSAGE,
+            "messageExpression": crds.MATRIX_PRODUCT_MESSAGE_EXPRESSION,
+            "rule": crds.MATRIX_PRODUCT_RULE,
+        }
+    ]
     # Every rule is on spec, spec.flows or its items, spec.finally, or the parameter lists, and nothing
     # else of the deployment changes but the CronJobFlow CRD, which gets its own rules (docs/cron.md).
     assert custom_resource_definitions(documents)[CRONJOBFLOWS] == crds.cron_crd(with_rules=True)
@@ -209,6 +218,7 @@ def test_the_component_adds_the_rules_and_bounds_to_the_jobflow_crd(tmp_path: Pa
         flows["x-kubernetes-validations"],
         flow["x-kubernetes-validations"],
         flow["properties"]["dependsOn"]["x-kubernetes-validations"],
+        matrix["x-kubernetes-validations"],
         matrix_params["x-kubernetes-validations"],
         matrix_params["items"]["x-kubernetes-validations"],
         params["x-kubernetes-validations"],
@@ -238,11 +248,10 @@ def test_without_the_rules_and_name_bounds_the_component_leaves_our_crd(tmp_path
     spec = patched["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["spec"]
     finally_ = spec["properties"]["finally"]
     del spec["x-kubernetes-validations"], finally_["x-kubernetes-validations"]
-    del finally_["items"]["properties"]["name"]["maxLength"]
     del finally_["items"]["properties"]["name"]["x-kubernetes-validations"]
+    del flow["matrix"]["x-kubernetes-validations"]
     for params in (spec["properties"]["params"], flow["matrix"]["properties"]["params"]):
         del params["x-kubernetes-validations"], params["items"]["x-kubernetes-validations"]
-        del params["items"]["properties"]["name"]["maxLength"]
     assert patched == crds.jobflow_crd()
     assert [op["path"] for op in crds.validation_patch() if op["path"].endswith("/maxItems")] == []
 
@@ -253,7 +262,7 @@ def test_only_the_shutdown_transition_rule_reads_old_self_so_the_flow_rules_ratc
     # stored before the Component was applied is never refused by it (tests/e2e/test_e2e_admission.py).
     # The transition rule of spec.shutdown (docs/lifecycle.md) passes whenever shutdown is unchanged.
     rules = [rule["rule"] for listed in validations(crds.jobflow_crd(with_rules=True)) for rule in listed]
-    assert len(rules) == 13
+    assert len(rules) == 14
     assert [rule for rule in rules if "oldSelf" in rule] == [crds.SHUTDOWN_TRANSITION_RULE]
 
 

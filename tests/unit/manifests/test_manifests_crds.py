@@ -236,7 +236,7 @@ def test_the_jobflow_crd_adds_only_optional_fields_and_the_two_caps_to_upstreams
     assert flow["required"] == ["name"]  # optional: every object valid for upstream's CRD is valid for ours
     assert flow["properties"]["retry"] == {
         "properties": {
-            "backoff": {"default": "0s", "type": "string"},
+            "backoff": {"default": "0s", "maxLength": 64, "type": "string"},
             "maxRetries": {"format": "int32", "maximum": 100, "minimum": 0, "type": "integer"},
         },
         "required": ["maxRetries"],
@@ -337,24 +337,25 @@ def test_crd_file_below_its_header_is_upstreams_file_byte_for_byte_but_for_our_b
     text = (ROOT / path).read_text(encoding="utf-8")
     header, separator, body = text.partition("\n---\n")
     assert separator and all(line.startswith("#") for line in header.splitlines())
-    # The JobFlow CRD's retry block is 13 lines (retry:, properties:, backoff's 3, maxRetries' 5, required's 2,
+    # The JobFlow CRD's retry block is 14 lines (retry:, properties:, backoff's 4, maxRetries' 5, required's 2,
     # type:), and it has one line per cap (targets come first in the file); no other file has either.
     # The failure-aware blocks: failurePolicy and rule an enum (5 and 9 lines), continueOnFailure a boolean (2),
-    # skippedJobs a list of strings (4), finally its entries (a name and a patch of the flows' schema).
+    # skippedJobs a list of at most 600 strings of at most 253 (6), finally its entries (a name and a patch of
+    # the flows' schema). Issue 42 bounded each field of ours: a maxLength, maxItems or maximum line apiece.
     jobflows = path.endswith("flow.volcano.sh_jobflows.yaml")
     body, blocks, caps = without_our_lines(body, lifecycle=jobflows)
-    # The lifecycle blocks 28 (4 for each of the three int64 fields, 6 for shutdown's enum, 2 for suspend
-    # and retryRequest, 3 for each time).
-    # The parameter blocks (issue 37): matrix 28 (its params inside), when 21, spec.params 14.
-    expected = {"failurePolicy": 5, "continueOnFailure": 2, "rule": 9, "retry": 13, "skippedJobs": 4, "lifecycle": 28}
+    # The lifecycle blocks 34 (5 for each of the three int64 fields, 6 for shutdown's enum, 2 for suspend,
+    # 3 for retryRequest, 4 for each time).
+    # The parameter blocks (issue 37): matrix 31 (its params inside), when 25, spec.params 16.
+    expected = {"failurePolicy": 5, "continueOnFailure": 2, "rule": 9, "retry": 14, "skippedJobs": 6, "lifecycle": 34}
     if jobflows:
-        expected |= {"matrix": 28, "when": 21, "params": 14}
+        expected |= {"matrix": 31, "when": 25, "params": 16}
     if jobflows:
-        # finally: the block's 11 lines of its own (items, name, required, maxItems, ...) and a patch block
+        # finally: the block's 12 lines of its own (items, name, required, maxItems, ...) and a patch block
         # exactly as long as a flow's (the same schema).
         finally_patch, flow_patch = block_sizes(text, "patch")
         assert finally_patch == flow_patch
-        expected["finally"] = 11 + flow_patch
+        expected["finally"] = 12 + flow_patch
     assert blocks == (expected if jobflows else {})
     assert caps == ([f"maxItems: {MAX_TARGETS}", f"maxItems: {MAX_FLOWS}"] if jobflows else [])
     assert hashlib.sha256(f"---\n{body}".encode()).hexdigest() == UPSTREAM_FILE_SHA256[Path(path).name]
@@ -398,6 +399,7 @@ ALLOWED_KEYWORDS = {
     "items",
     "maxItems",
     "maxLength",
+    "maxProperties",
     "maximum",
     "minItems",
     "minLength",
@@ -608,16 +610,17 @@ LIFECYCLE_STATUS = {"finishedAt", "retryRequest", "suspendedSince"}
 
 def test_jobflow_lifecycle_fields_are_optional_bounded_and_typed() -> None:
     schema = root_schema(JOBFLOW)
-    seconds = {"format": "int64", "minimum": 0, "type": "integer"}
+    # At most Go's longest Duration, as the controller reads them (issue 42: every field of ours bounded).
+    seconds = {"format": "int64", "maximum": 9_223_372_036, "minimum": 0, "type": "integer"}
     assert at(schema, "spec.activeDeadlineSeconds") == at(schema, "spec.ttlSecondsAfterFinished") == seconds
     assert at(schema, "spec.flows.[].activeDeadlineSeconds") == seconds
     assert at(schema, "spec.suspend") == {"type": "boolean"}
     assert at(schema, "spec.shutdown") == {"enum": ["", "Stop", "Terminate"], "type": "string"}
     assert "required" not in at(schema, "spec")
     assert {key: at(schema, f"status.{key}") for key in sorted(LIFECYCLE_STATUS)} == {
-        "finishedAt": {"format": "date-time", "type": "string"},
-        "retryRequest": {"type": "string"},
-        "suspendedSince": {"format": "date-time", "type": "string"},
+        "finishedAt": {"format": "date-time", "maxLength": 64, "type": "string"},
+        "retryRequest": {"maxLength": 65536, "type": "string"},
+        "suspendedSince": {"format": "date-time", "maxLength": 64, "type": "string"},
     }
 
 
@@ -652,7 +655,7 @@ def test_jobflow_spec_schema() -> None:
     assert at(flow, "when.[].operator") == {"enum": ["in", "notin"], "type": "string"}
     assert at(flow, "when.[].values")["minItems"] == 1
     assert at(flow, "matrix")["required"] == ["params"]
-    assert at(flow, "matrix.maxParallel") == {"format": "int32", "minimum": 1, "type": "integer"}
+    assert at(flow, "matrix.maxParallel") == {"format": "int32", "maximum": 2**31 - 1, "minimum": 1, "type": "integer"}
     assert (at(flow, "matrix.params")["minItems"], at(flow, "matrix.params")["maxItems"]) == (1, 16)
     assert (at(flow, "matrix.params.[].values")["minItems"], at(flow, "matrix.params.[].values")["maxItems"]) == (
         1,
@@ -687,9 +690,13 @@ def test_jobflow_failure_aware_fields_are_optional_without_defaults() -> None:
     finally_ = at(spec, "finally")
     assert (finally_["type"], finally_["maxItems"]) == ("array", MAX_FINALLY)
     assert finally_["items"]["required"] == ["name"]
-    assert at(finally_, "[].name") == {"minLength": 1, "type": "string"}
+    assert at(finally_, "[].name") == {"maxLength": 253, "minLength": 1, "type": "string"}
     assert at(finally_, "[].patch") == at(spec, "flows.[].patch")
-    assert at(root_schema(JOBFLOW), "status.skippedJobs") == {"items": {"type": "string"}, "type": "array"}
+    assert at(root_schema(JOBFLOW), "status.skippedJobs") == {
+        "items": {"maxLength": 253, "type": "string"},
+        "maxItems": MAX_FLOWS + MAX_FINALLY,
+        "type": "array",
+    }
     for field in ("failurePolicy", "finally", "flows.[].dependsOn.rule", "flows.[].continueOnFailure"):
         assert "default" not in at(spec, field)
 

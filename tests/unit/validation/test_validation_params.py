@@ -141,6 +141,47 @@ REFUSED: list[tuple[str, dict[str, Any], str]] = [
         jf([{"name": f"f{i}", "matrix": matrix(("x", [str(j) for j in range(200)]))} for i in range(3)]),
         "jobflow has 600 Jobs counting every matrix index, more than the 500 allowed",
     ),
+    # Issue 42: the expansion budget's per-string bound, and the caps on `when` (the CRD's bounds).
+    (
+        "param-value-too-long",
+        jf([{"name": "a"}], params=[{"name": "n", "value": "x" * 4097}]),
+        "jobflow params[0].value: is 4097 characters long, more than the 4096 allowed",
+    ),
+    (
+        "param-name-too-long",
+        jf([{"name": "a"}], params=[{"name": "n" * 64, "value": "x"}]),
+        "jobflow params[0].name: is 64 characters long, more than the 63 allowed",
+    ),
+    (
+        "when-input-too-long",
+        jf([{"name": "a"}, {"name": "train", "when": [{"input": "x" * 5000, "operator": "in", "values": ["x"]}]}]),
+        'jobflow Flow "train": when[0].input: is 5000 characters long, more than the 4096 allowed',
+    ),
+    (
+        "when-value-too-long",
+        jf([{"name": "a", "when": [{"input": "x", "operator": "in", "values": ["x", "y" * 4097]}]}]),
+        'jobflow Flow "a": when[0].values[1]: is 4097 characters long, more than the 4096 allowed',
+    ),
+    (
+        "when-too-many-expressions",
+        jf([{"name": "a", "when": WHEN_OK * 17}]),
+        'jobflow Flow "a": when: has 17 expressions, more than the 16 allowed',
+    ),
+    (
+        "when-too-many-values",
+        jf([{"name": "a", "when": [{"input": "x", "operator": "in", "values": ["v"] * 65}]}]),
+        'jobflow Flow "a": when[0].values: has 65 values, more than the 64 allowed',
+    ),
+    (
+        "matrix-value-too-long",
+        jf([{"name": "a", "matrix": matrix(("x", ["1", "2" * 4097]))}]),
+        'jobflow Flow "a": matrix.params[0].values[1]: is 4097 characters long, more than the 4096 allowed',
+    ),
+    (
+        "matrix-name-too-long",
+        jf([{"name": "a", "matrix": matrix(("x" * 64, ["1"]))}]),
+        'jobflow Flow "a": matrix.params[0].name: is 64 characters long, more than the 63 allowed',
+    ),
 ]
 
 
@@ -207,3 +248,23 @@ def test_a_probe_may_not_wait_on_a_matrix_flow() -> None:
         'jobflow Flow "serve": dependsOn.probe: cannot wait on the matrix flow "train"'
         " (a probe checks one Job per target)" in validate_job_flow(jf(flows))
     )
+
+
+def test_every_string_and_list_at_its_bound_is_allowed() -> None:
+    when = [{"input": "i" * 4096, "operator": "notin", "values": ["v" * 4096] * 64}] * 16
+    flows = [{"name": "a", "when": when, "matrix": matrix(("m" * 63, ["x" * 4096] * 256))}]
+    assert validation_message(jf(flows, params=[{"name": "p" * 63, "value": "x" * 4096}])) is None
+
+
+def test_a_huge_value_is_measured_never_quoted() -> None:
+    problems = validate_job_flow(jf([{"name": "a"}], params=[{"name": "n", "value": "x" * 1_000_000}]))
+    assert problems == ["jobflow params[0].value: is 1000000 characters long, more than the 4096 allowed"]
+
+
+def test_past_a_lists_cap_only_the_first_entries_are_looked_at() -> None:
+    # 100,000 bad values and 10,000 bad expressions: the count, and at most the cap's worth of entries.
+    bad_values = [{"input": "x", "operator": "in", "values": [0] * 100_000}]
+    problems = validate_job_flow(jf([{"name": "a", "when": bad_values}, {"name": "b", "when": [0] * 10_000}]))
+    assert problems[0] == 'jobflow Flow "a": when[0].values: has 100000 values, more than the 64 allowed'
+    assert problems[65] == 'jobflow Flow "b": when: has 10000 expressions, more than the 16 allowed'
+    assert len(problems) == 1 + 64 + 1 + 16
