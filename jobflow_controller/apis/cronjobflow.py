@@ -32,8 +32,6 @@ MAX_STARTING_DEADLINE_SECONDS: Final = 31_536_000
 #: CronJob's defaults for the two history limits.
 DEFAULT_SUCCESSFUL_HISTORY_LIMIT: Final = 3
 DEFAULT_FAILED_HISTORY_LIMIT: Final = 1
-#: The largest `spec.startingDeadlineSeconds`: one year (a run later than that is no catch-up).
-MAX_STARTING_DEADLINE_SECONDS: Final = 31_536_000
 
 
 class ConcurrencyPolicy(StrEnum):
