@@ -15,7 +15,9 @@ The JobFlow CRD we ship is upstream's plus (``our_additions_patch``):
   ``spec.flows[].continueOnFailure`` (a boolean), ``spec.finally`` (at most ``MAX_FINALLY`` entries,
   each a name and a patch of the flows' schema), and ``status.skippedJobs``;
 * the parameter fields (docs/params.md, issue 37, ``crdgen.params``): ``spec.params``,
-  ``spec.flows[].when`` and ``spec.flows[].matrix``, optional and without defaults.
+  ``spec.flows[].when`` and ``spec.flows[].matrix``, optional and without defaults;
+* the results fields (docs/results.md, issue 43, ``crdgen.results``): ``spec.flows[].results`` and
+  ``status.jobStatusList[].results``.
 
 An object valid for our CRD is valid for upstream's and stored the same, but for the fields above,
 which upstream's CRD prunes; one valid for upstream's is valid for ours unless it has more flows, or
@@ -31,6 +33,7 @@ from typing import Any, Final
 from crdgen.jsonpatch import parent_of
 from crdgen.lifecycle import LIFECYCLE_POINTERS, lifecycle_patch
 from crdgen.params import PARAMS_POINTERS, params_patch
+from crdgen.results import RESULTS_POINTERS, results_patch
 from crdgen.schema import (
     JSONDict,
     array,
@@ -236,8 +239,8 @@ def failure_aware_patch() -> list[JSONDict]:
 
 def our_additions_patch() -> list[JSONDict]:
     """Every difference between our JobFlow CRD and upstream's, as ``add``s: the retry field, the caps,
-    the failure-aware fields, the lifecycle fields, the parameter fields."""
-    return [*retry_field_patch(), *cap_patch(), *failure_aware_patch(), *lifecycle_patch(), *params_patch()]
+    the failure-aware fields, the lifecycle fields, the parameter fields, the results fields."""
+    return [*retry_field_patch(), *cap_patch(), *failure_aware_patch(), *lifecycle_patch(), *params_patch(), *results_patch()]
 
 
 #: The paths ``failure_aware_patch`` adds, in its order.
@@ -256,6 +259,7 @@ OUR_ADDITIONS: Final = (
     *FAILURE_AWARE_ADDITIONS,
     *LIFECYCLE_POINTERS,
     *PARAMS_POINTERS,
+    *RESULTS_POINTERS,
 )
 
 

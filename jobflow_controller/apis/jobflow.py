@@ -32,6 +32,8 @@ class Flow:
     #: The raw `when` and `matrix` (ours, docs/params.md); None when absent or null. Read by `apis.params`.
     when: Any = field(default=None, compare=False, hash=False)
     matrix: Any = field(default=None, compare=False, hash=False)
+    #: The raw `results` (ours, docs/results.md); None when absent or null. Read by `apis.results`.
+    results: Any = field(default=None, compare=False, hash=False)
 
 
 def spec(obj: Obj) -> Mapping[str, Any]:
@@ -74,6 +76,7 @@ def flows(job_flow: Obj) -> list[Flow]:
                 continue_on_failure=raw.get("continueOnFailure") is True,
                 when=raw.get("when"),
                 matrix=raw.get("matrix"),
+                results=raw.get("results"),
             )
         )
     return out

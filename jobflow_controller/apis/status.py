@@ -10,6 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from jobflow_controller.apis.results import recorded_results
+
 
 @dataclass
 class JobRunningHistory:
@@ -44,6 +46,9 @@ class JobStatus:
     end_timestamp: str | None = None
     restart_count: int = 0
     running_histories: list[JobRunningHistory] = field(default_factory=list)
+    #: Ours (docs/results.md): what the Job's pod reported for its flow's declared names, once it
+    #: ended (None: not read, or the flow declares none); written as `results`, even when empty.
+    results: dict[str, str] | None = None
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {}
@@ -59,6 +64,8 @@ class JobStatus:
             out["restartCount"] = self.restart_count
         if self.running_histories:
             out["runningHistories"] = [h.to_dict() for h in self.running_histories]
+        if self.results is not None:
+            out["results"] = dict(self.results)
         return out
 
     @classmethod
@@ -70,6 +77,7 @@ class JobStatus:
             end_timestamp=raw.get("endTimestamp") or None,
             restart_count=int(raw.get("restartCount") or 0),
             running_histories=[JobRunningHistory.from_dict(h) for h in raw.get("runningHistories") or []],
+            results=recorded_results(raw.get("results")),
         )
 
 

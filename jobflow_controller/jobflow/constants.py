@@ -98,3 +98,7 @@ MESSAGE_ENDED_DEADLINE = "JobFlow failed: it ran past its activeDeadlineSeconds"
 REASON_RETRIED = "Retried"
 MESSAGE_RETRIED = "Re-running flows: %s"
 MESSAGE_RETRIED_NOTHING = "Nothing to re-run: no flow is Failed or Skipped, or named"
+
+#: Ours (docs/results.md): a Completed Job's pod did not report a declared result (or reported a bad one).
+REASON_INVALID_RESULT = "InvalidResult"
+MESSAGE_INVALID_RESULT = "Flow %s, Job %s: %s; the flow counts as Failed"

@@ -30,6 +30,7 @@ from jobflow_controller.jobflow.handler import JobFlowEventHandlers
 from jobflow_controller.jobflow.job_flow_queue import JobFlowQueue, request_for
 from jobflow_controller.jobflow.memories import JobFlowMemories
 from jobflow_controller.jobflow.observe import JobFlowObserver
+from jobflow_controller.jobflow.results_reader import ResultsReader, pod_getter
 from jobflow_controller.jobflow.own_writes import OwnWrites
 from jobflow_controller.jobflow.pacing import (
     STATUS_WRITE_BURST,
@@ -155,6 +156,7 @@ class JobFlowController:
             self.probes,
             self.clock,
             self.patch_fields,
+            ResultsReader(pod_getter(lambda namespace: self.clientset.pods(namespace))),
         )
         return JobFlowSyncer(
             self.clientset,

@@ -62,8 +62,11 @@ class JobStatusIndex:
         return [self.entries[i] for i in self._at.get(name, ())]
 
     def merge(self, entry: JobStatus) -> None:
+        """Upstream's; the entry replaced keeps its `results` (docs/results.md) unless the new one has its own."""
         at = self._at.get(entry.name)
         if at:
+            if entry.results is None:
+                entry.results = self.entries[at[0]].results
             self.entries[at[0]] = entry
         else:
             self._at[entry.name] = [len(self.entries)]

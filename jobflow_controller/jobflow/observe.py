@@ -22,6 +22,7 @@ from jobflow_controller.jobflow.expectations import CreateExpectations
 from jobflow_controller.jobflow.owned_jobs import jobs_created_by_job_flow
 from jobflow_controller.jobflow.plan import JobFlowSpec, World
 from jobflow_controller.jobflow.probes.judge import ProbeJudge
+from jobflow_controller.jobflow.results_reader import ResultsReader
 from jobflow_controller.jobflow.status_writer import StatusWriter
 from jobflow_controller.kube.informers import JobFlowLister, JobLister, JobTemplateLister
 from workqueue import Clock
@@ -41,6 +42,7 @@ class JobFlowObserver:
         probes: ProbeJudge,
         clock: Clock,
         patch_fields: PatchFields | None = None,
+        results: ResultsReader | None = None,
     ) -> None:
         self.job_flow_lister, self.job_template_lister, self.job_lister = listers
         self._writer = status_writer
@@ -49,6 +51,7 @@ class JobFlowObserver:
         self._probes = probes
         self._clock = clock
         self._patch_fields = patch_fields
+        self._results = results
 
     def observe(self, job_flow: Obj) -> World:
         """What the sync of `job_flow` sees: its Jobs, the Jobs and templates its flows name, the time."""
@@ -79,6 +82,13 @@ class JobFlowObserver:
             now=self._clock.wall(),
         )
         return world
+
+    def read_results(self, world: World) -> World:
+        """Ours (docs/results.md): the results of the Jobs that ended and were not read yet, one GET of a
+        pod each (results_reader.py). A JobFlow that declares none is returned as it is."""
+        if self._results is None or world.spec.results is None:
+            return world
+        return self._results.read(world)
 
     def check_probes(self, world: World) -> World:
         """Ours (docs/probe.md): the verdicts of the probe flows `deploy_job` will judge, their checks

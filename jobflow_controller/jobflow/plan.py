@@ -11,6 +11,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from functools import cached_property
+from types import MappingProxyType
 from typing import Any, NamedTuple
 
 from jobflow_controller.apis import jobflow as jf
@@ -19,6 +20,7 @@ from jobflow_controller.apis.lifecycle import Lifecycle
 from jobflow_controller.apis.params import ParamsSpec
 from jobflow_controller.apis.patch_fields import PatchFields
 from jobflow_controller.apis.probe import Probe
+from jobflow_controller.apis.results import Reading, ResultsSpec
 from jobflow_controller.apis.retry import RetryPolicies, retry_policies
 from jobflow_controller.apis.rules import FailurePolicy
 from jobflow_controller.apis.status import JobFlowStatus
@@ -26,6 +28,8 @@ from jobflow_controller.jobflow import constants as c
 from jobflow_controller.jobflow.deleted_jobs import recorded_completed, superseded
 
 Obj = Mapping[str, Any]
+#: The readings of a sync that read none: one shared empty mapping (no new memory per sync).
+NO_READINGS: Mapping[str, Reading] = MappingProxyType({})
 
 
 @dataclass(frozen=True)
@@ -46,12 +50,17 @@ class JobFlowSpec:
     lifecycle: Lifecycle = field(default_factory=Lifecycle)
     #: Ours (docs/params.md): `params`, `when`, `matrix`; None when the JobFlow sets none of them.
     params: ParamsSpec | None = None
+    #: Ours (docs/results.md): the flows' declared `results`; None when no flow declares any.
+    results: ResultsSpec | None = None
 
     @classmethod
     def of(cls, job_flow: Obj, patch_fields: PatchFields | None = None) -> JobFlowSpec:
         flows = tuple(jf.flows(job_flow))
         lifecycle = Lifecycle.of(job_flow)
         params = ParamsSpec.of(job_flow, flows)
+        results = ResultsSpec.of([(f.name, f.results) for f in flows])
+        if results is not None and params is None:
+            params = ParamsSpec()  # results are planned by the params policy's rules (results_policy.py)
         return cls(
             flows,
             jf.job_retain_policy(job_flow),
@@ -62,6 +71,7 @@ class JobFlowSpec:
             finally_flows=tuple(rules.finally_flows(job_flow)),
             lifecycle=lifecycle,
             params=params,
+            results=results,
         )
 
     def template_names(self) -> set[str]:
@@ -107,6 +117,9 @@ class World:
     #: The probe flows' verdicts, by flow name (only flows with a probe that the sync may judge).
     probes: Mapping[str, ProbeVerdict]
     now: datetime
+    #: Ours (docs/results.md): what the ended Jobs' pods reported, read in this sync (results_reader.py),
+    #: by Job name; empty for a JobFlow that declares no results.
+    readings: Mapping[str, Reading] = field(default_factory=lambda: NO_READINGS)
 
     @property
     def namespace(self) -> str:

@@ -3,7 +3,8 @@
 Upstream's rule (`FlowPolicy`); the failure-aware rules (`FailureAwarePolicy`, rules_policy.py,
 docs/rules.md) for a JobFlow that sets one of their fields; and, for a JobFlow that sets `params`,
 `when` or `matrix` (docs/params.md), `ParamsPolicy` (params_policy.py), the failure-aware rules with
-conditions and many Jobs per flow.
+conditions and many Jobs per flow; for a JobFlow a flow of which declares `results` (docs/results.md),
+`ResultsPolicy` (results_policy.py), the params policy judging a Completed Job by its results too.
 """
 
 from __future__ import annotations
@@ -11,11 +12,14 @@ from __future__ import annotations
 from jobflow_controller.jobflow.flow_policy import FlowPolicy
 from jobflow_controller.jobflow.params_policy import ParamsPolicy
 from jobflow_controller.jobflow.plan import World
+from jobflow_controller.jobflow.results_policy import ResultsPolicy
 from jobflow_controller.jobflow.rules_policy import FailureAwarePolicy
 
 
 def choose_policy(world: World) -> FlowPolicy:
     """The policy the spec asks for; a JobFlow that sets none of the new fields gets upstream's."""
+    if world.spec.results is not None:
+        return ResultsPolicy(world)
     if world.spec.params is not None:
         return ParamsPolicy(world)
     return FailureAwarePolicy(world) if world.spec.failure_aware else FlowPolicy(world)

@@ -182,8 +182,9 @@ class JobFlowSyncer:
         return self._observer.observe(job_flow)
 
     def observe_and_check(self, job_flow: Obj) -> World:
-        """`observe`, then the probe checks of the flows `deploy_job` will judge (observe.py)."""
-        return self._observer.check_probes(self._observer.observe(job_flow))
+        """`observe`, the results of the Jobs that ended, then the probe checks of the flows `deploy_job`
+        will judge (observe.py)."""
+        return self._observer.check_probes(self._observer.read_results(self._observer.observe(job_flow)))
 
     def get_all_jobs_created_by_job_flow(self, job_flow: Obj) -> list[Obj]:
         """The Jobs this JobFlow controls (by uid), in creation order (owned_jobs.py)."""

@@ -17,11 +17,17 @@ from collections.abc import Mapping
 from typing import Any
 
 from jobflow_controller.apis import meta
+from jobflow_controller.apis.retry import job_attempt
 from jobflow_controller.apis.timeutil import format_time
 from jobflow_controller.local.phase_script import FINISHING
 
 #: On a task's pod template: "true" makes the simulator create and run that task's pods.
 PODS_ANNOTATION = "sim.jobflow.volcano.sh/pods"
+#: On a task's pod template (docs/results.md): the termination message its pod of index 0 ends with,
+#: written as it is (so a test can write a bad one too); the task gets simulated pods. A Job created again
+#: (attempt N) uses `sim.jobflow.volcano.sh/results-retry-N` instead when the template has it.
+RESULTS_ANNOTATION = "sim.jobflow.volcano.sh/results"
+RETRY_RESULTS_ANNOTATION_PREFIX = "sim.jobflow.volcano.sh/results-retry-"
 #: The pod IP every simulated pod reports; what a test serves its probed ports on.
 POD_IP = "127.0.0.1"
 #: The node simulated pods are bound to: no scheduler runs, and a bound pod may report an IP.
@@ -38,7 +44,7 @@ def pod_tasks(job: Mapping[str, Any]) -> list[Mapping[str, Any]]:
     out = []
     for task in (job.get("spec") or {}).get("tasks") or []:
         annotations = ((task.get("template") or {}).get("metadata") or {}).get("annotations") or {}
-        if str(annotations.get(PODS_ANNOTATION, "")).lower() == "true":
+        if str(annotations.get(PODS_ANNOTATION, "")).lower() == "true" or RESULTS_ANNOTATION in annotations:
             out.append(task)
     return out
 
@@ -88,6 +94,38 @@ def task_pods(job: Mapping[str, Any], task: Mapping[str, Any]) -> list[dict[str,
     return pods
 
 
+def termination_message(job: Mapping[str, Any], task: Mapping[str, Any], pod: Mapping[str, Any]) -> str | None:
+    """The message the pod's first container ends with: the task's results annotation (the attempt's, if
+    any), on the pod of index 0 only; None when it has none."""
+    if not meta.name(pod).endswith("-0"):
+        return None
+    annotations = ((task.get("template") or {}).get("metadata") or {}).get("annotations") or {}
+    attempt = job_attempt(job)
+    message = annotations.get(f"{RETRY_RESULTS_ANNOTATION_PREFIX}{attempt}") if attempt else None
+    message = message if message is not None else annotations.get(RESULTS_ANNOTATION)
+    return str(message) if message is not None else None
+
+
+def container_statuses(pod: Mapping[str, Any], message: str | None, succeeded: bool) -> list[dict[str, Any]]:
+    """The terminated status of each container of a finished pod, the first with `message`."""
+    out = []
+    for i, container in enumerate(((pod.get("spec") or {}).get("containers")) or []):
+        terminated: dict[str, Any] = {"exitCode": 0 if succeeded else 1, "reason": "Completed" if succeeded else "Error"}
+        if i == 0 and message:
+            terminated["message"] = message
+        out.append(
+            {
+                "name": str(container.get("name") or ""),
+                "image": str(container.get("image") or ""),
+                "imageID": "",
+                "ready": False,
+                "restartCount": 0,
+                "state": {"terminated": terminated},
+            }
+        )
+    return out
+
+
 def pod_status(job_phase: str, now: datetime.datetime) -> dict[str, Any] | None:
     """The status a kubelet would report for the pods of a Job entering `job_phase` (None: leave them)."""
     if job_phase == "Running":
@@ -106,3 +144,13 @@ def pod_status(job_phase: str, now: datetime.datetime) -> dict[str, Any] | None:
     if job_phase in FINISHING:
         return {"phase": "Failed", "conditions": [{"type": "Ready", "status": "False"}]}
     return None
+
+
+def finished_status(
+    job: Mapping[str, Any], task: Mapping[str, Any], pod: Mapping[str, Any], status: dict[str, Any]
+) -> dict[str, Any]:
+    """`status`, and once the pod has finished its containers' terminated states (docs/results.md)."""
+    if status.get("phase") not in ("Succeeded", "Failed"):
+        return status
+    message = termination_message(job, task, pod)
+    return {**status, "containerStatuses": container_statuses(pod, message, status["phase"] == "Succeeded")}

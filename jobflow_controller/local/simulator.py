@@ -51,7 +51,7 @@ from jobflow_controller.local.phase_script import (
     parse_script,
     script_of,
 )
-from jobflow_controller.local.simulated_pods import pod_status, pod_tasks, task_pods
+from jobflow_controller.local.simulated_pods import finished_status, pod_status, pod_tasks, task_pods
 
 log = structlog.get_logger(__name__)
 
@@ -342,7 +342,7 @@ class JobSimulator:
                     if phase == "Running":
                         with contextlib.suppress(AlreadyExistsError):  # a restarted simulator
                             pods.create(pod)
-                    pods.patch_status(meta.name(pod), {"status": status})
+                    pods.patch_status(meta.name(pod), {"status": finished_status(job, task, pod, status)})
                 except NotFoundError:
                     continue  # never created (the Job finished before it ran), or deleted
                 except ApiStatusError as err:
@@ -390,3 +390,4 @@ class JobSimulator:
             self._schedule(uid, index + 1, step.seconds)
         else:
             self._plans.pop(uid, None)
+

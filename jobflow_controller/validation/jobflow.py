@@ -21,6 +21,7 @@ from jobflow_controller.validation.dag import Graph, dag_problems, upstream_dag_
 from jobflow_controller.validation.limits import size_problems
 from jobflow_controller.validation.names import entry_name_problems, job_flow_label_problems
 from jobflow_controller.validation.params import params_problems, params_spec
+from jobflow_controller.validation.results import results_problems
 from jobflow_controller.validation.patch import flow_patch_problems
 from jobflow_controller.validation.probe import flow_probe_problems
 from jobflow_controller.validation.rules import failure_aware_problems, failure_aware_spec
@@ -68,7 +69,7 @@ def validate_job_flow(job_flow: Mapping[str, Any], *, patches: bool = True, retr
        ``continueOnFailure`` (``jobflow Flow "<flow>": dependsOn.rule: must be one of ...``), then
        ``failurePolicy``, then ``finally`` (its cap, each entry's name);
     4c. ``spec.params``, each flow's ``when`` and ``matrix``, the Jobs counting every matrix index
-       (``params``, docs/params.md);
+       (``params``, docs/params.md); each flow's ``results`` (``results``, docs/results.md);
     5. with ``patches`` (admission), each flow's ``patch`` problems that need no template
        (``jobflow Flow "<flow>": patch.jobSpec.tasks[1]: has no name (...)``, see ``patch``), and each
        finally entry's (``jobflow Finally "<name>": patch...``), then
@@ -98,6 +99,7 @@ def validate_job_flow(job_flow: Mapping[str, Any], *, patches: bool = True, retr
         problems.extend(entry_name_problems(name, namespace, flow))
     problems.extend(failure_aware_problems(job_flow))
     problems.extend(params_problems(job_flow))
+    problems.extend(results_problems(job_flow))
     if patches:
         problems.extend(flow_patch_problems(job_flow))
         problems.extend(flow_probe_problems(job_flow))

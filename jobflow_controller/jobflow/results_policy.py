@@ -1,0 +1,104 @@
+"""Ours, opt-in (docs/results.md): the flow policy of a JobFlow some of whose flows declare `results`.
+
+The params policy (params_policy.py) with two answers of its own, at its named points:
+
+- `shape`'s `flow_outcome`: a Completed Job of a declaring flow has an outcome only once its results
+  are read (so no dependent is planned before them), and counts as Failed when a declared name is
+  missing or was refused (so dependency rules, `failurePolicy` and `finally` apply as to a failed
+  flow); a Failed Job stays Failed whatever it reported;
+- `record_outcomes`: each read Job's results go on its `jobStatusList` entry (kept from then on:
+  job_status_index.py), a Job running again drops its earlier attempt's, and each Completed Job read
+  with a problem gets one `InvalidResult` Warning.
+
+The reading itself (one GET of a pod) is the observe step's (results_reader.py); this is pure.
+"""
+
+from __future__ import annotations
+
+from jobflow_controller.apis import JobPhase, meta
+from jobflow_controller.apis import job as vcjob
+from jobflow_controller.apis import jobflow as jf
+from jobflow_controller.apis.results import ResultsSpec
+from jobflow_controller.apis.rules import Outcome
+from jobflow_controller.apis.tenant_text import excerpt_text
+from jobflow_controller.jobflow import constants as c
+from jobflow_controller.jobflow import retry
+from jobflow_controller.jobflow.job_status_index import RecordedEntries
+from jobflow_controller.jobflow.outcomes import JobOutcome
+from jobflow_controller.jobflow.params_policy import ParamsPolicy
+from jobflow_controller.jobflow.plan import Notice, PlannedStatus, SyncPlan, World
+
+#: How much of the problems of one Job a Warning quotes.
+MAX_QUOTED_PROBLEMS = 512
+
+
+class ResultsPolicy(ParamsPolicy):
+    """The params policy, a declaring flow's Completed Job judged by its results too."""
+
+    def __init__(self, world: World) -> None:
+        assert world.spec.results is not None  # choose_policy picks this policy only then
+        self.declared: ResultsSpec = world.spec.results
+        self._entries = RecordedEntries(world.job_flow)
+        super().__init__(world)
+
+    # -- outcomes.py's seam ---------------------------------------------------------------------
+    def flow_outcome(self, flow: jf.Flow, job_outcome: JobOutcome) -> tuple[str | None, bool]:
+        declared = self.declared.flows.get(flow.name)
+        if declared is None:
+            return super().flow_outcome(flow, job_outcome)
+
+        def judged(job_name: str) -> tuple[str | None, bool]:
+            outcome, going = job_outcome(job_name)
+            if outcome != Outcome.COMPLETED:
+                return outcome, going
+            results = self.results_of(job_name)
+            if results is None:
+                return None, True  # ended, its results not read yet: nothing depends on it yet
+            if any(n not in results for n in declared.names):
+                return Outcome.FAILED, going
+            return outcome, going
+
+        return super().flow_outcome(flow, judged)
+
+    def results_of(self, job_name: str) -> dict[str, str] | None:
+        """The Job's results: read in this sync, else as recorded for its attempt (None: not read)."""
+        reading = self.world.readings.get(job_name)
+        if reading is not None:
+            return dict(reading.values)
+        entry = self._entries.get(job_name)
+        if entry is None or retry.awaiting_recreate(entry):
+            return None
+        return entry.results
+
+    # -- the status and the events ----------------------------------------------------------------
+    def record_outcomes(self, status: PlannedStatus, plan: SyncPlan) -> None:
+        super().record_outcomes(status, plan)
+        world = self.world
+        for flow_name in self.declared.flows:
+            job_names = set(world.flow_job_names(flow_name))
+            for entry in status.job_status_list:
+                if entry.name not in job_names:
+                    continue
+                reading = world.readings.get(entry.name)
+                if reading is not None:
+                    entry.results = dict(reading.values)
+                    if reading.problems and self._warns(entry.name):
+                        problems = excerpt_text("; ".join(reading.problems), MAX_QUOTED_PROBLEMS)
+                        args = (flow_name, entry.name, problems)
+                        plan.notices.append(Notice(c.REASON_INVALID_RESULT, c.MESSAGE_INVALID_RESULT, args, True))
+                elif self._running_again(entry.name):
+                    entry.results = None  # a re-created Job reports anew
+
+    def _warns(self, job_name: str) -> bool:
+        """A Completed Job's problems are a Warning; a Failed Job's missing results are not."""
+        job = self.world.named_jobs.get(job_name)
+        if job is None:
+            return job_name in self.world.completed
+        return vcjob.phase(job) == JobPhase.COMPLETED
+
+    def _running_again(self, job_name: str) -> bool:
+        """Our Job of the name exists and has not ended: whatever its entry held was an earlier attempt's."""
+        job = self.world.named_jobs.get(job_name)
+        if job is None or not meta.is_controlled_by(job, self.world.job_flow):
+            return False
+        return vcjob.phase(job) not in (JobPhase.COMPLETED, JobPhase.FAILED)
