@@ -1,0 +1,30 @@
+"""Results readers (docs/results.md), for the fuzzer: a pod's termination messages into declared
+names (text: one container's message; json: a whole pod), a flow's `results` read, and its admission rules."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from registry import Parser
+
+from jobflow_controller.apis import results
+from jobflow_controller.validation.results import results_problems
+
+NAMES = ["acc", "model"]
+JOB = {"metadata": {"name": "jf-a", "uid": "u"}, "spec": {"tasks": [{"name": "t"}]}}
+
+
+def _pod(value: Any) -> object:
+    """A fuzzed pod, claimed by the Job when it is an object (so its messages are read)."""
+    if isinstance(value, dict):
+        value = {**value, "metadata": {"ownerReferences": [{"uid": "u", "controller": True}]}}
+    return results.read_pod(value if isinstance(value, dict) else None, JOB, results.FlowResults(None, tuple(NAMES)))
+
+
+PARSERS: list[Parser] = [
+    Parser("jobflow_controller.apis.results.read_messages", lambda t: results.read_messages([("c", t)], NAMES), "text", ()),
+    Parser("jobflow_controller.apis.results.read_pod", _pod, "json", ()),
+    Parser("jobflow_controller.apis.results.is_name", lambda t: results.is_name(t if isinstance(t, str) else ""), "text", ()),
+    Parser("jobflow_controller.apis.results.flow_results", results.flow_results, "json", ()),
+    Parser("jobflow_controller.validation.results.results_problems", lambda v: results_problems({"spec": {"flows": [{"name": "a", "results": v}]}}), "json", ()),
+]
