@@ -27,9 +27,7 @@ def built(module: str) -> JobFlow | CronJobFlow:
 
 def test_every_yaml_example_has_a_python_twin() -> None:
     listed = {path for pair in EXAMPLES.values() for path in pair if path}
-    on_disk = {
-        str(p.relative_to(EXAMPLES_DIR)) for p in EXAMPLES_DIR.rglob("*.yaml") if p.name != "kustomization.yaml"
-    }
+    on_disk = {str(p.relative_to(EXAMPLES_DIR)) for p in EXAMPLES_DIR.rglob("*.yaml") if p.name != "kustomization.yaml"}
     assert listed == on_disk
 
 
