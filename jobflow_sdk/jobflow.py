@@ -295,14 +295,14 @@ class JobFlow:
         from jobflow_sdk.watch import auto_progress, wait_for
 
         version = str(((self.server_object or {}).get("metadata") or {}).get("resourceVersion") or "") or None
-        return wait_for(
-            self._conn(),
-            self.name,
-            self._ns(),
-            resource_version=version,
-            timeout=timeout,
-            progress=auto_progress(progress),
-        )
+        shown = auto_progress(progress)
+
+        def seen(job_flow: Mapping[str, Any]) -> None:
+            self.server_object = dict(job_flow)  # so the notebook picture shows the states seen last
+            if shown is not None:
+                shown(job_flow)
+
+        return wait_for(self._conn(), self.name, self._ns(), resource_version=version, timeout=timeout, progress=seen)
 
     def results(self) -> dict[str, Any]:
         """The flows' results: not served yet (issue 43)."""
