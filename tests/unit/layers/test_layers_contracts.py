@@ -137,9 +137,7 @@ def test_every_module_of_kube_may_import_the_client(tmp_path: Path) -> None:
         pytest.param("kube-door", {"kubectl_jobflow/cli.py": "import kubernetes\n"}, id="plugin-client"),
         pytest.param("kube-door", {"jobflow_sdk/draw.py": "import kubernetes\n"}, id="sdk-client"),
         pytest.param("no-sdk", {"kubectl_jobflow/cli.py": "import jobflow_sdk\n"}, id="plugin-sdk"),
-        pytest.param(
-            "no-sdk", {"jobflow_controller/manager/server.py": "import jobflow_sdk\n"}, id="manager-sdk"
-        ),
+        pytest.param("no-sdk", {"jobflow_controller/manager/server.py": "import jobflow_sdk\n"}, id="manager-sdk"),
         pytest.param(
             "sdk-layers", {"jobflow_sdk/draw.py": "from jobflow_controller.jobflow import x\n"}, id="sdk-jobflow"
         ),

@@ -55,3 +55,19 @@ def test_the_yaml_example_round_trips_through_the_sdk(module: str) -> None:
     loaded = kind.from_yaml(text)
     assert [loaded.to_dict()] == documents(obj_file)
     assert yaml.safe_load(loaded.to_yaml()) == documents(obj_file)[0]
+
+
+def _python_blocks(doc: str) -> list[str]:
+    text = (EXAMPLES_DIR.parents[1] / doc).read_text()
+    return [block.split("```", 1)[0] for block in text.split("```python\n")[1:]]
+
+
+def test_the_walkthroughs_pipeline_and_cronjobflow_build_and_validate() -> None:
+    blocks = _python_blocks("docs/sdk.md")
+    walkthrough: dict[str, Any] = {}
+    exec(blocks[0], walkthrough)
+    assert walkthrough["jf"].validate() == []
+    cron_block = next(b for b in blocks if "CronJobFlow(" in b)
+    cron: dict[str, Any] = {}
+    exec(cron_block.split("cron.validate()")[0], cron)
+    assert cron["cron"].validate() == []
