@@ -22,6 +22,8 @@ from jobflow_sdk.errors import JobFlowDeletedError, JobFlowFailedError, WaitTime
 from jobflow_sdk.status import flow_states, progress_line
 
 Progress = Callable[[Mapping[str, Any]], None]
+#: Seconds before another watch when the last one ended without an event.
+RECONNECT_PAUSE = 1.0
 
 
 def terminal_progress(stream: TextIO | None = None) -> Progress:
@@ -92,9 +94,10 @@ def wait_for(
         if remaining <= 0:
             raise WaitTimeoutError(name, phase, timeout)
         options = ListOptions(resource_version=resource_version, timeout_seconds=max(1, int(remaining)))
-        stream = watcher.watch(options)
+        stream, delivered = watcher.watch(options), False
         try:
             for event in stream:
+                delivered = True
                 if event.type == "ERROR":
                     # Too old a version (410 Gone): start again from the object as it is now.
                     last = run.get(conn, JOB_FLOWS, name, namespace)
@@ -111,6 +114,9 @@ def wait_for(
                         break
         finally:
             stream.stop()
+        if not delivered:
+            # A stream that ended at once (a proxy cutting it, a restarting server) is not reopened in a hot loop.
+            time.sleep(min(RECONNECT_PAUSE, max(0.0, deadline - time.monotonic())))
     if phase == Phase.FAILED:
         raise failure(conn, last)
     return phase
