@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 from e2e_helpers import RunningManager
 
+from jobflow_controller.kube.clientset import Clientset
 from jobflow_controller.local.simulator import JobSimulator
 from jobflow_sdk import SIMULATOR_PHASES, Connection, JobFlow, JobFlowFailedError, JobTemplate, connect
 
@@ -101,3 +102,19 @@ def test_apply_is_a_repeatable_server_side_apply_and_suspend_is_the_plugins_patc
     jf.resume()
     assert jf.get()["spec"]["suspend"] is False
     assert jf.wait(timeout=120, progress=False) == "Succeed"
+
+
+def test_a_cronjobflow_written_in_python_is_applied_as_the_yaml_example_would_be(
+    kubeconfig: Path, namespace: str, clientset: Clientset
+) -> None:
+    from jobflow_sdk.examples import nightly_etl
+
+    cron = nightly_etl.pipeline()
+    cron.namespace = namespace
+    cron.connection = connect(str(kubeconfig), namespace=namespace)
+    cron.apply()
+    stored = clientset.cron_job_flows(namespace).get("nightly-etl")
+    assert stored["spec"]["schedule"] == "0 2 * * *"
+    assert (
+        stored["spec"]["jobFlowTemplate"]["spec"]["flows"] == cron.to_dict()["spec"]["jobFlowTemplate"]["spec"]["flows"]
+    )
