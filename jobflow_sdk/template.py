@@ -74,36 +74,23 @@ class JobTemplate:
         if spec is not None:
             self.spec: dict[str, Any] = copy.deepcopy(dict(spec))
             return
-        container = _without_none(
-            {
-                "name": task_name or name,
-                "image": image,
-                "command": list(command) if command is not None else None,
-                "args": list(args) if args is not None else None,
-                "env": env_list(env),
-                "resources": copy.deepcopy(dict(resources)) if resources is not None else None,
-                "volumeMounts": [dict(m) for m in volume_mounts] if volume_mounts is not None else None,
-            }
-        )
-        pod_meta = _without_none(
-            {"labels": dict(pod_labels) if pod_labels else None, "annotations": dict(pod_annotations or {}) or None}
-        )
-        pod_spec = _without_none(
-            {
-                "containers": [container],
-                "volumes": [dict(v) for v in volumes] if volumes is not None else None,
-                "restartPolicy": restart_policy,
-            }
-        )
-        task = {"replicas": replicas, "name": task_name or name, "template": {**_meta(pod_meta), "spec": pod_spec}}
-        self.spec = _without_none(
-            {
-                "minAvailable": replicas if min_available is None else min_available,
-                "schedulerName": scheduler_name,
-                "queue": queue,
-                "maxRetry": max_retry,
-                "tasks": [task],
-            }
+        self.spec = one_task_spec(
+            task_name or name,
+            image=image,
+            command=command,
+            args=args,
+            env=env,
+            resources=resources,
+            volumes=volumes,
+            volume_mounts=volume_mounts,
+            replicas=replicas,
+            min_available=min_available,
+            scheduler_name=scheduler_name,
+            queue=queue,
+            max_retry=max_retry,
+            restart_policy=restart_policy,
+            pod_annotations=pod_annotations,
+            pod_labels=pod_labels,
         )
 
     def to_dict(self) -> dict[str, Any]:
@@ -153,3 +140,56 @@ class JobTemplate:
 
 def _meta(pod_meta: Mapping[str, Any]) -> dict[str, Any]:
     return {"metadata": dict(pod_meta)} if pod_meta else {}
+
+
+def one_task_spec(
+    task: str,
+    *,
+    image: str | None,
+    command: Sequence[str] | None,
+    args: Sequence[str] | None,
+    env: Mapping[str, str] | Sequence[Mapping[str, Any]] | None,
+    resources: Mapping[str, Any] | None,
+    volumes: Sequence[Mapping[str, Any]] | None,
+    volume_mounts: Sequence[Mapping[str, Any]] | None,
+    replicas: int,
+    min_available: int | None,
+    scheduler_name: str | None,
+    queue: str | None,
+    max_retry: int | None,
+    restart_policy: str | None,
+    pod_annotations: Mapping[str, str] | None,
+    pod_labels: Mapping[str, str] | None,
+) -> dict[str, Any]:
+    """A Volcano JobSpec of one task `task` (its container named alike) running `image`."""
+    container = _without_none(
+        {
+            "name": task,
+            "image": image,
+            "command": list(command) if command is not None else None,
+            "args": list(args) if args is not None else None,
+            "env": env_list(env),
+            "resources": copy.deepcopy(dict(resources)) if resources is not None else None,
+            "volumeMounts": [dict(m) for m in volume_mounts] if volume_mounts is not None else None,
+        }
+    )
+    pod_meta = _without_none(
+        {"labels": dict(pod_labels) if pod_labels else None, "annotations": dict(pod_annotations or {}) or None}
+    )
+    pod_spec = _without_none(
+        {
+            "containers": [container],
+            "volumes": [dict(v) for v in volumes] if volumes is not None else None,
+            "restartPolicy": restart_policy,
+        }
+    )
+    task_entry = {"replicas": replicas, "name": task, "template": {**_meta(pod_meta), "spec": pod_spec}}
+    return _without_none(
+        {
+            "minAvailable": replicas if min_available is None else min_available,
+            "schedulerName": scheduler_name,
+            "queue": queue,
+            "maxRetry": max_retry,
+            "tasks": [task_entry],
+        }
+    )

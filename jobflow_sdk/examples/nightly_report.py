@@ -1,6 +1,39 @@
-"""nightly-report: manifests/examples/failure-aware/nightly-report-jobflow.yaml and its JobTemplates, in Python."""
+"""nightly-report: manifests/examples/failure-aware/nightly-report-jobflow.yaml and its JobTemplates,
+in Python: a loop writes the three regions' extract and report steps."""
+
+from typing import Any
 
 from jobflow_sdk import SIMULATOR_PHASES, JobFlow, JobTemplate
+
+REGIONS = ("eu", "us", "apac")
+#: How the local simulator runs each region's extract (extract-us fails, the case the example is about).
+EXTRACT_PHASES = {
+    "eu": "Pending:1s,Running:2s,Completed",
+    "us": "Pending:1s,Running:2s,Failed",
+    "apac": "Pending:1s,Running:3s,Completed",
+}
+SMALL = {"requests": {"cpu": "1", "memory": "1Gi"}}
+DONE = "Pending:1s,Running:1s,Completed"
+TINY = {"requests": {"cpu": "100m", "memory": "64Mi"}}
+
+
+def step(
+    name: str,
+    image: str,
+    command: list[str],
+    phases: str,
+    task_name: str | None = None,
+    resources: dict[str, Any] = SMALL,
+) -> JobTemplate:
+    """A one-container JobTemplate; `phases` tell the local simulator how its Job runs."""
+    return JobTemplate(
+        name,
+        image=image,
+        command=command,
+        resources=resources,
+        task_name=task_name,
+        pod_annotations={SIMULATOR_PHASES: phases},
+    )
 
 
 def pipeline() -> JobFlow:
@@ -8,88 +41,30 @@ def pipeline() -> JobFlow:
     with JobFlow(
         "nightly-report", namespace="default", job_retain_policy="retain", failure_policy="RunToCompletion"
     ) as jf:
-        extract_eu = jf.flow(
-            JobTemplate(
-                "extract-eu",
-                image="myregistry/extract:latest",
-                command=["extract", "--region=eu"],
-                resources={"requests": {"cpu": "1", "memory": "1Gi"}},
-                task_name="extract",
-                pod_annotations={SIMULATOR_PHASES: "Pending:1s,Running:2s,Completed"},
-            ),
-        )
-        extract_us = jf.flow(
-            JobTemplate(
-                "extract-us",
-                image="myregistry/extract:latest",
-                command=["extract", "--region=us"],
-                resources={"requests": {"cpu": "1", "memory": "1Gi"}},
-                task_name="extract",
-                pod_annotations={SIMULATOR_PHASES: "Pending:1s,Running:2s,Failed"},
-            ),
-        )
-        extract_apac = jf.flow(
-            JobTemplate(
-                "extract-apac",
-                image="myregistry/extract:latest",
-                command=["extract", "--region=apac"],
-                resources={"requests": {"cpu": "1", "memory": "1Gi"}},
-                task_name="extract",
-                pod_annotations={SIMULATOR_PHASES: "Pending:1s,Running:3s,Completed"},
-            ),
-        )
-        report_eu = jf.flow(
-            JobTemplate(
-                "report-eu",
-                image="myregistry/report:latest",
-                command=["report", "--region=eu"],
-                resources={"requests": {"cpu": "1", "memory": "1Gi"}},
-                task_name="report",
-                pod_annotations={SIMULATOR_PHASES: "Pending:1s,Running:1s,Completed"},
-            ),
-            after=extract_eu,
-        )
-        report_us = jf.flow(
-            JobTemplate(
-                "report-us",
-                image="myregistry/report:latest",
-                command=["report", "--region=us"],
-                resources={"requests": {"cpu": "1", "memory": "1Gi"}},
-                task_name="report",
-                pod_annotations={SIMULATOR_PHASES: "Pending:1s,Running:1s,Completed"},
-            ),
-            after=extract_us,
-        )
-        report_apac = jf.flow(
-            JobTemplate(
-                "report-apac",
-                image="myregistry/report:latest",
-                command=["report", "--region=apac"],
-                resources={"requests": {"cpu": "1", "memory": "1Gi"}},
-                task_name="report",
-                pod_annotations={SIMULATOR_PHASES: "Pending:1s,Running:1s,Completed"},
-            ),
-            after=extract_apac,
-        )
-        jf.flow(
-            JobTemplate(
-                "summarize",
-                image="myregistry/report:latest",
-                command=["summarize"],
-                resources={"requests": {"cpu": "1", "memory": "1Gi"}},
-                pod_annotations={SIMULATOR_PHASES: "Pending:1s,Running:1s,Completed"},
-            ),
-            after=[report_eu, report_us, report_apac],
-            rule="NoneFailed",
-        )
+        extracts = {
+            region: jf.flow(
+                step(
+                    f"extract-{region}",
+                    "myregistry/extract:latest",
+                    ["extract", f"--region={region}"],
+                    EXTRACT_PHASES[region],
+                    "extract",
+                )
+            )
+            for region in REGIONS
+        }
+        reports = [
+            jf.flow(
+                step(f"report-{region}", "myregistry/report:latest", ["report", f"--region={region}"], DONE, "report"),
+                after=extracts[region],
+            )
+            for region in REGIONS
+        ]
+        summarize = step("summarize", "myregistry/report:latest", ["summarize"], DONE)
+        jf.flow(summarize, after=reports, rule="NoneFailed")
         jf.finally_flow(
-            JobTemplate(
-                "notify-team",
-                image="myregistry/notifier:latest",
-                command=["notify", "--channel=#data-nightly"],
-                resources={"requests": {"cpu": "100m", "memory": "64Mi"}},
-                task_name="notify",
-                pod_annotations={SIMULATOR_PHASES: "Pending:1s,Running:1s,Completed"},
+            step(
+                "notify-team", "myregistry/notifier:latest", ["notify", "--channel=#data-nightly"], DONE, "notify", TINY
             )
         )
     return jf

@@ -1,65 +1,84 @@
-"""parallel-pipeline: manifests/examples/parallel-pipeline-jobflow.yaml and its JobTemplates, in Python."""
+"""parallel-pipeline: manifests/examples/parallel-pipeline-jobflow.yaml and its JobTemplates, in Python.
+
+A diamond: `>>` into a list fans out, a list `>>` into a flow joins.
+"""
+
+from typing import Any
 
 from jobflow_sdk import SIMULATOR_PHASES, JobFlow, JobTemplate
+
+
+def step(name: str, image: str, command: list[str], running: str, task_name: str, **fields: Any) -> JobTemplate:
+    """A one-container JobTemplate whose simulated Job runs for `running`, then Completes."""
+    return JobTemplate(
+        name,
+        image=image,
+        command=command,
+        task_name=task_name,
+        pod_annotations={SIMULATOR_PHASES: f"Pending:1s,Running:{running},Completed"},
+        **fields,
+    )
+
+
+GPU = {"requests": {"cpu": "4", "memory": "8Gi", "nvidia.com/gpu": "1"}}
 
 
 def pipeline() -> JobFlow:
     """The JobFlow with its JobTemplates (`jf.templates`)."""
     with JobFlow("parallel-pipeline", namespace="default", job_retain_policy="delete") as jf:
-        data_download = jf.flow(
-            JobTemplate(
+        download = jf.flow(
+            step(
                 "data-download",
-                image="myregistry/data-download:latest",
-                command=["python", "download.py"],
+                "myregistry/data-download:latest",
+                ["python", "download.py"],
+                "2s",
+                "downloader",
                 resources={"requests": {"cpu": "1", "memory": "2Gi"}},
-                task_name="downloader",
-                pod_annotations={SIMULATOR_PHASES: "Pending:1s,Running:2s,Completed"},
-            ),
+            )
         )
-        feature_engineering = jf.flow(
-            JobTemplate(
+        features = jf.flow(
+            step(
                 "feature-engineering",
-                image="myregistry/feature-engineering:latest",
-                command=["python", "features.py"],
+                "myregistry/feature-engineering:latest",
+                ["python", "features.py"],
+                "3s",
+                "features",
                 resources={"requests": {"cpu": "2", "memory": "4Gi"}},
-                task_name="features",
-                pod_annotations={SIMULATOR_PHASES: "Pending:1s,Running:3s,Completed"},
-            ),
-            after=data_download,
+            )
         )
-        model_training_v1 = jf.flow(
-            JobTemplate(
+        v1 = jf.flow(
+            step(
                 "model-training-v1",
-                image="myregistry/model-training:v1",
-                command=["python", "train.py", "--variant", "v1"],
-                resources={"requests": {"cpu": "4", "memory": "8Gi", "nvidia.com/gpu": "1"}},
+                "myregistry/model-training:v1",
+                ["python", "train.py", "--variant", "v1"],
+                "7s",
+                "trainer",
+                resources=GPU,
                 replicas=2,
-                task_name="trainer",
-                pod_annotations={SIMULATOR_PHASES: "Pending:1s,Running:7s,Completed"},
-            ),
-            after=data_download,
+            )
         )
-        model_training_v2 = jf.flow(
-            JobTemplate(
+        v2 = jf.flow(
+            step(
                 "model-training-v2",
-                image="myregistry/model-training:v2",
-                command=["python", "train.py", "--variant", "v2"],
-                resources={"requests": {"cpu": "4", "memory": "8Gi", "nvidia.com/gpu": "1"}},
+                "myregistry/model-training:v2",
+                ["python", "train.py", "--variant", "v2"],
+                "3s",
+                "trainer",
+                resources=GPU,
                 replicas=2,
-                task_name="trainer",
-                pod_annotations={SIMULATOR_PHASES: "Pending:1s,Running:3s,Completed"},
-            ),
-            after=feature_engineering,
+            )
         )
-        jf.flow(
-            JobTemplate(
+        ensemble = jf.flow(
+            step(
                 "model-ensemble",
-                image="myregistry/model-ensemble:latest",
-                command=["python", "ensemble.py"],
+                "myregistry/model-ensemble:latest",
+                ["python", "ensemble.py"],
+                "3s",
+                "ensemble",
                 resources={"requests": {"cpu": "2", "memory": "4Gi"}},
-                task_name="ensemble",
-                pod_annotations={SIMULATOR_PHASES: "Pending:1s,Running:3s,Completed"},
-            ),
-            after=[model_training_v1, model_training_v2],
+            )
         )
+        download >> [features, v1]
+        features >> v2
+        [v1, v2] >> ensemble
     return jf
