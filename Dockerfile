@@ -49,9 +49,10 @@ ENV PYTHONUNBUFFERED=1 \
 RUN --mount=type=bind,from=build,source=/wheels,target=/wheels \
     python -m pip install --no-index --find-links=/wheels jobflow-controller \
     && jobflow-controller --version \
-    && python -c "import importlib.util as u, sys; bad = [m for m in ('cryptography', 'kubernetes_validate') if u.find_spec(m)]; sys.exit(f'not runtime dependencies, yet installed: {bad}' if bad else 0)" \
+    && python -c "import importlib.util as u, sys; bad = [m for m in ('cryptography', 'kubernetes_validate', 'pydantic') if u.find_spec(m)]; sys.exit(f'not runtime dependencies, yet installed: {bad}' if bad else 0)" \
     && python -c "import importlib.util as u, sys; sys.exit('the local control plane is in the image: jobflow_controller.local' if u.find_spec('jobflow_controller.local') else 0)" \
-    && python -c "import importlib.util as u, sys; sys.exit('the kubectl plugin is in the image: kubectl_jobflow' if u.find_spec('kubectl_jobflow') else 0)"
+    && python -c "import importlib.util as u, sys; sys.exit('the kubectl plugin is in the image: kubectl_jobflow' if u.find_spec('kubectl_jobflow') else 0)" \
+    && python -c "import importlib.util as u, sys; sys.exit('the SDK is in the image: jobflow_sdk' if u.find_spec('jobflow_sdk') else 0)"
 # The uid/gid manifests/deployment.yaml runs as (runAsUser/runAsGroup 65532), without a home or a
 # login shell.
 RUN groupadd --system --gid 65532 jobflow \

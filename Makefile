@@ -8,7 +8,7 @@ STAMP := $(VENV)/.installed
 # process starts its own control plane. PYTEST_PARALLEL= runs everything in one process.
 PYTEST_PARALLEL ?= -n 2 --dist loadfile
 
-.PHONY: install runtime-venv test test-unit test-e2e lint control-plane helm chart browser bench demo clean
+.PHONY: install runtime-venv test test-unit test-e2e lint control-plane helm chart browser bench demo clean sdk-models
 
 $(STAMP): pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -56,6 +56,11 @@ browser:
 			echo "no chromium and no way to install it (not root, or no apt-get): the UI's browser tests will be skipped" >&2; \
 		fi; \
 	fi
+
+# The SDK's typed models (jobflow_sdk/models/_*.py) from manifests/crds/, after a CRD change
+# (tests/unit/sdk/test_sdk_models_drift.py fails until this is run).
+sdk-models: install
+	$(BIN)/python hack/gen_sdk_models.py
 
 lint: install
 	$(BIN)/ruff check .

@@ -17,7 +17,7 @@ from typing import Any
 
 from registry import Parser
 
-from jobflow_controller.kube.http1 import Reply, read_reply
+from jobflow_controller.kube.http1 import Reply, chunk_size, read_reply
 
 
 def _wire(value: Any) -> io.BufferedReader:
@@ -41,5 +41,11 @@ PARSERS: list[Parser] = [
         lambda v: read_reply(_wire(v), "HEAD"),
         "bytes",
         (ConnectionError, TypeError),
+    ),
+    Parser(
+        "jobflow_controller.kube.http1.chunk_size",
+        lambda v: chunk_size(v if isinstance(v, bytes) else b""),
+        "bytes",
+        (ConnectionError,),
     ),
 ]

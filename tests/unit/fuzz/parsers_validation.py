@@ -32,7 +32,7 @@ PARSERS: list[Parser] = [
     ),
     Parser(
         "jobflow_controller.validation.params._param_list_problems",
-        lambda v: params._param_list_problems("jobflow params", v, "value"),
+        lambda v: params._param_list_problems("jobflow params", v, "value", params.MAX_PARAMS),
         "json",
         (),
     ),

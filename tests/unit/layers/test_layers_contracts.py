@@ -50,6 +50,14 @@ CLEAN_TREE = {
         "import informers\nimport jobflow_controller\nfrom jobflow_controller.apis import phases\n"
         "from jobflow_controller.kube import rest\nfrom jobflow_controller.validation import x\n"
     ),
+    "kubectl_jobflow/ui/__init__.py": "",
+    "kubectl_jobflow/ui/layout.py": "",
+    # The SDK: the API, client and validation layers, and the web view's layout.
+    "jobflow_sdk/__init__.py": "",
+    "jobflow_sdk/draw.py": (
+        "import informers\nfrom jobflow_controller.apis import phases\nfrom jobflow_controller.kube import rest\n"
+        "from jobflow_controller.validation import x\nfrom kubectl_jobflow.ui.layout import layout\n"
+    ),
     "informers/__init__.py": "from informers import store\n",
     "informers/store.py": "",
     "workqueue/__init__.py": "from workqueue import queue\n",
@@ -127,6 +135,13 @@ def test_every_module_of_kube_may_import_the_client(tmp_path: Path) -> None:
         pytest.param("plugin-layers", {"kubectl_jobflow/cli.py": "from jobflow_controller.jobflow import x\n"}),
         pytest.param("plugin-layers", {"kubectl_jobflow/cli.py": "import workqueue\n"}, id="plugin-workqueue"),
         pytest.param("kube-door", {"kubectl_jobflow/cli.py": "import kubernetes\n"}, id="plugin-client"),
+        pytest.param("kube-door", {"jobflow_sdk/draw.py": "import kubernetes\n"}, id="sdk-client"),
+        pytest.param("no-sdk", {"kubectl_jobflow/cli.py": "import jobflow_sdk\n"}, id="plugin-sdk"),
+        pytest.param("no-sdk", {"jobflow_controller/manager/server.py": "import jobflow_sdk\n"}, id="manager-sdk"),
+        pytest.param(
+            "sdk-layers", {"jobflow_sdk/draw.py": "from jobflow_controller.jobflow import x\n"}, id="sdk-jobflow"
+        ),
+        pytest.param("sdk-layers", {"jobflow_sdk/draw.py": "import kubectl_jobflow.cli\n"}, id="sdk-plugin"),
         pytest.param(
             "no-cycles",
             {"jobflow_controller/kube/rest.py": "from jobflow_controller.manager import server\n"},
