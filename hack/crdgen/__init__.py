@@ -88,6 +88,7 @@ from crdgen.params import (
     params_patch,
     params_rules_patch,
 )
+from crdgen.results import RESULTS_POINTERS, results_patch
 from crdgen.rules import (
     FINALLY_NAME_MESSAGE,
     FINALLY_NAME_RULE,
@@ -138,6 +139,7 @@ __all__ = [
     "OUR_ADDITIONS",
     "PARAMS_POINTERS",
     "PROBE_NEEDS_ALL_COMPLETED_RULE",
+    "RESULTS_POINTERS",
     "RETRY_FIELD_POINTER",
     "RULE_NEEDS_TARGETS_RULE",
     "SHUTDOWN_TRANSITION_MESSAGE",
@@ -165,6 +167,7 @@ __all__ = [
     "params_rules_patch",
     "render_crd",
     "render_validation_patch",
+    "results_patch",
     "retry_field_patch",
     "retry_schema",
     "upstream_jobflow_crd",

@@ -240,7 +240,14 @@ def failure_aware_patch() -> list[JSONDict]:
 def our_additions_patch() -> list[JSONDict]:
     """Every difference between our JobFlow CRD and upstream's, as ``add``s: the retry field, the caps,
     the failure-aware fields, the lifecycle fields, the parameter fields, the results fields."""
-    return [*retry_field_patch(), *cap_patch(), *failure_aware_patch(), *lifecycle_patch(), *params_patch(), *results_patch()]
+    return [
+        *retry_field_patch(),
+        *cap_patch(),
+        *failure_aware_patch(),
+        *lifecycle_patch(),
+        *params_patch(),
+        *results_patch(),
+    ]
 
 
 #: The paths ``failure_aware_patch`` adds, in its order.

@@ -30,7 +30,6 @@ from jobflow_controller.jobflow.handler import JobFlowEventHandlers
 from jobflow_controller.jobflow.job_flow_queue import JobFlowQueue, request_for
 from jobflow_controller.jobflow.memories import JobFlowMemories
 from jobflow_controller.jobflow.observe import JobFlowObserver
-from jobflow_controller.jobflow.results_reader import ResultsReader, pod_getter
 from jobflow_controller.jobflow.own_writes import OwnWrites
 from jobflow_controller.jobflow.pacing import (
     STATUS_WRITE_BURST,
@@ -40,6 +39,7 @@ from jobflow_controller.jobflow.pacing import (
 )
 from jobflow_controller.jobflow.probes import NetworkProbeRunner, ProbeCache, ProbeRunner
 from jobflow_controller.jobflow.probes.judge import ProbeJudge
+from jobflow_controller.jobflow.results_reader import ResultsReader, pod_getter
 from jobflow_controller.jobflow.state.metrics import JobFlowMetrics
 from jobflow_controller.jobflow.status_writer import StatusWriter
 from jobflow_controller.jobflow.sync import JobFlowSyncer

@@ -110,7 +110,10 @@ def container_statuses(pod: Mapping[str, Any], message: str | None, succeeded: b
     """The terminated status of each container of a finished pod, the first with `message`."""
     out = []
     for i, container in enumerate(((pod.get("spec") or {}).get("containers")) or []):
-        terminated: dict[str, Any] = {"exitCode": 0 if succeeded else 1, "reason": "Completed" if succeeded else "Error"}
+        terminated: dict[str, Any] = {
+            "exitCode": 0 if succeeded else 1,
+            "reason": "Completed" if succeeded else "Error",
+        }
         if i == 0 and message:
             terminated["message"] = message
         out.append(

@@ -390,4 +390,3 @@ class JobSimulator:
             self._schedule(uid, index + 1, step.seconds)
         else:
             self._plans.pop(uid, None)
-

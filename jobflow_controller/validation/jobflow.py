@@ -21,9 +21,9 @@ from jobflow_controller.validation.dag import Graph, dag_problems, upstream_dag_
 from jobflow_controller.validation.limits import size_problems
 from jobflow_controller.validation.names import entry_name_problems, job_flow_label_problems
 from jobflow_controller.validation.params import params_problems, params_spec
-from jobflow_controller.validation.results import results_problems
 from jobflow_controller.validation.patch import flow_patch_problems
 from jobflow_controller.validation.probe import flow_probe_problems
+from jobflow_controller.validation.results import results_problems
 from jobflow_controller.validation.rules import failure_aware_problems, failure_aware_spec
 
 __all__ = [

@@ -14,7 +14,13 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from jobflow_controller.apis.results import MAX_RESULT_NAMES, MAX_TASK_NAME_LENGTH, RESULT_NAME, is_name
+from jobflow_controller.apis.results import (
+    MAX_RESULT_NAME_LENGTH,
+    MAX_RESULT_NAMES,
+    MAX_TASK_NAME_LENGTH,
+    RESULT_NAME,
+    is_name,
+)
 from jobflow_controller.apis.tenant_text import excerpt_text
 from jobflow_controller.validation.rawflows import raw_flows
 
@@ -45,7 +51,8 @@ def _flow_results_problems(where: str, raw: object) -> list[str]:
     for i, name in enumerate(names[:MAX_RESULT_NAMES]):
         if not isinstance(name, str) or not is_name(name):
             problems.append(
-                f"{where}.names[{i}]: must match {RESULT_NAME.pattern} and be at most 63 characters, got {_quoted(name)}"
+                f"{where}.names[{i}]: must match {RESULT_NAME.pattern} and be at most {MAX_RESULT_NAME_LENGTH}"
+                f" characters, got {_quoted(name)}"
             )
         elif name in seen:
             problems.append(f"{where}.names[{i}]: {_quoted(name)} is repeated")

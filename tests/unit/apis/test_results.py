@@ -23,7 +23,10 @@ JOB = {"metadata": {"name": "jf-train", "uid": "job-uid"}, "spec": {"tasks": [{"
 def pod(*messages: object, uid: str = "job-uid") -> dict[str, Any]:
     owner = {"kind": "Job", "name": "jf-train", "uid": uid, "controller": True}
     statuses = [{"name": f"c{i}", "state": {"terminated": {"message": m}}} for i, m in enumerate(messages)]
-    return {"metadata": {"name": "jf-train-master-0", "ownerReferences": [owner]}, "status": {"containerStatuses": statuses}}
+    return {
+        "metadata": {"name": "jf-train-master-0", "ownerReferences": [owner]},
+        "status": {"containerStatuses": statuses},
+    }
 
 
 @pytest.mark.parametrize(
@@ -41,7 +44,9 @@ def pod(*messages: object, uid: str = "job-uid") -> dict[str, Any]:
         ([json.dumps({"acc": "1", "model": "m", "pad": "p" * 20000})], {}, "not reported"),
     ],
 )
-def test_each_rule_of_the_termination_messages(messages: list[str], values: dict[str, str], problem: str | None) -> None:
+def test_each_rule_of_the_termination_messages(
+    messages: list[str], values: dict[str, str], problem: str | None
+) -> None:
     found = read_messages([(f"c{i}", m) for i, m in enumerate(messages)], ["acc", "model"])
     assert dict(found.values) == values
     if problem is None:

@@ -22,9 +22,21 @@ def _pod(value: Any) -> object:
 
 
 PARSERS: list[Parser] = [
-    Parser("jobflow_controller.apis.results.read_messages", lambda t: results.read_messages([("c", t)], NAMES), "text", ()),
+    Parser(
+        "jobflow_controller.apis.results.read_messages", lambda t: results.read_messages([("c", t)], NAMES), "text", ()
+    ),
     Parser("jobflow_controller.apis.results.read_pod", _pod, "json", ()),
-    Parser("jobflow_controller.apis.results.is_name", lambda t: results.is_name(t if isinstance(t, str) else ""), "text", ()),
+    Parser(
+        "jobflow_controller.apis.results.is_name",
+        lambda t: results.is_name(t if isinstance(t, str) else ""),
+        "text",
+        (),
+    ),
     Parser("jobflow_controller.apis.results.flow_results", results.flow_results, "json", ()),
-    Parser("jobflow_controller.validation.results.results_problems", lambda v: results_problems({"spec": {"flows": [{"name": "a", "results": v}]}}), "json", ()),
+    Parser(
+        "jobflow_controller.validation.results.results_problems",
+        lambda v: results_problems({"spec": {"flows": [{"name": "a", "results": v}]}}),
+        "json",
+        (),
+    ),
 ]

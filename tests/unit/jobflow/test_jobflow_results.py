@@ -12,8 +12,8 @@ from jobflow_fakes import job, job_flow
 from test_jobflow_planner import UID, plan_through_state, world_of
 
 from jobflow_controller.apis import Phase
-from jobflow_controller.apis.retry import ATTEMPT_ANNOTATION
 from jobflow_controller.apis.results import MAX_TOTAL_RESULT_BYTES, Reading
+from jobflow_controller.apis.retry import ATTEMPT_ANNOTATION
 from jobflow_controller.jobflow import constants as c
 from jobflow_controller.jobflow.plan import NO_READINGS, JobCreate, SyncPlan, World
 from jobflow_controller.jobflow.policies import choose_policy
@@ -118,7 +118,11 @@ def test_recorded_results_are_not_read_again_and_survive_the_job() -> None:
 
 def test_a_job_running_again_drops_its_earlier_results_then_is_read_anew() -> None:
     histories = [{"state": "Completed"}, {"state": "Rerun"}]
-    status = {"jobStatusList": [{"name": "f-train", "state": "Completed", "results": {"acc": "0.1"}, "runningHistories": histories}]}
+    status = {
+        "jobStatusList": [
+            {"name": "f-train", "state": "Completed", "results": {"acc": "0.1"}, "runningHistories": histories}
+        ]
+    }
     p = plan(world({"train": "Running"}, status=status))
     assert "results" not in entry(p, "f-train")
     w = world({"train": "Completed"}, status=status)

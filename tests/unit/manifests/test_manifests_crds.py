@@ -230,7 +230,9 @@ def test_the_jobflow_crd_adds_only_optional_fields_and_the_two_caps_to_upstreams
     assert sorted(schema_differences(JOBFLOW, crds.upstream_jobflow_crd())) == sorted(
         f"+{pointer}" for pointer in crds.OUR_ADDITIONS
     )
-    assert len(crds.OUR_ADDITIONS) == 8 + len(crds.LIFECYCLE_POINTERS) + len(crds.PARAMS_POINTERS)
+    assert len(crds.OUR_ADDITIONS) == 8 + len(crds.LIFECYCLE_POINTERS) + len(crds.PARAMS_POINTERS) + len(
+        crds.RESULTS_POINTERS
+    )
     assert [op["path"] for op in crds.our_additions_patch()] == list(crds.OUR_ADDITIONS)
     flow = at(root_schema(JOBFLOW), "spec.flows.[]")
     assert flow["required"] == ["name"]  # optional: every object valid for upstream's CRD is valid for ours
@@ -280,6 +282,7 @@ OUR_BLOCKS = {
     "params",
     "when",
     "matrix",
+    "results",
 }
 
 
@@ -349,7 +352,7 @@ def test_crd_file_below_its_header_is_upstreams_file_byte_for_byte_but_for_our_b
     # The parameter blocks (issue 37): matrix 31 (its params inside), when 25, spec.params 16.
     expected = {"failurePolicy": 5, "continueOnFailure": 2, "rule": 9, "retry": 14, "skippedJobs": 6, "lifecycle": 34}
     if jobflows:
-        expected |= {"matrix": 31, "when": 25, "params": 16}
+        expected |= {"matrix": 31, "when": 25, "params": 16, "results": 6}
     if jobflows:
         # finally: the block's 12 lines of its own (items, name, required, maxItems, ...) and a patch block
         # exactly as long as a flow's (the same schema).
@@ -646,10 +649,17 @@ def test_jobflow_spec_schema() -> None:
         "matrix",
         "name",
         "patch",
+        "results",
         "retry",
         "when",
     ]
     assert at(flow, "retry")["required"] == ["maxRetries"]
+    # Issue 43 (docs/results.md): optional; names bounded, shaped and a set, as the webhook checks them.
+    assert at(flow, "results")["required"] == ["names"]
+    names = at(flow, "results.names")
+    assert (names["minItems"], names["maxItems"], names["x-kubernetes-list-type"]) == (1, 16, "set")
+    assert at(flow, "results.names.[]")["pattern"] == "^[a-z0-9]([-a-z0-9_]*[a-z0-9])?$"
+    assert at(flow, "results.from.task")["maxLength"] == 63
     # Issue 37 (docs/params.md): optional, no defaults; the bounds the webhook also checks.
     assert at(flow, "when.[]")["required"] == ["input", "operator", "values"]
     assert at(flow, "when.[].operator") == {"enum": ["in", "notin"], "type": "string"}
@@ -733,10 +743,16 @@ def test_jobflow_status_schema_has_upstreams_json_names() -> None:
         "endTimestamp",
         "name",
         "restartCount",
+        "results",
         "runningHistories",
         "startTimestamp",
         "state",
     ]
+    assert at(job_status, "results") == {
+        "additionalProperties": {"maxLength": 4096, "type": "string"},
+        "maxProperties": 16,
+        "type": "object",
+    }
     assert sorted(at(job_status, "runningHistories.[]")["properties"]) == ["endTimestamp", "startTimestamp", "state"]
 
 

@@ -88,6 +88,7 @@ EXPECTED_CLUSTER_GRANTS: frozenset[Grant] = frozenset(
         ("", "events", "create", None),
         ("", "events", "patch", None),
         # dependsOn.probe's Pod informer (docs/probe.md).
+        ("", "pods", "get", None),  # a flow's results, read from its Job's pod once it ended (docs/results.md)
         ("", "pods", "list", None),
         ("", "pods", "watch", None),
         # The CronJobFlow controller (docs/cron.md): its informer, a GET when the cache lags its own
