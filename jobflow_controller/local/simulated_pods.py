@@ -19,6 +19,7 @@ from typing import Any
 from jobflow_controller.apis import meta
 from jobflow_controller.apis.retry import job_attempt
 from jobflow_controller.apis.timeutil import format_time
+from jobflow_controller.kube.errors import AlreadyExistsError
 from jobflow_controller.local.phase_script import FINISHING
 
 #: On a task's pod template: "true" makes the simulator create and run that task's pods.
@@ -157,3 +158,17 @@ def finished_status(
         return status
     message = termination_message(job, task, pod)
     return {**status, "containerStatuses": container_statuses(pod, message, status["phase"] == "Succeeded")}
+
+
+def create_pod(pods: Any, pod: Mapping[str, Any]) -> None:
+    """Create the pod; one of the name left by an earlier Job (its garbage not collected yet) is replaced,
+    as Volcano's job controller replaces it, and one of this Job's (a restarted simulator) is kept."""
+    try:
+        pods.create(pod)
+    except AlreadyExistsError:
+        uid = meta.metadata(pod)["ownerReferences"][0]["uid"]
+        existing = pods.get(meta.name(pod))
+        if any(o.get("uid") == uid for o in meta.metadata(existing).get("ownerReferences") or []):
+            return
+        pods.delete(meta.name(pod))
+        pods.create(pod)

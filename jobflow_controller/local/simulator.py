@@ -22,7 +22,6 @@ It replaces Volcano's job controller and nothing else: every write goes to the r
 
 from __future__ import annotations
 
-import contextlib
 import datetime
 import heapq
 import queue
@@ -40,9 +39,10 @@ from jobflow_controller.apis import job as vcjob
 from jobflow_controller.apis import meta
 from jobflow_controller.apis.timeutil import parse_time
 from jobflow_controller.kube.clientset import Clientset
-from jobflow_controller.kube.errors import AlreadyExistsError, ConflictError
+from jobflow_controller.kube.errors import ConflictError
 from jobflow_controller.local.job_commands import command_steps, max_retry, resume_point
 from jobflow_controller.local.phase_script import (
+    FINISHING,
     PHASES_ANNOTATION,
     TERMINAL,
     ScriptError,
@@ -51,7 +51,7 @@ from jobflow_controller.local.phase_script import (
     parse_script,
     script_of,
 )
-from jobflow_controller.local.simulated_pods import finished_status, pod_status, pod_tasks, task_pods
+from jobflow_controller.local.simulated_pods import create_pod, finished_status, pod_status, pod_tasks, task_pods
 
 log = structlog.get_logger(__name__)
 
@@ -340,8 +340,7 @@ class JobSimulator:
             for pod in task_pods(job, task):
                 try:
                     if phase == "Running":
-                        with contextlib.suppress(AlreadyExistsError):  # a restarted simulator
-                            pods.create(pod)
+                        create_pod(pods, pod)
                     pods.patch_status(meta.name(pod), {"status": finished_status(job, task, pod, status)})
                 except NotFoundError:
                     continue  # never created (the Job finished before it ran), or deleted
@@ -374,8 +373,12 @@ class JobSimulator:
             # A JSON patch replaces the whole status: a merge patch would keep the counts of the
             # phases the Job has left inside taskStatusCount.
             patch = [{"op": "add", "path": "/status", "value": job_status(job, step.phase, now, retries)}]
+            # Pods end before their Job does (a reader of their termination messages finds them ended).
+            if step.phase in FINISHING:
+                self._sync_pods(job, step.phase, now)
             jobs.patch_status(name, patch, content_type="application/json-patch+json")
-            self._sync_pods(job, step.phase, now)
+            if step.phase not in FINISHING:
+                self._sync_pods(job, step.phase, now)
         except NotFoundError:
             self._plans.pop(uid, None)
             return

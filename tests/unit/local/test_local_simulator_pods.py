@@ -83,6 +83,18 @@ class _Pods:
     def __init__(self) -> None:
         self.calls: list[tuple[str, str, Any]] = []
         self.existing: set[str] = set()
+        #: The owner uid of each existing pod not made by the Job under test (an earlier Job's).
+        self.foreign: dict[str, str] = {}
+
+    def get(self, name: str) -> dict[str, Any]:
+        uid = self.foreign.get(name)
+        owner = {"uid": uid} if uid is not None else {"uid": "job-uid"}
+        return {"metadata": {"name": name, "ownerReferences": [owner]}}
+
+    def delete(self, name: str) -> None:
+        self.calls.append(("delete", name, None))
+        self.existing.discard(name)
+        self.foreign.pop(name, None)
 
     def create(self, pod: dict[str, Any]) -> dict[str, Any]:
         name = pod["metadata"]["name"]
@@ -137,6 +149,18 @@ def test_a_pod_left_by_an_earlier_simulator_is_reported_running_again() -> None:
     pods.existing.add("jf-a-ps-0")
     sim._sync_pods(_job(), "Running", NOW)
     assert ("patch_status", "jf-a-ps-0", "Running") in pods.calls
+
+
+def test_a_pod_an_earlier_job_of_the_name_left_is_replaced() -> None:
+    sim, pods = _simulator()
+    pods.existing.add("jf-a-ps-0")
+    pods.foreign["jf-a-ps-0"] = "an-earlier-job"
+    sim._sync_pods(_job(), "Running", NOW)
+    assert pods.calls[:3] == [
+        ("create", "jf-a-ps-0", None),
+        ("delete", "jf-a-ps-0", None),
+        ("create", "jf-a-ps-0", None),
+    ]
 
 
 def test_finishing_reports_the_pods_succeeded_and_creates_none() -> None:
