@@ -8,7 +8,8 @@ import json
 from dataclasses import replace
 from typing import Any
 
-from jobflow_fakes import job, job_flow
+from jobflow_fakes import FakeClientset, FakeResourceClient, job, job_flow, job_template, new_fake_controller
+from test_jobflow_action import test_update_fn
 from test_jobflow_planner import UID, plan_through_state, world_of
 
 from jobflow_controller.apis import Phase
@@ -155,3 +156,30 @@ def test_a_job_flow_without_results_makes_no_request_and_keeps_no_reading() -> N
     assert ResultsReader(pods).read(plain) is plain
     assert pods.requests == [] and plain.readings is NO_READINGS
     assert "results" not in json.dumps(plan(replace(plain)).status_body())
+
+
+class CountingClientset(FakeClientset):
+    """The fake API, with the pods a results flow reads; every request lands in `api.actions`."""
+
+    def pods(self, namespace: str | None = None) -> FakeResourceClient:
+        from jobflow_controller.kube.resources import PODS
+
+        return self.resource(PODS, namespace)
+
+
+def requests_of_one_sync(flows: list[dict[str, Any]]) -> list[tuple[str, str]]:
+    clientset = CountingClientset()
+    controller, _, _ = new_fake_controller(clientset=clientset)
+    flow_obj = job_flow("jf", flows=flows, uid=UID)
+    controller.job_flow_informer.get_indexer().add(flow_obj)
+    controller.job_template_informer.get_indexer().add(job_template("a"))
+    controller.job_informer.get_indexer().add(vc_job("jf-a", "Completed"))
+    controller.sync.sync_job_flow(flow_obj, test_update_fn)
+    return [(a.verb, a.name) for a in clientset.api.actions]
+
+
+def test_a_sync_without_results_sends_the_requests_of_today_and_one_with_results_one_get_more() -> None:
+    plain = requests_of_one_sync([{"name": "a"}])
+    assert plain == [("update_status", "jf")]
+    declaring = requests_of_one_sync([{"name": "a", "results": {"names": ["acc"]}}])
+    assert declaring == [("get", "jf-a-main-0"), ("update_status", "jf")]
