@@ -178,6 +178,35 @@ def read_messages(messages: Sequence[tuple[str, object]], names: Sequence[str]) 
     return Reading(values, tuple(problems))
 
 
+#: `flows.<flow>.results.<name>`, and `[*]` after it for a matrix flow's array (the flow may hold dots).
+_REFERENCE: Final = re.compile(r"flows\.(.+)\.results\.([a-z0-9](?:[-a-z0-9_]*[a-z0-9])?)(\[\*\])?")
+#: The longest variable name read as a reference (a flow name's 253, a result name's 63, the rest).
+MAX_REFERENCE_LENGTH: Final = 253 + 63 + 20
+
+
+@dataclass(frozen=True)
+class ResultReference:
+    """`$(flows.F.results.N)` (`array` False) or `$(flows.F.results.N[*])` (True)."""
+
+    flow: str
+    name: str
+    array: bool
+
+    @property
+    def variable(self) -> str:
+        return f"flows.{self.flow}.results.{self.name}{'[*]' if self.array else ''}"
+
+
+def result_reference(variable: str) -> ResultReference | None:
+    """The reference a `$(VAR)` name is, or None when it is not one (another variable, or too long)."""
+    if not variable.startswith("flows.") or len(variable) > MAX_REFERENCE_LENGTH:
+        return None
+    found = _REFERENCE.fullmatch(variable)
+    if found is None:
+        return None
+    return ResultReference(found.group(1), found.group(2), found.group(3) is not None)
+
+
 def results_size(results: Mapping[str, str]) -> int:
     """The UTF-8 size of names and values: what counts against `MAX_TOTAL_RESULT_BYTES`."""
     return sum(len(k.encode()) + len(v.encode("utf-8", "surrogatepass")) for k, v in results.items())

@@ -6,6 +6,9 @@ The params policy (params_policy.py) with two answers of its own, at its named p
   are read (so no dependent is planned before them), and counts as Failed when a declared name is
   missing or was refused (so dependency rules, `failurePolicy` and `finally` apply as to a failed
   flow); a Failed Job stays Failed whatever it reported;
+- `_variables`, `_when_variables` (the params policy's): `$(flows.F.results.N)` of each flow F the
+  flow depends on, `$(flows.F.results.N[*])` of a matrix F, in its Job and its `when` inputs (so counted
+  in the expansion budget, params_budget.py);
 - `record_outcomes`: each read Job's results go on its `jobStatusList` entry (kept from then on:
   job_status_index.py), a Job running again drops its earlier attempt's, and each Completed Job read
   with a problem gets one `InvalidResult` Warning.
@@ -14,6 +17,8 @@ The reading itself (one GET of a pod) is the observe step's (results_reader.py);
 """
 
 from __future__ import annotations
+
+import json
 
 from jobflow_controller.apis import JobPhase, meta
 from jobflow_controller.apis import job as vcjob
@@ -39,6 +44,8 @@ class ResultsPolicy(ParamsPolicy):
         assert world.spec.results is not None  # choose_policy picks this policy only then
         self.declared: ResultsSpec = world.spec.results
         self._entries = RecordedEntries(world.job_flow)
+        #: Each flow's `$(flows.F.results.N)` variables, once per sync (a matrix flow asks per index).
+        self._result_variables: dict[str, dict[str, str]] = {}
         super().__init__(world)
 
     # -- outcomes.py's seam ---------------------------------------------------------------------
@@ -69,6 +76,57 @@ class ResultsPolicy(ParamsPolicy):
         if entry is None or retry.awaiting_recreate(entry):
             return None
         return entry.results
+
+    # -- the variables (params_policy.py's; counted in its expansion budget) ------------------------
+    def _variables(
+        self, flow_name: str, combination: tuple[tuple[str, str], ...] = (), index: int | None = None
+    ) -> dict[str, str]:
+        return {**super()._variables(flow_name, combination, index), **self.result_variables(flow_name)}
+
+    def _when_variables(self, flow_name: str) -> dict[str, str]:
+        return {**super()._when_variables(flow_name), **self.result_variables(flow_name)}
+
+    def result_variables(self, flow_name: str) -> dict[str, str]:
+        """`flows.F.results.N` of each flow F the flow depends on (any flow, for a finally flow), and
+        `flows.F.results.N[*]` (a JSON array in index order) of a matrix F: only the values read (a
+        reference to one not there, as after a target that failed, is left as written)."""
+        found = self._result_variables.get(flow_name)
+        if found is None:
+            found = self._result_variables[flow_name] = self._read_variables(flow_name)
+        return found
+
+    def _read_variables(self, flow_name: str) -> dict[str, str]:
+        out: dict[str, str] = {}
+        upstream = self._upstream(flow_name)
+        for source, declared in self.declared.flows.items():
+            if source not in upstream:
+                continue
+            read = [self.results_of(j) or {} for j in self.jobs_of(source)]
+            for name in declared.names:
+                values = [r.get(name) for r in read]
+                if source in self.params.matrices:
+                    if all(v is not None for v in values):
+                        out[f"flows.{source}.results.{name}[*]"] = json.dumps(values)
+                elif values and values[0] is not None:
+                    out[f"flows.{source}.results.{name}"] = str(values[0])
+        return out
+
+    def jobs_of(self, flow_name: str) -> list[str]:
+        return self.world.flow_job_names(flow_name)
+
+    def _upstream(self, flow_name: str) -> set[str]:
+        """The flows `flow_name` depends on, directly or not; every flow for a finally flow."""
+        by_name = {f.name: f for f in self.world.spec.flows}
+        if flow_name not in by_name:
+            return set(by_name)
+        seen: set[str] = set()
+        stack = list(by_name[flow_name].targets or ())
+        while stack:
+            name = stack.pop()
+            if name not in seen and name in by_name:
+                seen.add(name)
+                stack.extend(by_name[name].targets or ())
+        return seen
 
     # -- the status and the events ----------------------------------------------------------------
     def record_outcomes(self, status: PlannedStatus, plan: SyncPlan) -> None:

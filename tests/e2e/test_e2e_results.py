@@ -120,3 +120,39 @@ def test_a_failed_job_is_read_without_a_warning(
     wait_for(lambda: results_of(clientset, namespace, "f").get("f-train") is not None, 20, what="the read")
     assert results_of(clientset, namespace, "f")["f-train"] == {"accuracy": "0.1"}
     assert [e for e in events_of(clientset, namespace, "f") if e[1] == "InvalidResult"] == []
+
+
+def test_results_reach_a_dependents_job_spec_and_its_when(
+    controller: RunningManager, clientset: Clientset, namespace: str
+) -> None:
+    publish = template("publish", namespace)
+    container = publish["spec"]["tasks"][0]["template"]["spec"]["containers"][0]
+    container["args"] = ["--model=$(flows.train.results.model)", "--acc=$(flows.train.results.accuracy)"]
+    sweep = reporting("sweep", namespace, json.dumps({"loss": "0.$(matrix.x)"}))
+    flows = [
+        *TRAIN,
+        {
+            "name": "gate",
+            "dependsOn": {"targets": ["train"]},
+            "when": [{"input": "$(flows.train.results.accuracy)", "operator": "in", "values": ["0.93"]}],
+        },
+        {
+            "name": "never",
+            "dependsOn": {"targets": ["train"]},
+            "when": [{"input": "$(flows.train.results.accuracy)", "operator": "notin", "values": ["0.93"]}],
+        },
+        {"name": "sweep", "matrix": {"params": [{"name": "x", "values": ["1", "2"]}]}, "results": {"names": ["loss"]}},
+        {"name": "pick", "dependsOn": {"targets": ["sweep"]}},
+    ]
+    pick = template("pick", namespace)
+    pick["spec"]["tasks"][0]["template"]["spec"]["containers"][0]["args"] = ["$(flows.sweep.results.loss[*])"]
+    docs = [reporting("train", namespace, GOOD), publish, template("gate", namespace), template("never", namespace)]
+    create_all(clientset, [*docs, sweep, pick, flow("deps", namespace, flows)])
+    assert final(clientset, namespace, "deps") == "Succeed"
+    job = clientset.jobs(namespace).get("deps-publish")
+    args = job["spec"]["tasks"][0]["template"]["spec"]["containers"][0]["args"]
+    assert args == ["--model=s3://m/42", "--acc=0.93"]
+    names = job_names(clientset, namespace)
+    assert "deps-gate" in names and "deps-never" not in names
+    picked = clientset.jobs(namespace).get("deps-pick")["spec"]["tasks"][0]["template"]["spec"]["containers"][0]
+    assert picked["args"] == ['["0.1", "0.2"]']

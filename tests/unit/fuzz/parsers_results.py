@@ -1,5 +1,6 @@
 """Results readers (docs/results.md), for the fuzzer: a pod's termination messages into declared
-names (text: one container's message; json: a whole pod), a flow's `results` read, and its admission rules."""
+names (text: one container's message; json: a whole pod), a flow's `results` read, a `$(VAR)` name read
+as a reference to a result, and the admission rules."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ from typing import Any
 from registry import Parser
 
 from jobflow_controller.apis import results
-from jobflow_controller.validation.results import results_problems
+from jobflow_controller.validation.results import reference_problems, results_problems
 
 NAMES = ["acc", "model"]
 JOB = {"metadata": {"name": "jf-a", "uid": "u"}, "spec": {"tasks": [{"name": "t"}]}}
@@ -21,21 +22,29 @@ def _pod(value: Any) -> object:
     return results.read_pod(value if isinstance(value, dict) else None, JOB, results.FlowResults(None, tuple(NAMES)))
 
 
+def _text(value: Any) -> str:
+    return value if isinstance(value, str) else ""
+
+
 PARSERS: list[Parser] = [
     Parser(
         "jobflow_controller.apis.results.read_messages", lambda t: results.read_messages([("c", t)], NAMES), "text", ()
     ),
     Parser("jobflow_controller.apis.results.read_pod", _pod, "json", ()),
+    Parser("jobflow_controller.apis.results.is_name", lambda t: results.is_name(_text(t)), "text", ()),
     Parser(
-        "jobflow_controller.apis.results.is_name",
-        lambda t: results.is_name(t if isinstance(t, str) else ""),
-        "text",
-        (),
+        "jobflow_controller.apis.results.result_reference", lambda t: results.result_reference(_text(t)), "text", ()
     ),
     Parser("jobflow_controller.apis.results.flow_results", results.flow_results, "json", ()),
     Parser(
         "jobflow_controller.validation.results.results_problems",
         lambda v: results_problems({"spec": {"flows": [{"name": "a", "results": v}]}}),
+        "json",
+        (),
+    ),
+    Parser(
+        "jobflow_controller.validation.results.reference_problems",
+        lambda v: reference_problems(v if isinstance(v, dict) else {}),
         "json",
         (),
     ),

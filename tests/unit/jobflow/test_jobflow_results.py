@@ -183,3 +183,42 @@ def test_a_sync_without_results_sends_the_requests_of_today_and_one_with_results
     assert plain == [("update_status", "jf")]
     declaring = requests_of_one_sync([{"name": "a", "results": {"names": ["acc"]}}])
     assert declaring == [("get", "jf-a-main-0"), ("update_status", "jf")]
+
+
+def args_of(p: SyncPlan, flow: str) -> list[str]:
+    (made,) = [s for s in p.deploy.steps if isinstance(s, JobCreate) and s.flow == flow]
+    assert made.body is not None
+    return list(made.body["spec"]["tasks"][0]["template"]["spec"]["containers"][0]["args"])
+
+
+def with_args(w: World, flow: str, *args: str) -> World:
+    task = {"name": "main", "template": {"spec": {"containers": [{"name": "c", "image": "b", "args": list(args)}]}}}
+    return replace(w, templates={**w.templates, flow: job_template(flow, spec={"tasks": [task]})})
+
+
+def test_a_dependent_job_reads_its_targets_results_and_an_unknown_reference_stays_as_written() -> None:
+    status = {"jobStatusList": [{"name": "f-train", "state": "Completed", "results": {"acc": "0.93"}}]}
+    w = with_args(world({}, status=status), "publish", "$(flows.train.results.acc)", "$(flows.train.results.nope)")
+    assert args_of(plan(w), "publish") == ["0.93", "$(flows.train.results.nope)"]
+
+
+def test_a_matrix_flows_results_are_an_array_in_index_order_and_a_when_can_test_a_result() -> None:
+    matrix = {"params": [{"name": "x", "values": ["1", "2"]}]}
+    flows = [
+        {"name": "sweep", "matrix": matrix, "results": {"names": ["acc"]}},
+        {"name": "pick", "dependsOn": {"targets": ["sweep"]}},
+        {
+            "name": "skip",
+            "dependsOn": {"targets": ["sweep"]},
+            "when": [{"input": "$(flows.sweep.results.acc[*])", "operator": "in", "values": ["[]"]}],
+        },
+    ]
+    entries = [
+        {"name": "f-sweep-0", "state": "Completed", "results": {"acc": "0.5"}},
+        {"name": "f-sweep-1", "state": "Completed", "results": {"acc": "0.7"}},
+    ]
+    w = with_args(world({}, status={"jobStatusList": entries}, flows=flows), "pick", "$(flows.sweep.results.acc[*])")
+    p = plan(w)
+    assert args_of(p, "pick") == ['["0.5", "0.7"]']
+    assert "skip" not in created(p)
+    assert p.status is not None and "f-skip" in p.status.skipped_jobs

@@ -44,3 +44,43 @@ def test_each_results_rule(results: Any, problem: str | None) -> None:
 def test_a_long_bad_name_is_quoted_cut() -> None:
     (problem,) = results_problems(job_flow({"names": ["X" * 100_000]}))
     assert len(problem) < 300
+
+
+def referring(text: str, *, matrix: bool = False, where: str = "patch") -> dict[str, Any]:
+    train: dict[str, Any] = {"name": "train", "results": {"names": ["acc"]}}
+    if matrix:
+        train["matrix"] = {"params": [{"name": "x", "values": ["1"]}]}
+    user: dict[str, Any] = {"name": "use", "dependsOn": {"targets": ["mid"]}}
+    if where == "patch":
+        user["patch"] = {"jobSpec": {"queue": text}}
+    else:
+        user["when"] = [{"input": text, "operator": "in", "values": ["x"]}]
+    flows = [train, {"name": "mid", "dependsOn": {"targets": ["train"]}}, user, {"name": "other"}]
+    return {"metadata": {"name": "jf", "namespace": "ns"}, "spec": {"flows": flows}}
+
+
+@pytest.mark.parametrize(
+    ("text", "matrix", "where", "problem"),
+    [
+        ("$(flows.train.results.acc)", False, "patch", None),
+        ("a-$(flows.train.results.acc)-$(params.x)", False, "when", None),
+        ("$(flows.train.results.acc[*])", True, "patch", None),
+        ("$$(flows.other.results.acc)", False, "patch", None),
+        ("$(flows.other.results.acc)", False, "patch", 'flow "other" is not one of its dependencies'),
+        ("$(flows.train.results.loss)", False, "when", 'flow "train" declares no result "loss"'),
+        ("$(flows.train.results.acc[*])", False, "patch", '[*] reads a matrix flow\'s values, and "train" has no'),
+        ("$(flows.train.results.acc)", True, "patch", 'flow "train" has a matrix: its values are read as an array'),
+    ],
+)
+def test_each_reference_rule(text: str, matrix: bool, where: str, problem: str | None) -> None:
+    found = results_problems(referring(text, matrix=matrix, where=where))
+    if problem is None:
+        assert found == []
+    else:
+        assert len(found) == 1 and problem in found[0] and found[0].startswith('jobflow Flow "use": $(flows.'), found
+
+
+def test_a_finally_entry_may_read_any_flows_results() -> None:
+    job_flow = referring("x")
+    job_flow["spec"]["finally"] = [{"name": "notify", "patch": {"jobSpec": {"queue": "$(flows.train.results.acc)"}}}]
+    assert results_problems(job_flow) == []
