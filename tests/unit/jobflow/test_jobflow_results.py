@@ -16,7 +16,7 @@ from jobflow_controller.apis import Phase
 from jobflow_controller.apis.results import MAX_TOTAL_RESULT_BYTES, Reading
 from jobflow_controller.apis.retry import ATTEMPT_ANNOTATION
 from jobflow_controller.jobflow import constants as c
-from jobflow_controller.jobflow.plan import NO_READINGS, JobCreate, SyncPlan, World
+from jobflow_controller.jobflow.plan import NO_READINGS, JobCreate, SyncPlan, WarningEvent, World
 from jobflow_controller.jobflow.policies import choose_policy
 from jobflow_controller.jobflow.results_policy import ResultsPolicy
 from jobflow_controller.jobflow.results_reader import ResultsReader, jobs_to_read, within_budget
@@ -222,3 +222,12 @@ def test_a_matrix_flows_results_are_an_array_in_index_order_and_a_when_can_test_
     assert args_of(p, "pick") == ['["0.5", "0.7"]']
     assert "skip" not in created(p)
     assert p.status is not None and "f-skip" in p.status.skipped_jobs
+
+
+def test_results_count_in_the_expansion_budget() -> None:
+    status = {"jobStatusList": [{"name": "f-train", "state": "Completed", "results": {"acc": "x" * 4096}}]}
+    many = "$(flows.train.results.acc)" * 17  # 17 x 4 KiB: past the 64 KiB of one expanded string
+    p = plan(with_args(world({}, status=status), "publish", many))
+    assert created(p) == []
+    (warning,) = [s for s in p.deploy.steps if isinstance(s, WarningEvent)]
+    assert warning.reason == c.REASON_INVALID_PARAMS
