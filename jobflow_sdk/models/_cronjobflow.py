@@ -5,6 +5,7 @@ from enum import StrEnum
 from typing import Annotated, Any
 
 from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, RootModel
+from typing_extensions import TypeAliasType
 
 
 class ConcurrencyPolicy(StrEnum):
@@ -13,12 +14,26 @@ class ConcurrencyPolicy(StrEnum):
     Replace = 'Replace'
 
 
+AnnotationsAdditionalProperty = TypeAliasType(
+    "AnnotationsAdditionalProperty", Annotated[str, Field(max_length=262144)]
+)
+
+
+LabelsAdditionalProperty = TypeAliasType(
+    "LabelsAdditionalProperty", Annotated[str, Field(max_length=63)]
+)
+
+
 class Metadata(BaseModel):
     model_config = ConfigDict(
         extra='forbid',
     )
-    annotations: dict[str, str] | None = None
-    labels: dict[str, str] | None = None
+    annotations: Annotated[
+        dict[str, AnnotationsAdditionalProperty] | None, Field(max_length=256)
+    ] = None
+    labels: Annotated[
+        dict[str, LabelsAdditionalProperty] | None, Field(max_length=256)
+    ] = None
 
 
 class FailurePolicy(StrEnum):
@@ -1252,7 +1267,7 @@ class FinallyItem(BaseModel):
     model_config = ConfigDict(
         extra='forbid',
     )
-    name: Annotated[str, Field(min_length=1)]
+    name: Annotated[str, Field(max_length=253, min_length=1)]
     patch: Patch | None = None
 
 
@@ -1309,19 +1324,23 @@ class DependsOn1(BaseModel):
     targets: Annotated[list[str] | None, Field(max_length=100)] = None
 
 
+class Value(RootModel[str]):
+    root: Annotated[str, Field(max_length=4096)]
+
+
 class Param(BaseModel):
     model_config = ConfigDict(
         extra='forbid',
     )
-    name: Annotated[str, Field(min_length=1)]
-    values: Annotated[list[str], Field(max_length=256, min_length=1)]
+    name: Annotated[str, Field(max_length=63, min_length=1)]
+    values: Annotated[list[Value], Field(max_length=256, min_length=1)]
 
 
 class Matrix(BaseModel):
     model_config = ConfigDict(
         extra='forbid',
     )
-    maxParallel: Annotated[int | None, Field(ge=1)] = None
+    maxParallel: Annotated[int | None, Field(ge=1, le=2147483647)] = None
     params: Annotated[list[Param], Field(max_length=16, min_length=1)]
 
 
@@ -1329,7 +1348,7 @@ class Retry(BaseModel):
     model_config = ConfigDict(
         extra='forbid',
     )
-    backoff: str | None = '0s'
+    backoff: Annotated[str | None, Field(max_length=64)] = '0s'
     maxRetries: Annotated[int, Field(ge=0, le=100)]
 
 
@@ -1342,23 +1361,23 @@ class WhenItem(BaseModel):
     model_config = ConfigDict(
         extra='forbid',
     )
-    input: str
+    input: Annotated[str, Field(max_length=4096)]
     operator: Operator
-    values: Annotated[list[str], Field(min_length=1)]
+    values: Annotated[list[Value], Field(max_length=64, min_length=1)]
 
 
 class Flow(BaseModel):
     model_config = ConfigDict(
         extra='forbid',
     )
-    activeDeadlineSeconds: Annotated[int | None, Field(ge=0)] = None
+    activeDeadlineSeconds: Annotated[int | None, Field(ge=0, le=9223372036)] = None
     continueOnFailure: bool | None = None
     dependsOn: DependsOn1 | None = None
     matrix: Matrix | None = None
     name: Annotated[str, Field(min_length=1)]
     patch: Patch | None = None
     retry: Retry | None = None
-    when: list[WhenItem] | None = None
+    when: Annotated[list[WhenItem] | None, Field(max_length=16)] = None
 
 
 class JobRetainPolicy(StrEnum):
@@ -1370,8 +1389,8 @@ class Param1(BaseModel):
     model_config = ConfigDict(
         extra='forbid',
     )
-    name: Annotated[str, Field(min_length=1)]
-    value: str
+    name: Annotated[str, Field(max_length=63, min_length=1)]
+    value: Annotated[str, Field(max_length=4096)]
 
 
 class Shutdown(StrEnum):
@@ -1384,7 +1403,7 @@ class Spec1(BaseModel):
     model_config = ConfigDict(
         extra='forbid',
     )
-    activeDeadlineSeconds: Annotated[int | None, Field(ge=0)] = None
+    activeDeadlineSeconds: Annotated[int | None, Field(ge=0, le=9223372036)] = None
     failurePolicy: FailurePolicy | None = None
     finally_: Annotated[
         list[FinallyItem] | None, Field(alias='finally', max_length=100)
@@ -1394,7 +1413,7 @@ class Spec1(BaseModel):
     params: Annotated[list[Param1] | None, Field(max_length=100)] = None
     shutdown: Shutdown | None = None
     suspend: bool | None = None
-    ttlSecondsAfterFinished: Annotated[int | None, Field(ge=0)] = None
+    ttlSecondsAfterFinished: Annotated[int | None, Field(ge=0, le=9223372036)] = None
 
 
 class JobFlowTemplate(BaseModel):
@@ -1410,11 +1429,13 @@ class Spec(BaseModel):
         extra='forbid',
     )
     concurrencyPolicy: ConcurrencyPolicy | None = 'Allow'
-    failedJobFlowsHistoryLimit: Annotated[int | None, Field(ge=0)] = 1
+    failedJobFlowsHistoryLimit: Annotated[int | None, Field(ge=0, le=2147483647)] = 1
     jobFlowTemplate: JobFlowTemplate
     schedule: Annotated[str, Field(max_length=256, min_length=1)]
-    startingDeadlineSeconds: Annotated[int | None, Field(ge=0)] = None
-    successfulJobFlowsHistoryLimit: Annotated[int | None, Field(ge=0)] = 3
+    startingDeadlineSeconds: Annotated[int | None, Field(ge=0, le=31536000)] = None
+    successfulJobFlowsHistoryLimit: Annotated[
+        int | None, Field(ge=0, le=2147483647)
+    ] = 3
     suspend: bool | None = False
     timeZone: Annotated[str | None, Field(max_length=64)] = None
 
@@ -1423,20 +1444,20 @@ class ActiveItem(BaseModel):
     model_config = ConfigDict(
         extra='forbid',
     )
-    apiVersion: str | None = None
-    fieldPath: str | None = None
-    kind: str | None = None
-    name: str | None = None
-    namespace: str | None = None
-    resourceVersion: str | None = None
-    uid: str | None = None
+    apiVersion: Annotated[str | None, Field(max_length=317)] = None
+    fieldPath: Annotated[str | None, Field(max_length=1024)] = None
+    kind: Annotated[str | None, Field(max_length=63)] = None
+    name: Annotated[str | None, Field(max_length=253)] = None
+    namespace: Annotated[str | None, Field(max_length=63)] = None
+    resourceVersion: Annotated[str | None, Field(max_length=128)] = None
+    uid: Annotated[str | None, Field(max_length=128)] = None
 
 
 class Status(BaseModel):
     model_config = ConfigDict(
         extra='forbid',
     )
-    active: list[ActiveItem] | None = None
+    active: Annotated[list[ActiveItem] | None, Field(max_length=4096)] = None
     lastScheduleTime: AwareDatetime | None = None
     lastSuccessfulTime: AwareDatetime | None = None
 

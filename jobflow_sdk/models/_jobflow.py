@@ -1238,7 +1238,7 @@ class FinallyItem(BaseModel):
     model_config = ConfigDict(
         extra='forbid',
     )
-    name: Annotated[str, Field(min_length=1)]
+    name: Annotated[str, Field(max_length=253, min_length=1)]
     patch: Patch | None = None
 
 
@@ -1295,19 +1295,23 @@ class DependsOn1(BaseModel):
     targets: Annotated[list[str] | None, Field(max_length=100)] = None
 
 
+class Value(RootModel[str]):
+    root: Annotated[str, Field(max_length=4096)]
+
+
 class Param(BaseModel):
     model_config = ConfigDict(
         extra='forbid',
     )
-    name: Annotated[str, Field(min_length=1)]
-    values: Annotated[list[str], Field(max_length=256, min_length=1)]
+    name: Annotated[str, Field(max_length=63, min_length=1)]
+    values: Annotated[list[Value], Field(max_length=256, min_length=1)]
 
 
 class Matrix(BaseModel):
     model_config = ConfigDict(
         extra='forbid',
     )
-    maxParallel: Annotated[int | None, Field(ge=1)] = None
+    maxParallel: Annotated[int | None, Field(ge=1, le=2147483647)] = None
     params: Annotated[list[Param], Field(max_length=16, min_length=1)]
 
 
@@ -1315,7 +1319,7 @@ class Retry(BaseModel):
     model_config = ConfigDict(
         extra='forbid',
     )
-    backoff: str | None = '0s'
+    backoff: Annotated[str | None, Field(max_length=64)] = '0s'
     maxRetries: Annotated[int, Field(ge=0, le=100)]
 
 
@@ -1328,23 +1332,23 @@ class WhenItem(BaseModel):
     model_config = ConfigDict(
         extra='forbid',
     )
-    input: str
+    input: Annotated[str, Field(max_length=4096)]
     operator: Operator
-    values: Annotated[list[str], Field(min_length=1)]
+    values: Annotated[list[Value], Field(max_length=64, min_length=1)]
 
 
 class Flow(BaseModel):
     model_config = ConfigDict(
         extra='forbid',
     )
-    activeDeadlineSeconds: Annotated[int | None, Field(ge=0)] = None
+    activeDeadlineSeconds: Annotated[int | None, Field(ge=0, le=9223372036)] = None
     continueOnFailure: bool | None = None
     dependsOn: DependsOn1 | None = None
     matrix: Matrix | None = None
     name: Annotated[str, Field(min_length=1)]
     patch: Patch | None = None
     retry: Retry | None = None
-    when: list[WhenItem] | None = None
+    when: Annotated[list[WhenItem] | None, Field(max_length=16)] = None
 
 
 class JobRetainPolicy(StrEnum):
@@ -1356,8 +1360,8 @@ class Param1(BaseModel):
     model_config = ConfigDict(
         extra='forbid',
     )
-    name: Annotated[str, Field(min_length=1)]
-    value: str
+    name: Annotated[str, Field(max_length=63, min_length=1)]
+    value: Annotated[str, Field(max_length=4096)]
 
 
 class Shutdown(StrEnum):
@@ -1370,7 +1374,7 @@ class Spec(BaseModel):
     model_config = ConfigDict(
         extra='forbid',
     )
-    activeDeadlineSeconds: Annotated[int | None, Field(ge=0)] = None
+    activeDeadlineSeconds: Annotated[int | None, Field(ge=0, le=9223372036)] = None
     failurePolicy: FailurePolicy | None = None
     finally_: Annotated[
         list[FinallyItem] | None, Field(alias='finally', max_length=100)
@@ -1380,7 +1384,7 @@ class Spec(BaseModel):
     params: Annotated[list[Param1] | None, Field(max_length=100)] = None
     shutdown: Shutdown | None = None
     suspend: bool | None = None
-    ttlSecondsAfterFinished: Annotated[int | None, Field(ge=0)] = None
+    ttlSecondsAfterFinished: Annotated[int | None, Field(ge=0, le=9223372036)] = None
 
 
 class TaskStatusCount(BaseModel):
@@ -1421,6 +1425,10 @@ class JobStatusListItem(BaseModel):
     state: str | None = None
 
 
+class SkippedJob(RootModel[str]):
+    root: Annotated[str, Field(max_length=253)]
+
+
 class Phase(StrEnum):
     Succeed = 'Succeed'
     Terminating = 'Terminating'
@@ -1446,9 +1454,9 @@ class Status(BaseModel):
     finishedAt: AwareDatetime | None = None
     jobStatusList: list[JobStatusListItem] | None = None
     pendingJobs: list[str] | None = None
-    retryRequest: str | None = None
+    retryRequest: Annotated[str | None, Field(max_length=65536)] = None
     runningJobs: list[str] | None = None
-    skippedJobs: list[str] | None = None
+    skippedJobs: Annotated[list[SkippedJob] | None, Field(max_length=600)] = None
     state: State | None = None
     suspendedSince: AwareDatetime | None = None
     terminatedJobs: list[str] | None = None
