@@ -1344,6 +1344,28 @@ class Matrix(BaseModel):
     params: Annotated[list[Param], Field(max_length=16, min_length=1)]
 
 
+class From(BaseModel):
+    model_config = ConfigDict(
+        extra='forbid',
+    )
+    task: Annotated[str, Field(max_length=63, min_length=1)]
+
+
+class Name(RootModel[str]):
+    root: Annotated[
+        str,
+        Field(max_length=63, min_length=1, pattern='^[a-z0-9]([-a-z0-9_]*[a-z0-9])?$'),
+    ]
+
+
+class Results(BaseModel):
+    model_config = ConfigDict(
+        extra='forbid',
+    )
+    from_: Annotated[From | None, Field(alias='from')] = None
+    names: Annotated[list[Name], Field(max_length=16, min_length=1)]
+
+
 class Retry(BaseModel):
     model_config = ConfigDict(
         extra='forbid',
@@ -1376,6 +1398,7 @@ class Flow(BaseModel):
     matrix: Matrix | None = None
     name: Annotated[str, Field(min_length=1)]
     patch: Patch | None = None
+    results: Results | None = None
     retry: Retry | None = None
     when: Annotated[list[WhenItem] | None, Field(max_length=16)] = None
 

@@ -5,6 +5,7 @@ from enum import StrEnum
 from typing import Annotated, Any
 
 from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, RootModel
+from typing_extensions import TypeAliasType
 
 
 class FailurePolicy(StrEnum):
@@ -1315,6 +1316,28 @@ class Matrix(BaseModel):
     params: Annotated[list[Param], Field(max_length=16, min_length=1)]
 
 
+class From(BaseModel):
+    model_config = ConfigDict(
+        extra='forbid',
+    )
+    task: Annotated[str, Field(max_length=63, min_length=1)]
+
+
+class Name(RootModel[str]):
+    root: Annotated[
+        str,
+        Field(max_length=63, min_length=1, pattern='^[a-z0-9]([-a-z0-9_]*[a-z0-9])?$'),
+    ]
+
+
+class Results(BaseModel):
+    model_config = ConfigDict(
+        extra='forbid',
+    )
+    from_: Annotated[From | None, Field(alias='from')] = None
+    names: Annotated[list[Name], Field(max_length=16, min_length=1)]
+
+
 class Retry(BaseModel):
     model_config = ConfigDict(
         extra='forbid',
@@ -1347,6 +1370,7 @@ class Flow(BaseModel):
     matrix: Matrix | None = None
     name: Annotated[str, Field(min_length=1)]
     patch: Patch | None = None
+    results: Results | None = None
     retry: Retry | None = None
     when: Annotated[list[WhenItem] | None, Field(max_length=16)] = None
 
@@ -1404,6 +1428,11 @@ class Conditions(BaseModel):
     taskStatusCount: dict[str, TaskStatusCount] | None = None
 
 
+ResultsAdditionalProperty = TypeAliasType(
+    "ResultsAdditionalProperty", Annotated[str, Field(max_length=4096)]
+)
+
+
 class RunningHistory(BaseModel):
     model_config = ConfigDict(
         extra='forbid',
@@ -1420,6 +1449,9 @@ class JobStatusListItem(BaseModel):
     endTimestamp: AwareDatetime | None = None
     name: str | None = None
     restartCount: Annotated[int | None, Field(ge=0)] = None
+    results: Annotated[
+        dict[str, ResultsAdditionalProperty] | None, Field(max_length=16)
+    ] = None
     runningHistories: list[RunningHistory] | None = None
     startTimestamp: AwareDatetime | None = None
     state: str | None = None
