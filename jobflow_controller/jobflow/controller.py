@@ -85,7 +85,8 @@ class JobFlowController:
         queue_metrics_provider: object | None = None,
     ) -> None:
         options = options or JobFlowOptions()
-        # Priority lanes (urgency.py): the syncs that may create a dependent go before status-only ones.
+        # Priority lanes (urgency.py): the syncs that may create a dependent go before status-only ones;
+        # within a lane the namespaces take turns (docs/fairness.md).
         self.workers = QueueController(
             CONTROLLER_NAME,
             c.QUEUE_NAME,
@@ -96,7 +97,7 @@ class JobFlowController:
             max_requeue_num=options.max_requeue_num,
             clock=clock,
             queue_metrics_provider=queue_metrics_provider,
-            queue_storage=PriorityStorage(urgency.LANE_SHARES),
+            queue_storage=PriorityStorage(urgency.LANE_SHARES, tenant_of=urgency.tenant_of),
         )
         self.queue, self.clock = self.workers.queue, self.workers.clock
         self.job_flow_queue = JobFlowQueue(self.workers)

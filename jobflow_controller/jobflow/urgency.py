@@ -21,10 +21,16 @@ client QPS). So `DEFAULT` has a share (`LANE_SHARES`): while it holds requests, 
 `DEFAULT_LANE_SHARE` is one of them. `STATUS` has none: its syncs only write what the next sync of
 the same JobFlow would write anyway.
 
+Within a lane the namespaces take turns (`tenant_of`, docs/fairness.md): a namespace with a
+hundred JobFlows due waits its turn like one with a single JobFlow, so a tenant's sync is handed
+out after at most one per other namespace of its lane, never behind another tenant's backlog.
+
 How the `STATUS` syncs are paced is the status writer's business (status_writer.py).
 """
 
 from __future__ import annotations
+
+from collections.abc import Hashable
 
 from workqueue import DEFAULT_PRIORITY
 
@@ -35,3 +41,8 @@ STATUS = -10
 #: One pop in this many goes to the `DEFAULT` lane while it holds requests (workqueue/priority.py).
 DEFAULT_LANE_SHARE = 2
 LANE_SHARES = {DEFAULT: DEFAULT_LANE_SHARE}
+
+
+def tenant_of(req: Hashable) -> Hashable:
+    """The tenant a queued request belongs to: its namespace (a `FlowRequest`'s; None for another key)."""
+    return getattr(req, "namespace", None)

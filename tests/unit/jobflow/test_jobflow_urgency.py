@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import sys
 import time
+from collections.abc import Callable, Hashable
 from pathlib import Path
 from typing import Any
 from unittest import mock
@@ -36,8 +37,10 @@ def _controller(*, burst: int = status_writer.STATUS_WRITE_BURST) -> tuple[JobFl
     """A fake controller whose queue records the lane each request is handed out from."""
     storages: list[RecordingPriorityStorage[Any]] = []
 
-    def recording_storage(shares: dict[int, int] | None = None) -> RecordingPriorityStorage[Any]:
-        storages.append(RecordingPriorityStorage(shares))
+    def recording_storage(
+        shares: dict[int, int] | None = None, tenant_of: Callable[[Any], Hashable] | None = None
+    ) -> RecordingPriorityStorage[Any]:
+        storages.append(RecordingPriorityStorage(shares, tenant_of))
         return storages[-1]
 
     with mock.patch.object(controller_module, "PriorityStorage", recording_storage):

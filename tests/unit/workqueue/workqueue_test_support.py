@@ -130,8 +130,8 @@ class RecordingPriorityStorage(PriorityStorage[T]):
     storage sees ``pop`` but not the queue's ``done``, so ``attach`` wraps the queue's ``done``.
     """
 
-    def __init__(self, shares: dict[int, int] | None = None) -> None:
-        super().__init__(shares)
+    def __init__(self, shares: dict[int, int] | None = None, tenant_of: Callable[[T], Hashable] | None = None) -> None:
+        super().__init__(shares, tenant_of)
         self._lane_of: dict[T, int] = {}
         self._guard = threading.Lock()
 
