@@ -5,7 +5,6 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-
 from jobflow_fakes import FakeResourceClient, job, job_flow, job_template, new_fake_controller
 
 from jobflow_controller.jobflow.fairness import CREATE_SLICE_SECONDS, gives_way
