@@ -420,7 +420,8 @@ class Bystanders:
             succeeded = sum(k in observer.flow_succeeded for k in keys)
             took = [observer.flow_succeeded[k] - self.first_attempt[k] for k in keys if k in observer.flow_succeeded]
             waited = [w for w in (self._waited(observer, f) for f in self.admitted) if w is not None]
-        delay = latencies(observer, self.admitted)["dependency_completed_to_dependent_added"]
+        measured = latencies(observer, self.admitted)
+        delay = measured["dependency_completed_to_dependent_added"]
         return {
             "created": len(self.flows),
             "admitted": len(self.admitted),
@@ -430,6 +431,8 @@ class Bystanders:
             "first_create_to_succeed_s_max": round(max(took), 2) if took else None,
             f"succeeded_within_{SUCCEED_WITHIN:.0f}_s": sum(t <= SUCCEED_WITHIN for t in took),
             "reaction_delay": delay,
+            "jobflow_added_to_first_job_added": measured["jobflow_added_to_first_job_added"],
+            "last_job_completed_to_jobflow_succeed": measured["last_job_completed_to_jobflow_succeed"],
             "create_to_succeed_s": _spread(took),
             "waiting_for_the_controller_s": _spread(waited),
         }

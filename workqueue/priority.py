@@ -23,7 +23,10 @@ Ours too: items may belong to tenants (``tenant_of``, item -> key, e.g. a namesp
 tenants with ready items take turns, one pop each (round-robin), and each tenant's items stay FIFO: a
 tenant with a hundred items ready waits its turn like one with a single item, so a newly ready
 tenant's item is handed out after at most one pop per other tenant of its lane, never behind
-another tenant's backlog. Without ``tenant_of`` every item is one tenant's: FIFO, as before.
+another tenant's backlog. Without ``tenant_of`` every item is one tenant's: FIFO, as before. With a
+``FairShare`` the turn is not round-robin but start-time fair queuing by the work each tenant was
+handed (fair_share.py): a tenant that was idle or uses less than its share goes before the busy
+ones, whose turns split the rest.
 
 Unlike controller-runtime's ``GetWithPriority``, a worker is not told which lane its item came
 from: nothing in the controller asks, the lane only decides when an item is handed out.
@@ -38,6 +41,8 @@ import itertools
 from collections import deque
 from collections.abc import Callable, Hashable
 from typing import Generic, TypeVar
+
+from workqueue.fair_share import FairShare
 
 __all__ = ["DEFAULT_PRIORITY", "PriorityStorage"]
 
@@ -74,9 +79,16 @@ class _Lane(Generic[T]):
         del self.live[tenant], self.queues[tenant]
         self.ring.remove(tenant)
 
-    def pop(self, is_live: Callable[[T, int], bool]) -> T:
-        """The oldest live entry of the tenant whose turn it is; that tenant goes to the back."""
-        tenant = self.ring.popleft()
+    def pop(self, is_live: Callable[[T, int], bool], share: FairShare | None) -> T:
+        """The oldest live entry of the tenant whose turn it is (the first in `ring`, or the one
+        `share` picks, ties in `ring` order); that tenant goes to the back."""
+        if share is None or len(self.ring) == 1:
+            tenant = self.ring.popleft()
+        else:
+            tenant = share.pick(self.ring)
+            self.ring.remove(tenant)
+        if share is not None:
+            share.serve(tenant)
         queue = self.queues[tenant]
         seq, item = queue.popleft()
         while not is_live(item, seq):
@@ -99,9 +111,16 @@ class PriorityStorage(Generic[T]):
     handed out has asked for.
     """
 
-    def __init__(self, shares: dict[int, int] | None = None, tenant_of: Callable[[T], Hashable] | None = None) -> None:
+    def __init__(
+        self,
+        shares: dict[int, int] | None = None,
+        tenant_of: Callable[[T], Hashable] | None = None,
+        fair_share: FairShare | None = None,
+    ) -> None:
         #: item -> its tenant; the tenants of a lane take turns (None: one tenant, FIFO).
         self._tenant_of = tenant_of
+        #: Whose turn it is among a lane's tenants, by the work each was handed (None: round-robin).
+        self._fair_share = fair_share
         #: priority -> N: that lane gets at least one pop in N while it holds items (N >= 2).
         self._shares = dict(shares or {})
         if any(n < 2 for n in self._shares.values()):
@@ -157,7 +176,7 @@ class PriorityStorage(Generic[T]):
     def _pop_lane(self, priority: int) -> T:
         """The next live entry of one lane that has one, by its tenants' turns (stale entries are
         dropped on the way)."""
-        item = self._lanes[priority].pop(lambda it, seq: self._entries.get(it) == (priority, seq))
+        item = self._lanes[priority].pop(lambda it, seq: self._entries.get(it) == (priority, seq), self._fair_share)
         del self._entries[item]
         self._counts[priority] -= 1
         return item

@@ -5,9 +5,10 @@ first: each request reserves the next token and sleeps until it. Under a backlog
 JobFlow that just arrived waits behind every request already waiting, whoever's they are. Here the
 tokens come at the same rate and burst, but a request that finds none waits in its tenant's line
 (its namespace, read from the request's path; "" for cluster-scoped paths), and each token goes to
-the next tenant in turn (round-robin, one request each), FIFO within a tenant. So a namespace with
-one request waiting gets the next token or the one after each other waiting namespace's, never the
-one after another tenant's whole backlog. Same tokens, same rate: only who gets the next one
+the waiting tenant that was granted the fewest lately (start-time fair queuing, one token a
+request: workqueue/fair_share.py), FIFO within a tenant. So a namespace that makes few requests
+gets the next token, ahead of the busy namespaces, which share the rest equally; it never waits
+behind another tenant's backlog. Same tokens, same rate: only who gets the next one
 changes (docs/fairness.md compares it with the API server's Priority and Fairness).
 
 `FairTokens` is the rule, on explicit times, with no lock and no sleeping (tests drive it with
@@ -23,7 +24,7 @@ from collections.abc import Hashable
 from dataclasses import dataclass
 
 from jobflow_controller.kube import errors
-from workqueue import Clock, RealClock
+from workqueue import Clock, FairShare, RealClock
 
 #: A waiting request looks at its stop event at least this often (a token may be seconds away).
 STOP_POLL_SECONDS = 0.1
@@ -55,8 +56,10 @@ class FairTokens:
         self._tokens = float(self.burst)
         self._last = now
         self._lines: dict[Hashable, deque[Ticket]] = {}
-        #: The tenants with a ticket waiting, in the order their turns come.
+        #: The tenants with a ticket waiting, in the order they came (ties go to the first).
         self._ring: deque[Hashable] = deque()
+        #: Whose turn: the waiting tenant that was granted the fewest tokens lately (fair_share.py).
+        self._share = FairShare(estimate=1.0)
 
     def __len__(self) -> int:
         """How many tickets wait."""
@@ -69,6 +72,7 @@ class FairTokens:
         self.grant(now)
         if self._tokens >= 1:
             self._tokens -= 1
+            self._share.serve(tenant)
             ticket.granted = True
             return ticket
         line = self._lines.get(tenant)
@@ -84,7 +88,9 @@ class FairTokens:
         self._last = max(self._last, now)
         granted = []
         while self._tokens >= 1 and self._ring:
-            tenant = self._ring.popleft()
+            tenant = self._ring[0] if len(self._ring) == 1 else self._share.pick(self._ring)
+            self._ring.remove(tenant)
+            self._share.serve(tenant)
             line = self._lines[tenant]
             ticket = line.popleft()
             ticket.granted = True
