@@ -199,7 +199,12 @@ def scrape(port: int) -> dict[str, Any]:
     """Work-duration buckets and longest running processor by queue; requests by method."""
     with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=10) as response:
         text = response.read().decode()
-    out: dict[str, Any] = {"buckets": defaultdict(dict), "longest": {}, "requests": defaultdict(float)}
+    out: dict[str, Any] = {
+        "buckets": defaultdict(dict),
+        "longest": {},
+        "requests": defaultdict(float),
+        "codes": defaultdict(float),
+    }
     for family in text_string_to_metric_families(text):
         for sample in family.samples:
             if sample.name == "workqueue_work_duration_seconds_bucket":
@@ -208,6 +213,7 @@ def scrape(port: int) -> dict[str, Any]:
                 out["longest"][sample.labels["name"]] = sample.value
             elif sample.name == "rest_client_requests_total":
                 out["requests"][sample.labels["method"]] += sample.value
+                out["codes"][sample.labels["code"]] += sample.value
     return out
 
 
@@ -495,6 +501,11 @@ class Bench:
                 m: int(v - before["requests"].get(m, 0.0))
                 for m, v in sorted(after["requests"].items())
                 if v - before["requests"].get(m, 0.0)
+            },
+            "api_requests_by_code": {
+                code: int(v - before["codes"].get(code, 0.0))
+                for code, v in sorted(after["codes"].items())
+                if v - before["codes"].get(code, 0.0)
             },
         }
         result["seconds"] = round(elapsed, 1)
