@@ -16,6 +16,7 @@ project, so any part of it (and its tests) can use it.
 
 from workqueue.clock import Clock, FakeClock, RealClock
 from workqueue.delaying_queue import MAX_WAIT, DelayingInterface, DelayingQueue
+from workqueue.fair_share import FairShare
 from workqueue.metrics import (
     DEFAULT_UNFINISHED_WORK_UPDATE_PERIOD,
     CounterMetric,
@@ -52,6 +53,7 @@ __all__ = [
     "CounterMetric",
     "DelayingInterface",
     "DelayingQueue",
+    "FairShare",
     "FakeClock",
     "GaugeMetric",
     "HistogramMetric",

@@ -19,6 +19,15 @@ priority -> N): while it holds items, at least one pop in N is from it, however 
 are. Strict lanes starve a lower one for as long as the higher ones stay busy; a share bounds that
 wait by the pops, not by the lulls. Without ``shares`` the lanes are strict, as controller-runtime's.
 
+Ours too: items may belong to tenants (``tenant_of``, item -> key, e.g. a namespace). Within a lane the
+tenants with ready items take turns, one pop each (round-robin), and each tenant's items stay FIFO: a
+tenant with a hundred items ready waits its turn like one with a single item, so a newly ready
+tenant's item is handed out after at most one pop per other tenant of its lane, never behind
+another tenant's backlog. Without ``tenant_of`` every item is one tenant's: FIFO, as before. With a
+``FairShare`` the turn is not round-robin but start-time fair queuing by the work each tenant was
+handed (fair_share.py): a tenant that was idle or uses less than its share goes before the busy
+ones, whose turns split the rest.
+
 Unlike controller-runtime's ``GetWithPriority``, a worker is not told which lane its item came
 from: nothing in the controller asks, the lane only decides when an item is handed out.
 
@@ -30,8 +39,10 @@ from __future__ import annotations
 
 import itertools
 from collections import deque
-from collections.abc import Hashable
+from collections.abc import Callable, Hashable
 from typing import Generic, TypeVar
+
+from workqueue.fair_share import FairShare
 
 __all__ = ["DEFAULT_PRIORITY", "PriorityStorage"]
 
@@ -39,6 +50,56 @@ T = TypeVar("T", bound=Hashable)
 
 #: The priority of an item added without one (controller-runtime's default, 0).
 DEFAULT_PRIORITY = 0
+
+
+class _Lane(Generic[T]):
+    """One priority's entries: FIFO per tenant, the tenants with live entries in turn (`ring`).
+
+    A tenant is in `ring` exactly while it has live entries (`live`); its deque may also hold stale
+    ones, skipped on the way (and dropped with the deque once it has no live entry)."""
+
+    def __init__(self) -> None:
+        self.queues: dict[Hashable, deque[tuple[int, T]]] = {}
+        self.live: dict[Hashable, int] = {}
+        self.ring: deque[Hashable] = deque()
+
+    def append(self, tenant: Hashable, seq: int, item: T) -> None:
+        self.queues.setdefault(tenant, deque()).append((seq, item))
+        before = self.live.get(tenant, 0)
+        self.live[tenant] = before + 1
+        if not before:
+            self.ring.append(tenant)  # a newly ready tenant's turn comes after the others' next one
+
+    def went_stale(self, tenant: Hashable) -> None:
+        """One of `tenant`'s live entries was superseded (the item moved to another lane)."""
+        left = self.live[tenant] - 1
+        if left:
+            self.live[tenant] = left
+            return
+        del self.live[tenant], self.queues[tenant]
+        self.ring.remove(tenant)
+
+    def pop(self, is_live: Callable[[T, int], bool], share: FairShare | None) -> T:
+        """The oldest live entry of the tenant whose turn it is (the first in `ring`, or the one
+        `share` picks, ties in `ring` order); that tenant goes to the back."""
+        if share is None or len(self.ring) == 1:
+            tenant = self.ring.popleft()
+        else:
+            tenant = share.pick(self.ring)
+            self.ring.remove(tenant)
+        if share is not None:
+            share.serve(tenant)
+        queue = self.queues[tenant]
+        seq, item = queue.popleft()
+        while not is_live(item, seq):
+            seq, item = queue.popleft()
+        left = self.live[tenant] - 1
+        if left:
+            self.live[tenant] = left
+            self.ring.append(tenant)
+        else:
+            del self.live[tenant], self.queues[tenant]
+        return item
 
 
 class PriorityStorage(Generic[T]):
@@ -50,14 +111,23 @@ class PriorityStorage(Generic[T]):
     handed out has asked for.
     """
 
-    def __init__(self, shares: dict[int, int] | None = None) -> None:
+    def __init__(
+        self,
+        shares: dict[int, int] | None = None,
+        tenant_of: Callable[[T], Hashable] | None = None,
+        fair_share: FairShare | None = None,
+    ) -> None:
+        #: item -> its tenant; the tenants of a lane take turns (None: one tenant, FIFO).
+        self._tenant_of = tenant_of
+        #: Whose turn it is among a lane's tenants, by the work each was handed (None: round-robin).
+        self._fair_share = fair_share
         #: priority -> N: that lane gets at least one pop in N while it holds items (N >= 2).
         self._shares = dict(shares or {})
         if any(n < 2 for n in self._shares.values()):
             raise ValueError("a lane's share is one pop in N, N >= 2")
         #: Per lane with a share: the pops that went to a higher lane since it was last served.
         self._passed: dict[int, int] = dict.fromkeys(self._shares, 0)
-        self._lanes: dict[int, deque[tuple[int, T]]] = {}
+        self._lanes: dict[int, _Lane[T]] = {}
         #: Lane priorities in descending order: the few a controller uses, kept sorted on insert.
         self._order: list[int] = []
         #: The live entry of each ready item: (priority, sequence number).
@@ -104,25 +174,28 @@ class PriorityStorage(Generic[T]):
 
     # -- internals -------------------------------------------------------------------------------
     def _pop_lane(self, priority: int) -> T:
-        """The oldest live entry of one lane that has one (stale entries are dropped on the way)."""
-        lane = self._lanes[priority]
-        while True:
-            seq, item = lane.popleft()
-            if self._entries.get(item) == (priority, seq):
-                del self._entries[item]
-                self._counts[priority] -= 1
-                return item
+        """The next live entry of one lane that has one, by its tenants' turns (stale entries are
+        dropped on the way)."""
+        item = self._lanes[priority].pop(lambda it, seq: self._entries.get(it) == (priority, seq), self._fair_share)
+        del self._entries[item]
+        self._counts[priority] -= 1
+        return item
+
+    def _tenant(self, item: T) -> Hashable:
+        return None if self._tenant_of is None else self._tenant_of(item)
 
     def _enter(self, item: T, priority: int) -> None:
         lane = self._lanes.get(priority)
         if lane is None:
-            lane = self._lanes[priority] = deque()
+            lane = self._lanes[priority] = _Lane()
             self._order.append(priority)
             self._order.sort(reverse=True)
+        tenant = self._tenant(item)
         earlier = self._entries.get(item)
         if earlier is not None:
             self._counts[earlier[0]] -= 1
+            self._lanes[earlier[0]].went_stale(tenant)
         seq = next(self._seq)
         self._entries[item] = (priority, seq)
         self._counts[priority] = self._counts.get(priority, 0) + 1
-        lane.append((seq, item))
+        lane.append(tenant, seq, item)

@@ -45,7 +45,7 @@ from jobflow_controller.jobflow.status_writer import StatusWriter
 from jobflow_controller.jobflow.sync import JobFlowSyncer
 from jobflow_controller.kube.clientset import Clientset
 from jobflow_controller.kube.informers import VolcanoInformerFactory
-from workqueue import Clock, PriorityStorage
+from workqueue import Clock, FairShare, PriorityStorage
 
 log = structlog.get_logger(__name__)
 
@@ -86,7 +86,10 @@ class JobFlowController:
         queue_metrics_provider: object | None = None,
     ) -> None:
         options = options or JobFlowOptions()
-        # Priority lanes (urgency.py): the syncs that may create a dependent go before status-only ones.
+        #: The namespaces' turns in the queue, charged with each sync's duration (urgency.py).
+        self.fair_share = FairShare(urgency.SYNC_COST_ESTIMATE)
+        # Priority lanes (urgency.py): the syncs that may create a dependent go before status-only ones;
+        # within a lane the namespaces take turns (docs/fairness.md).
         self.workers = QueueController(
             CONTROLLER_NAME,
             c.QUEUE_NAME,
@@ -97,7 +100,7 @@ class JobFlowController:
             max_requeue_num=options.max_requeue_num,
             clock=clock,
             queue_metrics_provider=queue_metrics_provider,
-            queue_storage=PriorityStorage(urgency.LANE_SHARES),
+            queue_storage=PriorityStorage(urgency.LANE_SHARES, urgency.tenant_of, self.fair_share),
         )
         self.queue, self.clock = self.workers.queue, self.workers.clock
         self.job_flow_queue = JobFlowQueue(self.workers)
@@ -217,7 +220,11 @@ class JobFlowController:
 
     def sync_handler(self, req: Hashable) -> None:
         assert isinstance(req, FlowRequest)
-        self.sync.handle_job_flow(req)
+        started = self.clock.now()
+        try:
+            self.sync.handle_job_flow(req)
+        finally:
+            self.fair_share.charge(urgency.tenant_of(req), self.clock.since(started))
 
     def forget_job_flow(self, namespace: str, name: str, uid: str | None = None) -> None:
         """Drop everything this process remembers of a JobFlow that is gone (memories.py): of that

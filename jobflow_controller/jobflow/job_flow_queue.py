@@ -54,6 +54,10 @@ class JobFlowQueue:
         """Whether `req` was queued again while a worker holds it (its next sync comes anyway)."""
         return self.queue.added_while_processing(req)
 
+    def others_waiting(self) -> bool:
+        """Whether any sync waits ready in the queue (not counting those held for later)."""
+        return len(self.queue) > 0
+
     def stopping(self) -> bool:
         """The queue shuts down, or the stop is hard: nothing is left for later any more."""
         return self.queue.shutting_down() or self._workers.must_stop_now()

@@ -23,7 +23,7 @@ from jobflow_controller.apis import FlowRequest, Phase, meta
 from jobflow_controller.apis import job as vcjob
 from jobflow_controller.apis import jobflow as jf
 from jobflow_controller.apis.timeutil import format_duration
-from jobflow_controller.jobflow import action, rerun
+from jobflow_controller.jobflow import action, fairness, rerun
 from jobflow_controller.jobflow import constants as c
 from jobflow_controller.jobflow.input_warnings import InputWarnings
 from jobflow_controller.jobflow.job_flow_queue import JobFlowQueue
@@ -250,17 +250,26 @@ class JobFlowSyncer:
             self._missing_logged.pop((ns, name), None)
         if deploy.requeue_after is not None:
             self._queue.react(ns, name, deploy.requeue_after)
-        if deploy.more:
-            self._queue.react(ns, name)
+        clock = self._queue.clock
+        started, created, gave_way = clock.now(), 0, False
         first_err: Exception | None = None
         for step in deploy.steps:
             if isinstance(step, WarningEvent):
                 self._warn(job_flow, step)
                 continue
+            # The sync's slice (fairness.py): the rest in the next sync, behind the syncs that wait.
+            gave_way = gave_way or fairness.gives_way(created, clock.since(started), self._queue.others_waiting())
+            if gave_way:
+                continue
+            created += 1
             try:
                 self.create_job(job_flow, step)
             except Exception as err:  # noqa: BLE001 - the other flows still get their turn
                 first_err = first_err or err
+        if gave_way:
+            self._queue.add(ns, name)  # the default lane: behind the syncs it gave way to
+        elif deploy.more:
+            self._queue.react(ns, name)
         return first_err
 
     def create_job(self, job_flow: Obj, create: JobCreate) -> None:

@@ -21,10 +21,18 @@ client QPS). So `DEFAULT` has a share (`LANE_SHARES`): while it holds requests, 
 `DEFAULT_LANE_SHARE` is one of them. `STATUS` has none: its syncs only write what the next sync of
 the same JobFlow would write anyway.
 
+Within a lane the namespaces take turns (`tenant_of`, docs/fairness.md) by start-time fair
+queuing on the worker time their syncs took (workqueue/fair_share.py): a namespace with a hundred
+JobFlows due gets no more of the workers than one with a single JobFlow, and a namespace that was
+idle or uses less than its share goes first: a tenant's sync waits for the syncs under way, never
+behind another tenant's backlog.
+
 How the `STATUS` syncs are paced is the status writer's business (status_writer.py).
 """
 
 from __future__ import annotations
+
+from collections.abc import Hashable
 
 from workqueue import DEFAULT_PRIORITY
 
@@ -35,3 +43,12 @@ STATUS = -10
 #: One pop in this many goes to the `DEFAULT` lane while it holds requests (workqueue/priority.py).
 DEFAULT_LANE_SHARE = 2
 LANE_SHARES = {DEFAULT: DEFAULT_LANE_SHARE}
+
+#: What a sync is assumed to cost when handed out (seconds of a worker), until its real duration
+#: is charged: about a small JobFlow's sync.
+SYNC_COST_ESTIMATE = 0.02
+
+
+def tenant_of(req: Hashable) -> Hashable:
+    """The tenant a queued request belongs to: its namespace (a `FlowRequest`'s; None for another key)."""
+    return getattr(req, "namespace", None)

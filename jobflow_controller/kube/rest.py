@@ -4,7 +4,8 @@ It sits on the kubernetes client's `ApiClient` only for what that does well (TLS
 certificates, bearer tokens with refresh, connection pooling) and bypasses its generated models:
 our objects are plain JSON dicts, and a custom resource has no model anyway. It adds what
 client-go's rest.Config gives a Go controller: a client-side QPS/burst token bucket shared by all
-callers, a user agent, per-request timeouts, API errors as typed exceptions, and request metrics.
+callers (its tokens going to the waiting namespaces in turn, fair_limiter.py), a user agent,
+per-request timeouts, API errors as typed exceptions, and request metrics.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ import platform
 import ssl
 import threading
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Hashable, Mapping, Sequence
 from typing import Any, Protocol
 from urllib.parse import urlsplit
 
@@ -26,6 +27,7 @@ import urllib3
 from jobflow_controller.kube import errors
 from jobflow_controller.kube.client_library import ApiException
 from jobflow_controller.kube.client_library import client as k8s_client
+from jobflow_controller.kube.fair_limiter import FairTokenBucket, tenant_of_path
 from jobflow_controller.kube.transport import Transport
 from jobflow_controller.kube.transport import supports as transport_supports
 from workqueue import BucketRateLimiter, Clock
@@ -89,9 +91,10 @@ class TokenBucket:
         """How long a request made now would wait for its token (0 while the bucket has one)."""
         return self._bucket.delay()
 
-    def accept(self, stop: threading.Event | None = None) -> None:
+    def accept(self, stop: threading.Event | None = None, tenant: Hashable = "") -> None:
         """Wait for a token; raise `RequestCancelled` if `stop` is set first (rate.Limiter.Wait
-        with a context): a client throttled to a trickle must not hold a stopping process."""
+        with a context): a client throttled to a trickle must not hold a stopping process. First
+        come, first served: `tenant` is not looked at (`FairTokenBucket` takes turns by it)."""
         delay = self.reserve()
         if stop is None:
             if delay > 0:
@@ -99,6 +102,14 @@ class TokenBucket:
             return
         if stop.is_set() or (delay > 0 and stop.wait(delay)):
             raise errors.RequestCancelled("client rate limiter Wait returned an error: context canceled")
+
+
+class Limiter(Protocol):
+    """The client-side QPS limiter a `RestClient` waits on (client-go's flowcontrol.RateLimiter)."""
+
+    def accept(self, stop: threading.Event | None = None, tenant: Hashable = "") -> None: ...
+
+    def backlog(self) -> float: ...
 
 
 class RestClient:
@@ -113,19 +124,20 @@ class RestClient:
         user_agent: str | None = None,
         metrics: RequestMetrics | None = None,
         cancel: threading.Event | None = None,
-        limiter: TokenBucket | None = None,
+        limiter: Limiter | None = None,
     ) -> None:
         """`cancel`, once set, fails every request not yet sent with `RequestCancelled`, including
         one waiting for a token; a request already on the wire runs to its timeout. `limiter`
         shares another client's QPS budget (the shards of one process share one); by default the
-        client has a bucket of its own."""
+        client has a bucket of its own, whose tokens go to the waiting namespaces in turn
+        (fair_limiter.py)."""
         self.configuration = configuration
         self.cancel = cancel
         self.api_client = k8s_client.ApiClient(configuration)
         self.transport = Transport(configuration) if transport_supports(configuration) else None
         if user_agent:
             self.api_client.user_agent = user_agent
-        self.limiter = limiter if limiter is not None else TokenBucket(qps, burst)
+        self.limiter: Limiter = limiter if limiter is not None else FairTokenBucket(qps, burst)
         self.metrics = metrics
         self.host = urlsplit(configuration.host).netloc
 
@@ -172,7 +184,7 @@ class RestClient:
         streaming: bool = False,
     ) -> Any:
         waited = time.monotonic()
-        self.limiter.accept(self.cancel)
+        self.limiter.accept(self.cancel, tenant_of_path(path))
         if self.metrics is not None:
             self.metrics.observe_rate_limiter(method, self.host, time.monotonic() - waited)
         params = _query_tuples(query)

@@ -99,17 +99,22 @@ def test_one_workers_reaction_latency_is_context_not_a_target(tmp_path: Path) ->
 
 
 def test_the_hostile_rows_hold_each_scenario_to_its_targets(tmp_path: Path) -> None:
-    def scenario(rss: float, succeeded: int, p99: float) -> dict[str, object]:
+    def scenario(rss: float, succeeded: int, wait_p99: float, slowest: float = 1.2) -> dict[str, object]:
         return {
             "controller": {"peak_rss_mib": rss},
-            "bystanders": {"succeeded": succeeded, "reaction_delay": {"p99_ms": p99}},
+            "bystanders": {
+                "succeeded": succeeded,
+                "reaction_delay": {"p99_ms": 40.0},
+                "waiting_for_the_controller_s": {"p99": wait_p99},
+                "first_create_to_succeed_s_max": slowest,
+            },
         }
 
     doc = {
         "scenarios": {
-            "baseline": scenario(62.0, 10, 40.0),
-            "webhook_attack": scenario(151.0, 10, 100.0),
-            "retry_storm": scenario(80.0, 9, 2500.0) | {"retries_done": 500},
+            "baseline": scenario(62.0, 10, 0.1),
+            "webhook_attack": scenario(151.0, 10, 0.2),
+            "retry_storm": scenario(80.0, 9, 1.5, slowest=3.4) | {"retries_done": 500},
             "flow_cap": {"skipped": "no time"},
         },
         "summary": {"longest_sync_sampled_s": 0.4},
@@ -119,7 +124,10 @@ def test_the_hostile_rows_hold_each_scenario_to_its_targets(tmp_path: Path) -> N
     assert _row(table, "baseline: controller peak RSS")[2:] == ("62 MiB", "<= 150 MiB", "pass")
     assert _row(table, "webhook attack: controller peak RSS")[4] == "FAIL"
     assert _row(table, "retry storm: bystanders Succeed")[4] == "FAIL"
-    assert _row(table, "retry storm: bystander reaction p99")[4] == "FAIL"
+    assert _row(table, "retry storm: bystander waiting for the controller p99")[4] == "FAIL"
+    assert _row(table, "retry storm: slowest bystander, create to Succeed")[4] == "FAIL"
+    assert _row(table, "baseline: bystander waiting for the controller p99")[3:] == ("<= 1 s", "pass")
+    assert _row(table, "baseline: bystander reaction p99")[3:] == ("", "")
     assert _row(table, "retry storm: retries in the window")[2] == "500"
     assert _row(table, "flow cap: controller peak RSS")[2] == "n/a"
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import sys
 import time
+from collections.abc import Callable, Hashable
 from pathlib import Path
 from typing import Any
 from unittest import mock
@@ -25,7 +26,7 @@ from workqueue_test_support import RecordingPriorityStorage, priority_handed_out
 from jobflow_controller.jobflow import controller as controller_module
 from jobflow_controller.jobflow import status_writer, urgency
 from jobflow_controller.jobflow.controller import JobFlowController
-from workqueue import FakeClock
+from workqueue import FairShare, FakeClock
 
 UID = "5f1d1c2e-0000-4000-8000-000000000002"
 CHAIN = [{"name": "a"}, {"name": "b", "dependsOn": {"targets": ["a"]}}]
@@ -36,8 +37,12 @@ def _controller(*, burst: int = status_writer.STATUS_WRITE_BURST) -> tuple[JobFl
     """A fake controller whose queue records the lane each request is handed out from."""
     storages: list[RecordingPriorityStorage[Any]] = []
 
-    def recording_storage(shares: dict[int, int] | None = None) -> RecordingPriorityStorage[Any]:
-        storages.append(RecordingPriorityStorage(shares))
+    def recording_storage(
+        shares: dict[int, int] | None = None,
+        tenant_of: Callable[[Any], Hashable] | None = None,
+        fair_share: FairShare | None = None,
+    ) -> RecordingPriorityStorage[Any]:
+        storages.append(RecordingPriorityStorage(shares, tenant_of, fair_share))
         return storages[-1]
 
     with mock.patch.object(controller_module, "PriorityStorage", recording_storage):

@@ -219,3 +219,77 @@ def test_a_share_counts_only_the_pops_that_passed_over_a_waiting_lane() -> None:
 def test_a_share_below_two_is_refused() -> None:
     with pytest.raises(ValueError, match="N >= 2"):
         PriorityStorage({DEFAULT_PRIORITY: 1})
+
+
+# -- tenants take turns within a lane ------------------------------------------------------------
+
+
+def _tenant_queue(shares: dict[int, int] | None = None) -> Queue[Hashable]:
+    """Items are "tenant/name" strings; the tenant is what comes before the slash."""
+    return Queue(queue=PriorityStorage(shares, tenant_of=lambda item: str(item).split("/", 1)[0]))
+
+
+@pytest.mark.parametrize(
+    ("adds", "handed_out"),
+    [
+        pytest.param(
+            [("big/1", 0), ("big/2", 0), ("big/3", 0), ("small/1", 0)],
+            ["big/1", "small/1", "big/2", "big/3"],
+            id="a newly ready tenant waits one pop per other tenant, not behind the backlog",
+        ),
+        pytest.param(
+            [("a/1", 0), ("a/2", 0), ("b/1", 0), ("b/2", 0), ("c/1", 0)],
+            ["a/1", "b/1", "c/1", "a/2", "b/2"],
+            id="three tenants in turn, each FIFO",
+        ),
+        pytest.param(
+            [("big/1", 0), ("big/2", 0), ("small/1", HIGH), ("big/3", HIGH)],
+            ["small/1", "big/3", "big/1", "big/2"],
+            id="lanes first, turns within a lane",
+        ),
+        pytest.param(
+            [("one/1", 0), ("one/2", 0), ("one/3", 0)],
+            ["one/1", "one/2", "one/3"],
+            id="one tenant alone is FIFO",
+        ),
+    ],
+)
+def test_tenants_take_turns_within_a_lane(adds: list[tuple[str, int]], handed_out: list[str]) -> None:
+    q = _tenant_queue()
+    for item, priority in adds:
+        q.add_with_priority(item, priority)
+
+    assert _drain(q) == handed_out
+
+
+def test_an_item_moved_up_leaves_its_tenants_turn_in_the_old_lane_to_the_others() -> None:
+    q = _tenant_queue()
+    q.add("a/1")
+    q.add("b/1")
+    q.add("a/2")
+    q.add_with_priority("a/1", HIGH)  # a's only live entry of the default lane is now a/2
+    q.add_with_priority("a/2", HIGH)  # a has none left there: b's turn comes first
+
+    assert _drain(q) == ["a/1", "a/2", "b/1"]
+
+
+def test_a_tenant_served_and_ready_again_joins_the_back_of_the_turns() -> None:
+    q = _tenant_queue()
+    q.add("big/1")
+    q.add("big/2")
+    item, _ = q.get(timeout=1)
+    q.add("small/1")
+    q.done(item)
+    q.add("big/1")  # the big tenant's next slice, queued again after its sync
+
+    assert item == "big/1"
+    assert _drain(q) == ["big/2", "small/1", "big/1"]
+
+
+def test_the_default_lanes_share_counts_pops_whatever_the_tenants() -> None:
+    q = _tenant_queue({DEFAULT_PRIORITY: 2})
+    for item in ("x/1", "y/1", "x/2"):
+        q.add_with_priority(item, HIGH)
+    q.add("new/1")
+
+    assert _drain(q) == ["x/1", "new/1", "y/1", "x/2"]

@@ -9,7 +9,7 @@ import weakref
 from collections.abc import Callable, Hashable
 from typing import Any, TypeVar
 
-from workqueue import PriorityStorage, Queue
+from workqueue import FairShare, PriorityStorage, Queue
 
 T = TypeVar("T", bound=Hashable)
 
@@ -130,8 +130,13 @@ class RecordingPriorityStorage(PriorityStorage[T]):
     storage sees ``pop`` but not the queue's ``done``, so ``attach`` wraps the queue's ``done``.
     """
 
-    def __init__(self, shares: dict[int, int] | None = None) -> None:
-        super().__init__(shares)
+    def __init__(
+        self,
+        shares: dict[int, int] | None = None,
+        tenant_of: Callable[[T], Hashable] | None = None,
+        fair_share: FairShare | None = None,
+    ) -> None:
+        super().__init__(shares, tenant_of, fair_share)
         self._lane_of: dict[T, int] = {}
         self._guard = threading.Lock()
 
