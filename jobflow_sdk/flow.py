@@ -11,8 +11,6 @@ import copy
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from jobflow_sdk.errors import NotAvailableError
-
 #: A `when` condition: (input, operator, values), as the CRD spells it `{input, operator, values}`.
 When = tuple[str, str, Sequence[str] | str] | Mapping[str, Any]
 #: The fields a flow entry may have, in the order `to_dict` writes them.
@@ -21,6 +19,7 @@ FLOW_FIELDS = (
     "dependsOn",
     "when",
     "matrix",
+    "results",
     "continueOnFailure",
     "retry",
     "activeDeadlineSeconds",
@@ -28,10 +27,20 @@ FLOW_FIELDS = (
 )
 
 
-def result_reference(flow: str, result: str) -> str:
-    """The reference to another flow's result (`$(flows.train.results.accuracy)`). The seam for
-    results between flows (issue 43): the controller does not resolve it yet, so nothing calls it."""
-    return f"$(flows.{flow}.results.{result})"
+def result_reference(flow: str, result: str, matrix: bool = False) -> str:
+    """The reference to a flow's result (`$(flows.train.results.accuracy)`; a matrix flow's is the
+    JSON array of its Jobs' values, `$(flows.sweep.results.accuracy[*])`), docs/results.md."""
+    return f"$(flows.{flow}.results.{result}{'[*]' if matrix else ''})"
+
+
+def results_dict(results: Sequence[str] | Mapping[str, Any], task: str | None) -> dict[str, Any]:
+    """`results=["accuracy", "model"]` (and `results_from="master"`) as `{from: {task}, names}`; a
+    dict is the CRD's shape."""
+    if isinstance(results, Mapping):
+        return copy.deepcopy(dict(results))
+    shaped: dict[str, Any] = {"from": {"task": task}} if task is not None else {}
+    shaped["names"] = [results] if isinstance(results, str) else list(results)
+    return shaped
 
 
 def when_dict(condition: When) -> dict[str, Any]:
@@ -60,17 +69,20 @@ def retry_dict(retry: int | Mapping[str, Any]) -> dict[str, Any]:
 
 
 class _Results:
-    """`flow.results.accuracy`: where results between flows (issue 43) will be referenced."""
+    """`flow.results.accuracy`: the reference to a result the flow declares (`results=`)."""
 
-    def __init__(self, flow: str) -> None:
-        self._flow = flow
+    def __init__(self, flow: str, declared: Mapping[str, Any] | None, matrix: bool) -> None:
+        self._flow, self._names, self._matrix = flow, list((declared or {}).get("names") or []), matrix
 
     def __getattr__(self, result: str) -> str:
         if result.startswith("_"):
             raise AttributeError(result)
-        raise NotAvailableError(
-            f"results between flows are not served yet (issue 43): {result_reference(self._flow, result)}"
-        )
+        return self[result]
+
+    def __getitem__(self, result: str) -> str:
+        if result not in self._names:
+            raise KeyError(f"flow {self._flow!r} declares no result {result!r} (it declares: {self._names})")
+        return result_reference(self._flow, result, self._matrix)
 
 
 class Flow:
@@ -86,6 +98,8 @@ class Flow:
         when: Sequence[When] | None = None,
         matrix: Mapping[str, Any] | None = None,
         max_parallel: int | None = None,
+        results: Sequence[str] | Mapping[str, Any] | None = None,
+        results_from: str | None = None,
         continue_on_failure: bool | None = None,
         retry: int | Mapping[str, Any] | None = None,
         patch: Mapping[str, Any] | None = None,
@@ -98,6 +112,10 @@ class Flow:
         self.rule, self.probe = rule, copy.deepcopy(dict(probe)) if probe is not None else None
         self.when = [when_dict(c) for c in when] if when is not None else None
         self.matrix = matrix_dict(matrix, max_parallel) if matrix is not None else None
+        if results_from is not None and results is None:
+            raise ValueError(f"flow {name!r}: results_from needs results")
+        #: `results`: the names the flow reports, and the task whose pod 0 reports them.
+        self.declared_results = results_dict(results, results_from) if results is not None else None
         self.continue_on_failure = continue_on_failure
         self.retry = retry_dict(retry) if retry is not None else None
         self.patch = copy.deepcopy(dict(patch)) if patch is not None else None
@@ -140,7 +158,9 @@ class Flow:
 
     @property
     def results(self) -> _Results:
-        return _Results(self.name)
+        """`flow.results.accuracy` is `$(flows.<flow>.results.accuracy)` (with `[*]` for a matrix
+        flow), for a later flow's template, `when` or patch; the name must be declared."""
+        return _Results(self.name, self.declared_results, self.matrix is not None)
 
     def matrix_ref(self, param: str) -> str:
         """`$(matrix.<param>)`, for this flow's JobTemplate, checked against the matrix's names."""
@@ -161,6 +181,7 @@ class Flow:
             "dependsOn": depends_on or None,
             "when": copy.deepcopy(self.when),
             "matrix": copy.deepcopy(self.matrix),
+            "results": copy.deepcopy(self.declared_results),
             "continueOnFailure": self.continue_on_failure,
             "retry": copy.deepcopy(self.retry),
             "activeDeadlineSeconds": self.active_deadline_seconds,
@@ -182,6 +203,7 @@ class Flow:
             probe=depends_on.get("probe"),
             when=entry.get("when"),
             matrix=matrix,
+            results=entry.get("results"),
             continue_on_failure=entry.get("continueOnFailure"),
             retry=entry.get("retry"),
             patch=entry.get("patch"),

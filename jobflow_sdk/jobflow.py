@@ -23,7 +23,7 @@ from typing import Any
 from jobflow_controller.apis.constants import JOB_FLOW_KIND
 from jobflow_controller.kube.resources import JOB_FLOWS, JOB_TEMPLATES
 from jobflow_sdk import _yaml, run
-from jobflow_sdk.errors import InvalidJobFlowError, NotAvailableError
+from jobflow_sdk.errors import InvalidJobFlowError
 from jobflow_sdk.flow import Flow
 from jobflow_sdk.template import API_VERSION, JobTemplate
 
@@ -101,7 +101,8 @@ class JobFlow:
 
     def flow(self, step: str | JobTemplate, **fields: Any) -> Flow:
         """Add a flow running the JobTemplate `step` (or named `step`); `fields` are `Flow`'s
-        (`after`, `rule`, `probe`, `when`, `matrix`, `max_parallel`, `continue_on_failure`, `retry`,
+        (`after`, `rule`, `probe`, `when`, `matrix`, `max_parallel`, `results`, `results_from`,
+        `continue_on_failure`, `retry`,
         `patch`, `active_deadline_seconds`)."""
         flow = Flow(self._adopt(step), **fields)
         self.flows.append(flow)
@@ -304,9 +305,16 @@ class JobFlow:
 
         return wait_for(self._conn(), self.name, self._ns(), resource_version=version, timeout=timeout, progress=seen)
 
-    def results(self) -> dict[str, Any]:
-        """The flows' results: not served yet (issue 43)."""
-        raise NotAvailableError("results between flows are not served yet (issue 43)")
+    def results(self) -> dict[str, dict[str, str]]:
+        """Each Job's results as the controller read them (`status.jobStatusList[].results`), by Job
+        name: `{"ml-train": {"accuracy": "0.93"}}`; Jobs that reported none are left out. Read from the
+        API server."""
+        status = (self.get() or {}).get("status") or {}
+        out: dict[str, dict[str, str]] = {}
+        for entry in status.get("jobStatusList") or []:
+            if isinstance(entry, Mapping) and isinstance(entry.get("results"), Mapping) and entry["results"]:
+                out[str(entry.get("name") or "")] = {str(k): str(v) for k, v in entry["results"].items()}
+        return out
 
     def _verb(self, verb: str, flows: Sequence[str] = ()) -> JobFlow:
         self.server_object = run.send_lifecycle(self._conn(), self.name, self._ns(), verb, flows)

@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 import yaml
 
-from jobflow_sdk import Flow, JobFlow, JobTemplate, NotAvailableError
+from jobflow_sdk import Flow, JobFlow, JobTemplate
 
 
 def issue_pipeline() -> JobFlow:
@@ -169,12 +169,32 @@ def test_matrix_ref_references_only_the_flows_matrix() -> None:
         flow.matrix_ref("seed")
 
 
-def test_results_are_a_seam_until_results_between_flows_land() -> None:
-    flow = Flow("train")
-    with pytest.raises(NotAvailableError, match=r"\$\(flows\.train\.results\.accuracy\)"):
-        _ = flow.results.accuracy
-    with pytest.raises(NotAvailableError):
-        JobFlow("p").results()
+def test_a_flow_declares_its_results_and_later_flows_reference_them() -> None:
+    """Results between flows (docs/results.md): the declaration in the CRD's shape, the references
+    checked against it, a matrix flow's as the JSON array, and the round trip."""
+    with JobFlow("p") as jf:
+        train = jf.flow("train", results=["accuracy", "model"], results_from="master")
+        sweep = jf.flow("sweep", matrix={"lr": ["0.1", "0.01"]}, results=["loss"])
+        publish = jf.flow("publish", when=[(train.results.accuracy, "in", ["0.95"])])
+        [train, sweep] >> publish
+    assert train.to_dict()["results"] == {"from": {"task": "master"}, "names": ["accuracy", "model"]}
+    assert list(sweep.to_dict()) == ["name", "matrix", "results"]
+    assert train.results.model == "$(flows.train.results.model)"
+    assert sweep.results["loss"] == "$(flows.sweep.results.loss[*])"
+    assert publish.to_dict()["when"][0]["input"] == "$(flows.train.results.accuracy)"
+    with pytest.raises(KeyError, match="declares no result 'f1'"):
+        _ = train.results.f1
+    with pytest.raises(ValueError, match="results_from needs results"):
+        Flow("x", results_from="master")
+    assert JobFlow.from_dict(jf.to_dict()).to_dict() == jf.to_dict()
+    assert jf.validate() == []
+
+
+def test_results_reads_each_jobs_results_from_the_status() -> None:
+    jf = JobFlow("p")
+    status = {"jobStatusList": [{"name": "p-train", "results": {"accuracy": "0.93"}}, {"name": "p-b"}]}
+    jf.get = lambda: {"status": status}  # type: ignore[method-assign]
+    assert jf.results() == {"p-train": {"accuracy": "0.93"}}
 
 
 def test_finally_flows_are_written_after_the_flows() -> None:
