@@ -13,7 +13,6 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import replace
 from typing import Any
 
-from informers.errors import NotFoundError
 from jobflow_controller.apis import JobPhase, meta
 from jobflow_controller.apis import job as vcjob
 from jobflow_controller.apis.results import (
@@ -106,14 +105,12 @@ class ResultsReader:
 
 
 def pod_getter(pods: Callable[[str], Any]) -> GetPod:
-    """A `GetPod` over a clientset's `pods(namespace)` client: NotFound is None, any other error raises
-    (the sync fails and is retried through the queue, as any API error)."""
+    """A `GetPod` over a clientset's `pods(namespace)` client: a LIST of the one pod by its name (a field
+    selector), so the controller needs no more than the `list` on pods the probes' informer has; none
+    found is None, any error raises (the sync fails and is retried through the queue, as any API error)."""
 
     def get(namespace: str, name: str) -> Obj | None:
-        try:
-            pod: Obj = pods(namespace).get(name)
-        except NotFoundError:
-            return None
-        return pod
+        found: list[Obj] = pods(namespace).list(field_selector=f"metadata.name={name}")
+        return next((pod for pod in found if pod.get("metadata", {}).get("name") == name), None)
 
     return get

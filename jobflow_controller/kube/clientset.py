@@ -33,8 +33,9 @@ class ResourceClient:
         result: Obj = self.rest.request("GET", self._path(name))
         return result
 
-    def list(self, label_selector: str | None = None) -> list[Obj]:
-        body = self.rest.request("GET", self._path(), query={"labelSelector": label_selector})
+    def list(self, label_selector: str | None = None, field_selector: str | None = None) -> list[Obj]:
+        query = {"labelSelector": label_selector, "fieldSelector": field_selector}
+        body = self.rest.request("GET", self._path(), query={k: v for k, v in query.items() if v is not None})
         return list(body.get("items") or [])
 
     def create(self, obj: Obj, *, dry_run: bool = False) -> Obj:

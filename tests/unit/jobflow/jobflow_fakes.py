@@ -90,6 +90,16 @@ class FakeResourceClient:
     def _key(self, name: str) -> tuple[str, str | None, str]:
         return (self.resource.plural, self.namespace, name)
 
+    def list(self, label_selector: str | None = None, field_selector: str | None = None) -> list[dict[str, Any]]:
+        """The namespace's objects; a `metadata.name=NAME` field selector (the one the controller
+        uses) selects by name, and is recorded as that name."""
+        name = (field_selector or "").removeprefix("metadata.name=")
+        self._record("list", name)
+        found = [
+            copy.deepcopy(o) for (plural, ns, n), o in self.api.objects.items() if (plural, ns) == self._key("")[:2]
+        ]
+        return [o for o in found if not name or o["metadata"]["name"] == name]
+
     def create(self, obj: dict[str, Any]) -> dict[str, Any]:
         name = obj["metadata"]["name"]
         self._record("create", name, obj)

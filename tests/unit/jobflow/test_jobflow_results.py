@@ -178,11 +178,11 @@ def requests_of_one_sync(flows: list[dict[str, Any]]) -> list[tuple[str, str]]:
     return [(a.verb, a.name) for a in clientset.api.actions]
 
 
-def test_a_sync_without_results_sends_the_requests_of_today_and_one_with_results_one_get_more() -> None:
+def test_a_sync_without_results_sends_the_requests_of_today_and_one_with_results_one_pod_read_more() -> None:
     plain = requests_of_one_sync([{"name": "a"}])
     assert plain == [("update_status", "jf")]
     declaring = requests_of_one_sync([{"name": "a", "results": {"names": ["acc"]}}])
-    assert declaring == [("get", "jf-a-main-0"), ("update_status", "jf")]
+    assert declaring == [("list", "jf-a-main-0"), ("update_status", "jf")]  # a LIST by name: no `get` on pods
 
 
 def args_of(p: SyncPlan, flow: str) -> list[str]:

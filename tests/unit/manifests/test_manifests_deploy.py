@@ -87,8 +87,8 @@ EXPECTED_CLUSTER_GRANTS: frozenset[Grant] = frozenset(
         ("bus.volcano.sh", "commands", "create", None),
         ("", "events", "create", None),
         ("", "events", "patch", None),
-        # dependsOn.probe's Pod informer (docs/probe.md).
-        ("", "pods", "get", None),  # a flow's results, read from its Job's pod once it ended (docs/results.md)
+        # dependsOn.probe's Pod informer (docs/probe.md); a flow's results, its Job's pod listed by name
+        # once it ended (docs/results.md).
         ("", "pods", "list", None),
         ("", "pods", "watch", None),
         # The CronJobFlow controller (docs/cron.md): its informer, a GET when the cache lags its own
