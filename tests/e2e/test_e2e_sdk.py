@@ -13,6 +13,7 @@ import pytest
 from e2e_helpers import RunningManager
 
 from jobflow_controller.kube.clientset import Clientset
+from jobflow_controller.local.simulated_pods import RESULTS_ANNOTATION
 from jobflow_controller.local.simulator import JobSimulator
 from jobflow_sdk import SIMULATOR_PHASES, Connection, JobFlow, JobFlowFailedError, JobTemplate, connect
 
@@ -118,3 +119,31 @@ def test_a_cronjobflow_written_in_python_is_applied_as_the_yaml_example_would_be
     assert (
         stored["spec"]["jobFlowTemplate"]["spec"]["flows"] == cron.to_dict()["spec"]["jobFlowTemplate"]["spec"]["flows"]
     )
+
+
+def test_results_declared_in_python_flow_to_a_later_flows_job_and_when_and_read_back(
+    kubeconfig: Path, namespace: str, controller: RunningManager
+) -> None:
+    """Results between flows through the SDK (docs/results.md): the simulator writes pod 0's
+    termination message, a later flow's command and `when` read it, `jf.results()` returns it."""
+    connection = connect(str(kubeconfig), namespace=namespace)
+    reported = '{"accuracy": "0.93", "model": "s3://m/42"}'
+    train_template = JobTemplate(
+        "train",
+        image="busybox",
+        command=["sh", "-c", "train"],
+        pod_annotations={SIMULATOR_PHASES: FAST, RESULTS_ANNOTATION: reported},
+    )
+    with JobFlow("res", namespace=namespace, job_retain_policy="retain", connection=connection) as jf:
+        train = jf.flow(train_template, results=["accuracy", "model"])
+        publish_template = JobTemplate(
+            "publish", image="busybox", command=["echo", train.results.model], pod_annotations={SIMULATOR_PHASES: FAST}
+        )
+        publish = jf.flow(publish_template, when=[(train.results.accuracy, "in", ["0.93", "0.95"])])
+        train >> publish
+    jf.create()
+    assert jf.wait(timeout=120, progress=False) == "Succeed"
+    assert jf.results() == {"res-train": {"accuracy": "0.93", "model": "s3://m/42"}}
+    (job,) = [j for j in jf.jobs() if j["metadata"]["name"] == "res-publish"]
+    command = job["spec"]["tasks"][0]["template"]["spec"]["containers"][0]["command"]
+    assert command == ["echo", "s3://m/42"]
