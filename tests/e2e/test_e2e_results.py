@@ -156,3 +156,35 @@ def test_results_reach_a_dependents_job_spec_and_its_when(
     assert "deps-gate" in names and "deps-never" not in names
     picked = clientset.jobs(namespace).get("deps-pick")["spec"]["tasks"][0]["template"]["spec"]["containers"][0]
     assert picked["args"] == ['["0.1", "0.2"]']
+
+
+def test_the_jobflows_own_results_are_resolved_when_it_succeeds(
+    controller: RunningManager, clientset: Clientset, namespace: str
+) -> None:
+    """`spec.results` (stored through the real CRD schema) become `status.results` on Succeed; an entry
+    whose reference has no value is left out and named in one `InvalidResult` Warning."""
+    sweep = reporting("sweep", namespace, json.dumps({"loss": "0.$(matrix.x)"}))
+    flows = [
+        *TRAIN,
+        {"name": "sweep", "matrix": {"params": [{"name": "x", "values": ["1", "2"]}]}, "results": {"names": ["loss"]}},
+    ]
+    doc = flow("own", namespace, flows)
+    doc["spec"]["params"] = [{"name": "stage", "value": "prod"}]
+    doc["spec"]["results"] = [
+        {"name": "best-model", "value": "$(flows.train.results.model)"},
+        {"name": "summary", "value": "$(params.stage): $(flows.train.results.accuracy) $(flows.sweep.results.loss[*])"},
+        {"name": "missing", "value": "$(params.nope)"},
+    ]
+    create_all(clientset, [reporting("train", namespace, GOOD), template("publish", namespace), sweep, doc])
+    assert final(clientset, namespace, "own") == "Succeed"
+    status = clientset.job_flows(namespace).get("own")["status"]
+    assert status["results"] == [
+        {"name": "best-model", "value": "s3://m/42"},
+        {"name": "summary", "value": 'prod: 0.93 ["0.1", "0.2"]'},
+    ]
+    wait_for(
+        lambda: any(e[1] == "InvalidResult" for e in events_of(clientset, namespace, "own")), 20, what="the Warning"
+    )
+    (warning,) = [e for e in events_of(clientset, namespace, "own") if e[1] == "InvalidResult"]
+    assert warning[0] == "Warning"
+    assert warning[2] == "JobFlow results: result 'missing': $(params.nope) has no value; left out of status.results"
