@@ -48,7 +48,7 @@ def own_results_problems(job_flow: Mapping[str, Any]) -> list[str]:
     """`spec.results`: at most `MAX_JOBFLOW_RESULTS` entries `{name, value}`, names as a flow result's and
     unique, values strings of at most `MAX_RESULT_BYTES` characters whose `$(flows.F.results.N)` name a
     flow F of the JobFlow and one of its declared names (`[*]` exactly for a matrix F)."""
-    spec = job_flow.get("spec")
+    spec = job_flow.get("spec") if isinstance(job_flow, Mapping) else None
     raw = spec.get("results") if isinstance(spec, Mapping) else None
     if raw is None:
         return []

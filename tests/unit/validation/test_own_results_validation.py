@@ -61,3 +61,8 @@ def test_no_spec_results_no_problem() -> None:
     obj = job_flow(None)
     del obj["spec"]["results"]
     assert own_results_problems(obj) == []
+
+
+@pytest.mark.parametrize("obj", [None, "x", {"spec": None}, {"spec": "x"}])
+def test_a_malformed_object_has_no_results_problem_and_does_not_raise(obj: Any) -> None:
+    assert own_results_problems(obj) == []
