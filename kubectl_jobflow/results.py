@@ -21,6 +21,7 @@ from jobflow_controller.apis.results import recorded_own_results, recorded_resul
 from jobflow_controller.kube.clientset import Clientset
 from jobflow_controller.kube.errors import ForbiddenError
 from jobflow_controller.kube.resources import JOB_FLOWS
+from kubectl_jobflow.render import one_line
 
 #: The widest VALUE cell of the table (`-o json` is never cut).
 VALUE_WIDTH: Final = 60
@@ -68,9 +69,8 @@ def collect(job_flow: Mapping[str, Any]) -> Collected:
 
 
 def cell(value: str, width: int = VALUE_WIDTH) -> str:
-    """`value` on one line: control characters escaped (a value is a tenant's text), cut to `width`."""
-    shown = "".join(ch if ch.isprintable() else ch.encode("unicode_escape").decode("ascii") for ch in value)
-    return shown if len(shown) <= width else shown[: width - 1] + "…"
+    """`value` on one line, escaped and cut to `width` (as the tree's RESULTS column)."""
+    return one_line(value, width)
 
 
 def render_table(collected: Collected, width: int = VALUE_WIDTH) -> str:

@@ -218,6 +218,10 @@ def test_kubectl_jobflow_results_prints_every_jobs_results_and_the_jobflows_own(
         "jobs": {"shown-train": {"accuracy": "0.93", "model": "s3://m/42"}},
         "results": {"best-model": "s3://m/42"},
     }
+    tree = kubectl_jobflow(kubeconfig, "tree", "shown", "-n", namespace, "--color", "never")
+    assert tree.returncode == 0, tree.stderr
+    assert tree.stdout.splitlines()[1].split()[-1] == "RESULTS"
+    assert tree.stdout.splitlines()[2].endswith("accuracy=0.93 model=s3://m/42")
     gone = kubectl_jobflow(kubeconfig, "results", "gone", "-n", namespace)
     assert gone.returncode == 1 and gone.stdout == ""
     assert gone.stderr.strip().splitlines() == [
