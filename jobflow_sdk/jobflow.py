@@ -21,6 +21,7 @@ from types import TracebackType
 from typing import Any
 
 from jobflow_controller.apis.constants import JOB_FLOW_KIND
+from jobflow_controller.apis.results import recorded_own_results, recorded_results
 from jobflow_controller.kube.resources import JOB_FLOWS, JOB_TEMPLATES
 from jobflow_sdk import _yaml, run
 from jobflow_sdk.errors import InvalidJobFlowError
@@ -305,16 +306,19 @@ class JobFlow:
 
         return wait_for(self._conn(), self.name, self._ns(), resource_version=version, timeout=timeout, progress=seen)
 
-    def results(self) -> dict[str, dict[str, str]]:
-        """Each Job's results as the controller read them (`status.jobStatusList[].results`), by Job
-        name: `{"ml-train": {"accuracy": "0.93"}}`; Jobs that reported none are left out. Read from the
-        API server."""
+    def results(self) -> dict[str, dict[str, Any]]:
+        """What the controller kept, read from the API server, in the shape of `kubectl jobflow results
+        -o json`: `{"jobs": {"ml-train": {"accuracy": "0.93"}}, "results": {"best-model": "s3://m/42"}}`:
+        each Job's results (`status.jobStatusList[].results`; Jobs that reported none left out) and the
+        JobFlow's own (`status.results`, there once it Succeeded with `spec.results`)."""
         status = (self.get() or {}).get("status") or {}
-        out: dict[str, dict[str, str]] = {}
+        jobs: dict[str, dict[str, str]] = {}
         for entry in status.get("jobStatusList") or []:
-            if isinstance(entry, Mapping) and isinstance(entry.get("results"), Mapping) and entry["results"]:
-                out[str(entry.get("name") or "")] = {str(k): str(v) for k, v in entry["results"].items()}
-        return out
+            found = recorded_results(entry.get("results")) if isinstance(entry, Mapping) else None
+            if found:
+                jobs[str(entry.get("name") or "")] = found
+        own = {r["name"]: r["value"] for r in recorded_own_results(status.get("results"))}
+        return {"jobs": jobs, "results": own}
 
     def _verb(self, verb: str, flows: Sequence[str] = ()) -> JobFlow:
         self.server_object = run.send_lifecycle(self._conn(), self.name, self._ns(), verb, flows)

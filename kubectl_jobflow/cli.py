@@ -5,6 +5,7 @@
     kubectl jobflow suspend|resume|stop|terminate NAME [-n NAMESPACE] [--dry-run]
     kubectl jobflow retry NAME [--flow FLOW]... [-n NAMESPACE] [--dry-run]
     kubectl jobflow create --from=cronjobflow/NAME [JOBFLOW] [-n NAMESPACE] [--dry-run]
+    kubectl jobflow results NAME [-n NAMESPACE] [-o json]
 
 The verbs are `verbs`'s (docs/lifecycle.md).
 
@@ -36,6 +37,7 @@ from jobflow_controller.kube.config import ConfigError, build_client_config
 from jobflow_controller.kube.resources import JOB_FLOWS
 from jobflow_controller.kube.rest import RestClient, default_user_agent
 from kubectl_jobflow import create as create_command
+from kubectl_jobflow import results as results_command
 from kubectl_jobflow.dot import render_dot
 from kubectl_jobflow.render import branches_for, render_tree, use_color
 from kubectl_jobflow.ui import command as ui_command
@@ -57,6 +59,7 @@ EXAMPLES = """examples:
   kubectl jobflow retry ml-pipeline --flow model-evaluation   re-run a failed step and what follows it
   kubectl jobflow ui -A                            a live web view of every JobFlow, on 127.0.0.1
   kubectl jobflow create --from=cronjobflow/nightly-etl   run a CronJobFlow's JobFlow now
+  kubectl jobflow results ml-pipeline -o json      every Job's results and the JobFlow's own
 """
 
 
@@ -98,6 +101,7 @@ def _parser() -> argparse.ArgumentParser:
     dot.add_argument("name", metavar="NAME", help="the JobFlow")
     add_verb_parsers(sub, common)
     create_command.add_parser(sub, common)
+    results_command.add_parser(sub, common)
     ui_command.add_parser(sub, common)
     return parser
 
@@ -180,6 +184,8 @@ def run(args: argparse.Namespace, stdout: TextIO) -> int:
             return run_verb(args, Clientset(rest), namespace, stdout)
         if args.command == "create":
             return create_command.run_create(args, Clientset(rest), namespace, stdout)
+        if args.command == "results":
+            return results_command.run_results(args, Clientset(rest), namespace, stdout)
         source = FlowSource(Clientset(rest), namespace, args.name)
         if args.command == "dot":
             stdout.write(render_dot(source.read()))
@@ -210,7 +216,7 @@ def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(sys.argv[1:] if argv is None else argv)
     try:
         return run(args, sys.stdout)
-    except (PluginError, ConfigError, VerbError, create_command.CreateError) as err:
+    except (PluginError, ConfigError, VerbError, create_command.CreateError, results_command.ResultsError) as err:
         return _fail(str(err))
     except ApiStatusError as err:
         return _fail(f"the server answered {err}")

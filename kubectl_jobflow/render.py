@@ -53,6 +53,9 @@ PHASE_COLORS: Mapping[str, str] = {
 }
 
 HEADERS = ("FLOW", "PHASE", "DURATION", "RESTARTS")
+#: The column added when a flow has results (docs/results.md), and its widest cell.
+RESULTS_HEADER = "RESULTS"
+RESULTS_WIDTH = 40
 #: Spaces between columns, as kubectl's table printer pads them.
 GAP = "   "
 SEE_ABOVE = "(see above)"
@@ -209,6 +212,12 @@ def _cells(line: TreeLine, known: set[str]) -> list[str]:
     return [_first_cell(line, known), line.row.phase, human_duration(line.row.duration), restarts]
 
 
+def one_line(value: str, width: int) -> str:
+    """`value` on one line: control characters escaped (a value is a tenant's text), cut to `width` with `…`."""
+    shown = "".join(ch if ch.isprintable() else ch.encode("unicode_escape").decode("ascii") for ch in value)
+    return shown if len(shown) <= width else shown[: width - 1] + "…"
+
+
 def _summary(view: FlowView) -> str:
     """The heading's end: ``4 flows   age 10m``, ``3 flows, 1 finally   age 2m``."""
     flows = f"{len(view.flows)} flow" + ("" if len(view.flows) == 1 else "s")
@@ -241,9 +250,15 @@ def render_tree(view: FlowView, *, color: bool = False, branches: Branches = UNI
     known = {f.name for f in view.flows}
     lines = reachable + rest + final
     cells = [_cells(ln, known) for ln in lines]
+    headers = list(HEADERS)
+    if any(ln.row is not None and ln.row.results for ln in lines):  # ours: only when a flow reported
+        headers.append(RESULTS_HEADER)
+        for ln, values in zip(lines, cells, strict=True):
+            shown = ln.row is not None and not ln.repeat
+            values.append(one_line(ln.row.results, RESULTS_WIDTH) if shown and ln.row is not None else "")
     # A "(see above)" line has no other columns, so it may run past the first one.
     measured = [c for c, ln in zip(cells, lines, strict=True) if not ln.repeat]
-    widths = [max([len(h)] + [len(c[i]) for c in measured]) for i, h in enumerate(HEADERS)]
+    widths = [max([len(h)] + [len(c[i]) for c in measured]) for i, h in enumerate(headers)]
 
     def row_text(values: list[str], codes: list[str | None]) -> str:
         # Padding goes outside the colour codes, so columns line up whatever the terminal does.
@@ -257,7 +272,7 @@ def render_tree(view: FlowView, *, color: bool = False, branches: Branches = UNI
         f"{paint(title, BOLD)}   {paint(phase, PHASE_COLORS.get(phase))}   {_summary(view)}"
         + lifecycle_note(view, paint)
     ]
-    out.append(row_text(list(HEADERS), [BOLD] * 4))
+    out.append(row_text(headers, [BOLD] * len(headers)))
     headings: dict[int, tuple[str, str]] = {}
     if rest:
         headings[len(reachable)] = (UNREACHABLE_HEADING, YELLOW)
@@ -270,7 +285,7 @@ def render_tree(view: FlowView, *, color: bool = False, branches: Branches = UNI
             out.append(line.prefix + paint(values[0][len(line.prefix) :], DIM))
             continue
         restarts_code = YELLOW if line.row.restarts else None
-        out.append(row_text(values, [None, PHASE_COLORS.get(line.row.phase), None, restarts_code]))
+        out.append(row_text(values, [None, PHASE_COLORS.get(line.row.phase), None, restarts_code, None]))
     if not view.flows and not final:
         out.append(paint("(no flows)", DIM))
     return "\n".join(out) + "\n"

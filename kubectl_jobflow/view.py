@@ -26,6 +26,7 @@ from jobflow_controller.apis import meta
 from jobflow_controller.apis.constants import JobPhase, Phase
 from jobflow_controller.apis.lifecycle_fields import SHUTDOWN, SUSPEND, SUSPENDED_SINCE
 from jobflow_controller.apis.params import matrix, matrix_job_name
+from jobflow_controller.apis.results import recorded_results
 from jobflow_controller.apis.rules import Rule, finally_flows
 from jobflow_controller.apis.timeutil import add_duration, parse_time
 from kubectl_jobflow.matrix_view import counts_note, summarize
@@ -63,6 +64,8 @@ class FlowRow:
     #: A matrix flow (docs/params.md): its Jobs' rows, in index order, and how many are in each phase.
     jobs: tuple[FlowRow, ...] = ()
     counts: tuple[tuple[str, int], ...] = ()
+    #: Ours (docs/results.md): what its Job reported, `name=value` (a matrix flow: `name=[v0,v1]`); "" if none.
+    results: str = ""
 
     @property
     def counts_note(self) -> str:
@@ -165,8 +168,18 @@ class _Source:
         if job_name in self.skipped and all(j.phase in idle for j in jobs):
             return FlowRow(name, job_name, targets, SKIPPED, None, None, rule, jobs, ((SKIPPED, size),))
         summary = summarize(jobs, idle)
+        names = [matrix_job_name(self.flow_name, name, i) for i in range(size)]
         return FlowRow(
-            name, job_name, targets, summary.phase, summary.duration, summary.restarts, rule, jobs, summary.counts
+            name,
+            job_name,
+            targets,
+            summary.phase,
+            summary.duration,
+            summary.restarts,
+            rule,
+            jobs,
+            summary.counts,
+            results=results_note([self.entries.get(n) for n in names], matrix=True),
         )
 
     def row(self, name: str, targets: tuple[str, ...], rule: str | None, job_name: str = "") -> FlowRow:
@@ -209,7 +222,19 @@ def _row(
         restarts = int(entry.get("restartCount") or 0)
     else:
         restarts = vcjob.retry_count(job) if job is not None else 0
-    return FlowRow(name, job_name, targets, phase or "Unknown", duration, restarts, rule)
+    return FlowRow(name, job_name, targets, phase or "Unknown", duration, restarts, rule, results=results_note([entry]))
+
+
+def results_note(entries: list[Mapping[str, Any] | None], *, matrix: bool = False) -> str:
+    """`accuracy=0.93 model=s3://m/42` from the entries' recorded results; a matrix flow's values of a
+    name joined in index order (`loss=[0.1,0.2]`, a Job not read yet shown as `?`); "" when none."""
+    read = [recorded_results(e.get("results")) if isinstance(e, Mapping) else None for e in entries]
+    if all(r is None for r in read):
+        return ""
+    names = list(dict.fromkeys(n for r in read if r for n in r))
+    if not matrix:
+        return " ".join(f"{n}={(read[0] or {})[n]}" for n in names)
+    return " ".join(f"{n}=[{','.join((r or {}).get(n, '?') for r in read)}]" for n in names)
 
 
 def _end(

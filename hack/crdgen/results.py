@@ -7,7 +7,10 @@
   expression the webhook and the controller check), unique (a set); ``from.task`` at most
   ``MAX_TASK_NAME_LENGTH`` characters;
 * ``status.jobStatusList[].results``: a map of at most ``MAX_RESULT_NAMES`` names to values of at most
-  ``MAX_RESULT_BYTES`` characters, written by the controller only.
+  ``MAX_RESULT_BYTES`` characters, written by the controller only;
+* ``spec.results``: the JobFlow's own, at most ``MAX_JOBFLOW_RESULTS`` ``{name, value}`` (a list-map keyed
+  by name, so a name is unique), names as a flow result's, values at most ``MAX_RESULT_BYTES`` characters;
+* ``status.results``: the same shape, written by the controller when the JobFlow Succeeds.
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ from typing import Final
 
 from crdgen.schema import JSONDict, array, map_of, obj, string
 from jobflow_controller.apis.results import (
+    MAX_JOBFLOW_RESULTS,
     MAX_RESULT_BYTES,
     MAX_RESULT_NAME_LENGTH,
     MAX_RESULT_NAMES,
@@ -26,8 +30,10 @@ from jobflow_controller.apis.results import (
 _ROOT: Final = "/spec/versions/0/schema/openAPIV3Schema/properties"
 FLOW_RESULTS_POINTER: Final = f"{_ROOT}/spec/properties/flows/items/properties/results"
 JOB_RESULTS_POINTER: Final = f"{_ROOT}/status/properties/jobStatusList/items/properties/results"
+SPEC_RESULTS_POINTER: Final = f"{_ROOT}/spec/properties/results"
+STATUS_RESULTS_POINTER: Final = f"{_ROOT}/status/properties/results"
 #: The paths ``results_patch`` adds, in its order.
-RESULTS_POINTERS: Final = (FLOW_RESULTS_POINTER, JOB_RESULTS_POINTER)
+RESULTS_POINTERS: Final = (FLOW_RESULTS_POINTER, JOB_RESULTS_POINTER, SPEC_RESULTS_POINTER, STATUS_RESULTS_POINTER)
 
 
 def flow_results_schema() -> JSONDict:
@@ -43,9 +49,19 @@ def job_results_schema() -> JSONDict:
     return values
 
 
+def own_results_schema() -> JSONDict:
+    """``spec.results`` and ``status.results``: ``{name, value}`` entries, unique by name."""
+    name = string(maxLength=MAX_RESULT_NAME_LENGTH, minLength=1, pattern=f"^{RESULT_NAME.pattern}$")
+    entry = obj({"name": name, "value": string(maxLength=MAX_RESULT_BYTES)}, required=["name", "value"])
+    extensions = {"x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": ["name"]}
+    return array(entry, maxItems=MAX_JOBFLOW_RESULTS, **extensions)
+
+
 def results_patch() -> list[JSONDict]:
-    """The ``add``s of the two fields."""
+    """The ``add``s of the four fields."""
     return [
         {"op": "add", "path": FLOW_RESULTS_POINTER, "value": flow_results_schema()},
         {"op": "add", "path": JOB_RESULTS_POINTER, "value": job_results_schema()},
+        {"op": "add", "path": SPEC_RESULTS_POINTER, "value": own_results_schema()},
+        {"op": "add", "path": STATUS_RESULTS_POINTER, "value": own_results_schema()},
     ]

@@ -34,6 +34,8 @@ MAX_MESSAGE_BYTES: Final = 12 * 1024
 MAX_CONTAINERS: Final = 64
 #: The most the results of one JobFlow hold in all (names and values, UTF-8), in its status.
 MAX_TOTAL_RESULT_BYTES: Final = 64 * 1024
+#: At most this many entries in `spec.results` (and so in `status.results`): the JobFlow's own results.
+MAX_JOBFLOW_RESULTS: Final = 16
 
 
 @dataclass(frozen=True)
@@ -63,16 +65,40 @@ class ResultsSpec:
     """Each declaring flow's `results`, by flow name; None in `JobFlowSpec` for a JobFlow that declares none."""
 
     flows: Mapping[str, FlowResults] = field(default_factory=dict)
+    #: `spec.results`: the JobFlow's own results, (name, value as written), resolved when it Succeeds.
+    own: tuple[tuple[str, str], ...] = ()
 
     @classmethod
-    def of(cls, raw_by_flow: Sequence[tuple[str, Any]]) -> ResultsSpec | None:
-        """From each flow's raw `results` (None when absent); None when no flow declares any."""
+    def of(cls, raw_by_flow: Sequence[tuple[str, Any]], raw_own: object = None) -> ResultsSpec | None:
+        """From each flow's raw `results` (None when absent) and `spec.results`; None when neither declares any."""
         out = {}
         for name, raw in raw_by_flow:
             found = flow_results(raw)
             if found is not None:
                 out[name] = found
-        return cls(out) if out else None
+        own = own_results(raw_own)
+        return cls(out, own) if out or own else None
+
+
+def own_results(raw: object) -> tuple[tuple[str, str], ...]:
+    """`spec.results` as read: well-formed entries only, the first of a name, at most `MAX_JOBFLOW_RESULTS`
+    (admission refuses anything else; the controller reports it as `InvalidJobFlow`)."""
+    out: dict[str, str] = {}
+    for entry in raw[:MAX_JOBFLOW_RESULTS] if isinstance(raw, list) else ():
+        name = entry.get("name") if isinstance(entry, Mapping) else None
+        value = entry.get("value") if isinstance(entry, Mapping) else None
+        if isinstance(name, str) and is_name(name) and isinstance(value, str) and name not in out:
+            out[name] = value
+    return tuple(out.items())
+
+
+def recorded_own_results(raw: object) -> list[dict[str, str]]:
+    """`status.results` as stored: `{name, value}` string entries, at most `MAX_JOBFLOW_RESULTS`."""
+    out = []
+    for entry in raw[:MAX_JOBFLOW_RESULTS] if isinstance(raw, list) else ():
+        if isinstance(entry, Mapping) and isinstance(entry.get("name"), str) and isinstance(entry.get("value"), str):
+            out.append({"name": entry["name"], "value": entry["value"]})
+    return out
 
 
 def flow_results(raw: object) -> FlowResults | None:

@@ -120,6 +120,9 @@ class JobFlowStatus:
     suspended_since: str | None = None
     finished_at: str | None = None
     retry_request: str | None = None
+    #: Ours (docs/results.md): the JobFlow's own results (`{name, value}`), resolved when it Succeeds;
+    #: written as `results`, absent when None.
+    results: list[dict[str, str]] | None = None
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {}
@@ -147,4 +150,6 @@ class JobFlowStatus:
         ):
             if stamp:
                 out[key] = stamp
+        if self.results is not None:
+            out["results"] = [dict(r) for r in self.results]
         return out

@@ -102,3 +102,4 @@ MESSAGE_RETRIED_NOTHING = "Nothing to re-run: no flow is Failed or Skipped, or n
 #: Ours (docs/results.md): a Completed Job's pod did not report a declared result (or reported a bad one).
 REASON_INVALID_RESULT = "InvalidResult"
 MESSAGE_INVALID_RESULT = "Flow %s, Job %s: %s; the flow counts as Failed"
+MESSAGE_INVALID_OWN_RESULT = "JobFlow results: %s; left out of status.results"

@@ -58,7 +58,7 @@ class JobFlowSpec:
         flows = tuple(jf.flows(job_flow))
         lifecycle = Lifecycle.of(job_flow)
         params = ParamsSpec.of(job_flow, flows)
-        results = ResultsSpec.of([(f.name, f.results) for f in flows])
+        results = ResultsSpec.of([(f.name, f.results) for f in flows], jf.spec(job_flow).get("results"))
         if results is not None and params is None:
             params = ParamsSpec()  # results are planned by the params policy's rules (results_policy.py)
         return cls(

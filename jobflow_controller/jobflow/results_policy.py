@@ -20,18 +20,19 @@ from __future__ import annotations
 
 import json
 
-from jobflow_controller.apis import JobPhase, meta
+from jobflow_controller.apis import JobPhase, Phase, meta
 from jobflow_controller.apis import job as vcjob
 from jobflow_controller.apis import jobflow as jf
-from jobflow_controller.apis.results import ResultsSpec
+from jobflow_controller.apis.results import ResultsSpec, recorded_own_results
 from jobflow_controller.apis.rules import Outcome
 from jobflow_controller.apis.tenant_text import excerpt_text
 from jobflow_controller.jobflow import constants as c
-from jobflow_controller.jobflow import retry
+from jobflow_controller.jobflow import own_results, retry
 from jobflow_controller.jobflow.job_status_index import RecordedEntries
 from jobflow_controller.jobflow.outcomes import JobOutcome
 from jobflow_controller.jobflow.params_policy import ParamsPolicy
 from jobflow_controller.jobflow.plan import Notice, PlannedStatus, SyncPlan, World
+from jobflow_controller.jobflow.state.base import UpdateJobFlowStatusFn
 
 #: How much of the problems of one Job a Warning quotes.
 MAX_QUOTED_PROBLEMS = 512
@@ -46,6 +47,7 @@ class ResultsPolicy(ParamsPolicy):
         self._entries = RecordedEntries(world.job_flow)
         #: Each flow's `$(flows.F.results.N)` variables, once per sync (a matrix flow asks per index).
         self._result_variables: dict[str, dict[str, str]] = {}
+        self._plan: SyncPlan | None = None
         super().__init__(world)
 
     # -- outcomes.py's seam ---------------------------------------------------------------------
@@ -95,9 +97,9 @@ class ResultsPolicy(ParamsPolicy):
             found = self._result_variables[flow_name] = self._read_variables(flow_name)
         return found
 
-    def _read_variables(self, flow_name: str) -> dict[str, str]:
+    def _read_variables(self, flow_name: str, upstream: set[str] | None = None) -> dict[str, str]:
         out: dict[str, str] = {}
-        upstream = self._upstream(flow_name)
+        upstream = self._upstream(flow_name) if upstream is None else upstream
         for source, declared in self.declared.flows.items():
             if source not in upstream:
                 continue
@@ -129,7 +131,24 @@ class ResultsPolicy(ParamsPolicy):
         return seen
 
     # -- the status and the events ----------------------------------------------------------------
+    def decide_phase(self, status: PlannedStatus, update_state_fn: UpdateJobFlowStatusFn, total: int) -> None:
+        """The phase, then `status.results` once it is Succeed: resolved on the sync that finds it so
+        (a Warning for each entry left out), kept as recorded by every later one."""
+        super().decide_phase(status, update_state_fn, total)
+        if not self.declared.own or status.phase != Phase.SUCCEED:
+            return
+        recorded = jf.status(self.world.job_flow)
+        if jf.phase(self.world.job_flow) == Phase.SUCCEED and "results" in recorded:
+            status.results = recorded_own_results(recorded.get("results"))
+            return
+        variables = {**super()._when_variables(""), **self._read_variables("", set(self.declared.flows))}
+        status.results, problems = own_results.resolve(self.declared.own, variables)
+        if problems and self._plan is not None:
+            args = (excerpt_text("; ".join(problems), MAX_QUOTED_PROBLEMS),)
+            self._plan.notices.append(Notice(c.REASON_INVALID_RESULT, c.MESSAGE_INVALID_OWN_RESULT, args, True))
+
     def record_outcomes(self, status: PlannedStatus, plan: SyncPlan) -> None:
+        self._plan = plan  # decide_phase, which comes next, adds its Warning to it
         super().record_outcomes(status, plan)
         world = self.world
         for flow_name in self.declared.flows:

@@ -15,6 +15,8 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 
 from jobflow_controller.apis.results import (
+    MAX_JOBFLOW_RESULTS,
+    MAX_RESULT_BYTES,
     MAX_RESULT_NAME_LENGTH,
     MAX_RESULT_NAMES,
     MAX_TASK_NAME_LENGTH,
@@ -27,7 +29,7 @@ from jobflow_controller.apis.substitution import references
 from jobflow_controller.apis.tenant_text import excerpt_text
 from jobflow_controller.validation.rawflows import raw_finally, raw_flows
 
-__all__ = ["reference_problems", "results_problems", "strings_of"]
+__all__ = ["own_results_problems", "reference_problems", "results_problems", "strings_of"]
 
 
 def results_problems(job_flow: Mapping[str, Any]) -> list[str]:
@@ -38,6 +40,62 @@ def results_problems(job_flow: Mapping[str, Any]) -> list[str]:
         if raw is not None:
             problems.extend(_flow_results_problems(f"{prefix}: results", raw))
     problems.extend(reference_problems(job_flow))
+    problems.extend(own_results_problems(job_flow))
+    return problems
+
+
+def own_results_problems(job_flow: Mapping[str, Any]) -> list[str]:
+    """`spec.results`: at most `MAX_JOBFLOW_RESULTS` entries `{name, value}`, names as a flow result's and
+    unique, values strings of at most `MAX_RESULT_BYTES` characters whose `$(flows.F.results.N)` name a
+    flow F of the JobFlow and one of its declared names (`[*]` exactly for a matrix F)."""
+    spec = job_flow.get("spec") if isinstance(job_flow, Mapping) else None
+    raw = spec.get("results") if isinstance(spec, Mapping) else None
+    if raw is None:
+        return []
+    if not isinstance(raw, list):
+        return [f"spec.results: must be a list of {{name, value}}, got {_quoted(raw)}"]
+    problems = []
+    if len(raw) > MAX_JOBFLOW_RESULTS:
+        problems.append(f"spec.results: has {len(raw)} entries, more than the {MAX_JOBFLOW_RESULTS} allowed")
+    flows = list(raw_flows(job_flow))
+    declared = {str(f.get("name")): set(_names(f.get("results"))) for _p, f in flows}
+    matrices = {str(f.get("name")) for _p, f in flows if f.get("matrix") is not None}
+    seen: set[str] = set()
+    for i, entry in enumerate(raw[:MAX_JOBFLOW_RESULTS]):
+        problems.extend(_own_entry_problems(f"spec.results[{i}]", entry, seen, declared, matrices))
+    return problems
+
+
+def _own_entry_problems(
+    where: str, entry: object, seen: set[str], declared: Mapping[str, set[str]], matrices: set[str]
+) -> list[str]:
+    if not isinstance(entry, Mapping):
+        return [f"{where}: must be an object with name and value, got {_quoted(entry)}"]
+    name, value = entry.get("name"), entry.get("value")
+    problems = []
+    if not isinstance(name, str) or not is_name(name):
+        problems.append(
+            f"{where}.name: must match {RESULT_NAME.pattern} and be at most {MAX_RESULT_NAME_LENGTH}"
+            f" characters, got {_quoted(name)}"
+        )
+    elif name in seen:
+        problems.append(f"{where}.name: {_quoted(name)} is repeated")
+    else:
+        seen.add(name)
+    if not isinstance(value, str) or len(value) > MAX_RESULT_BYTES:
+        size = f"{len(value)} characters" if isinstance(value, str) else _quoted(value)
+        return [*problems, f"{where}.value: must be a string of at most {MAX_RESULT_BYTES} characters, got {size}"]
+    for variable, _count in references(value).names:
+        ref = result_reference(variable)
+        if ref is None:
+            continue
+        problem = (
+            f"flow {_quoted(ref.flow)} is not a flow of the JobFlow"
+            if ref.flow not in declared
+            else _reference_problem(ref, set(declared), declared, matrices)
+        )
+        if problem is not None:
+            problems.append(f"{where}.value: $({excerpt_text(variable)}): {problem}")
     return problems
 
 

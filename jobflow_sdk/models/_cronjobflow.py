@@ -1416,6 +1416,17 @@ class Param1(BaseModel):
     value: Annotated[str, Field(max_length=4096)]
 
 
+class Result(BaseModel):
+    model_config = ConfigDict(
+        extra='forbid',
+    )
+    name: Annotated[
+        str,
+        Field(max_length=63, min_length=1, pattern='^[a-z0-9]([-a-z0-9_]*[a-z0-9])?$'),
+    ]
+    value: Annotated[str, Field(max_length=4096)]
+
+
 class Shutdown(StrEnum):
     field_ = ''
     Stop = 'Stop'
@@ -1434,6 +1445,7 @@ class Spec1(BaseModel):
     flows: Annotated[list[Flow] | None, Field(max_length=500)] = None
     jobRetainPolicy: JobRetainPolicy | None = None
     params: Annotated[list[Param1] | None, Field(max_length=100)] = None
+    results: Annotated[list[Result] | None, Field(max_length=16)] = None
     shutdown: Shutdown | None = None
     suspend: bool | None = None
     ttlSecondsAfterFinished: Annotated[int | None, Field(ge=0, le=9223372036)] = None

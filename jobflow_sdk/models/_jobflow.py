@@ -1388,6 +1388,17 @@ class Param1(BaseModel):
     value: Annotated[str, Field(max_length=4096)]
 
 
+class Result(BaseModel):
+    model_config = ConfigDict(
+        extra='forbid',
+    )
+    name: Annotated[
+        str,
+        Field(max_length=63, min_length=1, pattern='^[a-z0-9]([-a-z0-9_]*[a-z0-9])?$'),
+    ]
+    value: Annotated[str, Field(max_length=4096)]
+
+
 class Shutdown(StrEnum):
     field_ = ''
     Stop = 'Stop'
@@ -1406,6 +1417,7 @@ class Spec(BaseModel):
     flows: Annotated[list[Flow] | None, Field(max_length=500)] = None
     jobRetainPolicy: JobRetainPolicy | None = None
     params: Annotated[list[Param1] | None, Field(max_length=100)] = None
+    results: Annotated[list[Result] | None, Field(max_length=16)] = None
     shutdown: Shutdown | None = None
     suspend: bool | None = None
     ttlSecondsAfterFinished: Annotated[int | None, Field(ge=0, le=9223372036)] = None
@@ -1486,6 +1498,7 @@ class Status(BaseModel):
     finishedAt: AwareDatetime | None = None
     jobStatusList: list[JobStatusListItem] | None = None
     pendingJobs: list[str] | None = None
+    results: Annotated[list[Result] | None, Field(max_length=16)] = None
     retryRequest: Annotated[str | None, Field(max_length=65536)] = None
     runningJobs: list[str] | None = None
     skippedJobs: Annotated[list[SkippedJob] | None, Field(max_length=600)] = None

@@ -7,6 +7,7 @@ results survive `jobRetainPolicy: delete`, a controller restart and a re-run fro
 from __future__ import annotations
 
 import json
+import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -17,6 +18,7 @@ from jobflows import FAST, create_all, events_of, flow, job_names, phase_of, tem
 
 from jobflow_controller.apis.lifecycle_fields import RETRY_REQUEST_ANNOTATION, retry_request_value
 from jobflow_controller.kube.clientset import Clientset
+from jobflow_controller.local.kubectl import kubectl_path, plugin_env
 from jobflow_controller.local.simulated_pods import RESULTS_ANNOTATION, RETRY_RESULTS_ANNOTATION_PREFIX
 from jobflow_controller.local.simulator import JobSimulator
 
@@ -156,3 +158,72 @@ def test_results_reach_a_dependents_job_spec_and_its_when(
     assert "deps-gate" in names and "deps-never" not in names
     picked = clientset.jobs(namespace).get("deps-pick")["spec"]["tasks"][0]["template"]["spec"]["containers"][0]
     assert picked["args"] == ['["0.1", "0.2"]']
+
+
+def test_the_jobflows_own_results_are_resolved_when_it_succeeds(
+    controller: RunningManager, clientset: Clientset, namespace: str
+) -> None:
+    """`spec.results` (stored through the real CRD schema) become `status.results` on Succeed; an entry
+    whose reference has no value is left out and named in one `InvalidResult` Warning."""
+    sweep = reporting("sweep", namespace, json.dumps({"loss": "0.$(matrix.x)"}))
+    flows = [
+        *TRAIN,
+        {"name": "sweep", "matrix": {"params": [{"name": "x", "values": ["1", "2"]}]}, "results": {"names": ["loss"]}},
+    ]
+    doc = flow("own", namespace, flows)
+    doc["spec"]["params"] = [{"name": "stage", "value": "prod"}]
+    doc["spec"]["results"] = [
+        {"name": "best-model", "value": "$(flows.train.results.model)"},
+        {"name": "summary", "value": "$(params.stage): $(flows.train.results.accuracy) $(flows.sweep.results.loss[*])"},
+        {"name": "missing", "value": "$(params.nope)"},
+    ]
+    create_all(clientset, [reporting("train", namespace, GOOD), template("publish", namespace), sweep, doc])
+    assert final(clientset, namespace, "own") == "Succeed"
+    status = clientset.job_flows(namespace).get("own")["status"]
+    assert status["results"] == [
+        {"name": "best-model", "value": "s3://m/42"},
+        {"name": "summary", "value": 'prod: 0.93 ["0.1", "0.2"]'},
+    ]
+    wait_for(
+        lambda: any(e[1] == "InvalidResult" for e in events_of(clientset, namespace, "own")), 20, what="the Warning"
+    )
+    (warning,) = [e for e in events_of(clientset, namespace, "own") if e[1] == "InvalidResult"]
+    assert warning[0] == "Warning"
+    assert warning[2] == "JobFlow results: result 'missing': $(params.nope) has no value; left out of status.results"
+
+
+def kubectl_jobflow(kubeconfig: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    """`kubectl jobflow ARGS` through kubectl itself, which finds the plugin on PATH."""
+    command = [kubectl_path(), "jobflow", *args, "--kubeconfig", str(kubeconfig)]
+    return subprocess.run(command, capture_output=True, text=True, timeout=60, env=plugin_env(kubeconfig), check=False)
+
+
+def test_kubectl_jobflow_results_prints_every_jobs_results_and_the_jobflows_own(
+    controller: RunningManager, clientset: Clientset, namespace: str, kubeconfig: Path
+) -> None:
+    doc = flow("shown", namespace, TRAIN)
+    doc["spec"]["results"] = [{"name": "best-model", "value": "$(flows.train.results.model)"}]
+    create_all(clientset, [reporting("train", namespace, GOOD), template("publish", namespace), doc])
+    assert final(clientset, namespace, "shown") == "Succeed"
+    table = kubectl_jobflow(kubeconfig, "results", "shown", "-n", namespace)
+    assert table.returncode == 0, table.stderr
+    assert [line.split() for line in table.stdout.splitlines()] == [
+        ["JOB", "NAME", "VALUE"],
+        ["shown-train", "accuracy", "0.93"],
+        ["shown-train", "model", "s3://m/42"],
+        ["(jobflow)", "best-model", "s3://m/42"],
+    ]
+    as_json = kubectl_jobflow(kubeconfig, "results", "shown", "-n", namespace, "-o", "json")
+    assert json.loads(as_json.stdout) == {
+        "jobs": {"shown-train": {"accuracy": "0.93", "model": "s3://m/42"}},
+        "results": {"best-model": "s3://m/42"},
+    }
+    tree = kubectl_jobflow(kubeconfig, "tree", "shown", "-n", namespace, "--color", "never")
+    assert tree.returncode == 0, tree.stderr
+    assert tree.stdout.splitlines()[1].split()[-1] == "RESULTS"
+    assert tree.stdout.splitlines()[2].endswith("accuracy=0.93 model=s3://m/42")
+    gone = kubectl_jobflow(kubeconfig, "results", "gone", "-n", namespace)
+    assert gone.returncode == 1 and gone.stdout == ""
+    assert gone.stderr.strip().splitlines() == [
+        f'error: jobflows.flow.volcano.sh "gone" not found in namespace "{namespace}"'
+    ]

@@ -1,6 +1,6 @@
 """Results readers (docs/results.md), for the fuzzer: a pod's termination messages into declared
 names (text: one container's message; json: a whole pod), a flow's `results` read, a `$(VAR)` name read
-as a reference to a result, and the admission rules."""
+as a reference to a result, the admission rules, and `spec.results` read, checked and resolved."""
 
 from __future__ import annotations
 
@@ -9,7 +9,8 @@ from typing import Any
 from registry import Parser
 
 from jobflow_controller.apis import results
-from jobflow_controller.validation.results import reference_problems, results_problems
+from jobflow_controller.jobflow import own_results
+from jobflow_controller.validation.results import own_results_problems, reference_problems, results_problems
 
 NAMES = ["acc", "model"]
 JOB = {"metadata": {"name": "jf-a", "uid": "u"}, "spec": {"tasks": [{"name": "t"}]}}
@@ -46,6 +47,20 @@ PARSERS: list[Parser] = [
         "jobflow_controller.validation.results.reference_problems",
         lambda v: reference_problems(v if isinstance(v, dict) else {}),
         "json",
+        (),
+    ),
+    Parser("jobflow_controller.apis.results.own_results", results.own_results, "json", ()),
+    Parser("jobflow_controller.apis.results.recorded_own_results", results.recorded_own_results, "json", ()),
+    Parser(
+        "jobflow_controller.validation.results.own_results_problems",
+        lambda v: own_results_problems({"spec": {"flows": [{"name": "a", "results": {"names": NAMES}}], "results": v}}),
+        "json",
+        (),
+    ),
+    Parser(
+        "jobflow_controller.jobflow.own_results.resolve",
+        lambda t: own_results.resolve((("r", _text(t)),), {"flows.a.results.acc": "0.9", "params.p": "x"}),
+        "text",
         (),
     ),
 ]

@@ -352,7 +352,8 @@ def test_crd_file_below_its_header_is_upstreams_file_byte_for_byte_but_for_our_b
     # The parameter blocks (issue 37): matrix 31 (its params inside), when 25, spec.params 16.
     expected = {"failurePolicy": 5, "continueOnFailure": 2, "rule": 9, "retry": 14, "skippedJobs": 6, "lifecycle": 34}
     if jobflows:
-        expected |= {"matrix": 31, "when": 25, "params": 16, "results": 6}
+        # results: flows[].results 6, spec.results and status.results 7 each (issue 43).
+        expected |= {"matrix": 31, "when": 25, "params": 16, "results": 20}
     if jobflows:
         # finally: the block's 12 lines of its own (items, name, required, maxItems, ...) and a patch block
         # exactly as long as a flow's (the same schema).
@@ -685,6 +686,7 @@ def test_jobflow_failure_aware_fields_are_optional_without_defaults() -> None:
         "flows",
         "jobRetainPolicy",
         "params",
+        "results",
         "shutdown",
         "suspend",
         "ttlSecondsAfterFinished",
@@ -728,12 +730,20 @@ def test_jobflow_status_schema_has_upstreams_json_names() -> None:
         "failedJobs",
         "jobStatusList",
         "pendingJobs",
+        "results",
         "runningJobs",
         "skippedJobs",
         "state",
         "terminatedJobs",
         "unKnowJobs",
     ]
+    # Issue 43 (docs/results.md): the JobFlow's own results, the same shape in the spec and the status.
+    own = at(status, "results")
+    assert own == at(root_schema(JOBFLOW), "spec.results")
+    assert (own["maxItems"], own["x-kubernetes-list-type"], own["x-kubernetes-list-map-keys"]) == (16, "map", ["name"])
+    assert own["items"]["required"] == ["name", "value"]
+    assert at(own, "[].value") == {"maxLength": 4096, "type": "string"}
+    assert at(own, "[].name")["pattern"] == "^[a-z0-9]([-a-z0-9_]*[a-z0-9])?$"
     assert at(status, "state.phase")["enum"] == ["Succeed", "Terminating", "Failed", "Running", "Pending"]
     condition = at(status, "conditions.{}")
     assert sorted(condition["properties"]) == ["createTime", "phase", "runningDuration", "taskStatusCount"]

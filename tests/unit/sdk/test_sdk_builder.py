@@ -190,11 +190,16 @@ def test_a_flow_declares_its_results_and_later_flows_reference_them() -> None:
     assert jf.validate() == []
 
 
-def test_results_reads_each_jobs_results_from_the_status() -> None:
+def test_results_reads_each_jobs_results_and_the_jobflows_own_from_the_status() -> None:
     jf = JobFlow("p")
-    status = {"jobStatusList": [{"name": "p-train", "results": {"accuracy": "0.93"}}, {"name": "p-b"}]}
+    status = {
+        "jobStatusList": [{"name": "p-train", "results": {"accuracy": "0.93"}}, {"name": "p-b"}],
+        "results": [{"name": "best", "value": "s3://m/42"}, {"name": "bad", "value": 7}],
+    }
     jf.get = lambda: {"status": status}  # type: ignore[method-assign]
-    assert jf.results() == {"p-train": {"accuracy": "0.93"}}
+    assert jf.results() == {"jobs": {"p-train": {"accuracy": "0.93"}}, "results": {"best": "s3://m/42"}}
+    jf.get = lambda: {"status": {}}  # type: ignore[method-assign]
+    assert jf.results() == {"jobs": {}, "results": {}}
 
 
 def test_finally_flows_are_written_after_the_flows() -> None:
