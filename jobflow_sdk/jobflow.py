@@ -54,6 +54,7 @@ class JobFlow:
         *,
         namespace: str | None = None,
         params: Mapping[str, str] | None = None,
+        results: Mapping[str, str] | None = None,
         job_retain_policy: str | None = None,
         failure_policy: str | None = None,
         suspend: bool | None = None,
@@ -66,6 +67,9 @@ class JobFlow:
     ) -> None:
         self.name, self.namespace = name, namespace
         self.params: dict[str, str] = dict(params or {})
+        #: `spec.results`: the JobFlow's own results, `{name: value}`, a value usually a flow's result
+        #: (`train.results.model`), resolved into `status.results` when the JobFlow Succeeds.
+        self.own_results: dict[str, str] = dict(results or {})
         self.spec_fields: dict[str, Any] = {
             "job_retain_policy": job_retain_policy,
             "failure_policy": failure_policy,
@@ -139,6 +143,8 @@ class JobFlow:
         spec["flows"] = [f.to_dict() for f in self.flows]
         if self.finally_flows:
             spec["finally"] = [f.to_dict() for f in self.finally_flows]
+        if self.own_results:
+            spec["results"] = [{"name": k, "value": v} for k, v in self.own_results.items()]
         spec.update(copy.deepcopy(self.extra_spec))
         return spec
 
@@ -172,10 +178,11 @@ class JobFlow:
         """A JobFlow from a `spec` dict (a JobFlow's, or a CronJobFlow's template's)."""
         known = {k: spec.get(v) for k, v in SPEC_FIELDS.items()}
         params = {str(p.get("name")): str(p.get("value")) for p in spec.get("params") or []}
-        job_flow = cls(name, params=params, **known, **fields)
+        results = {str(r.get("name")): str(r.get("value")) for r in spec.get("results") or []}
+        job_flow = cls(name, params=params, results=results, **known, **fields)
         job_flow.flows = [Flow.from_dict(f) for f in spec.get("flows") or []]
         job_flow.finally_flows = [Flow.from_dict(f) for f in spec.get("finally") or []]
-        handled = {*SPEC_FIELDS.values(), "params", "flows", "finally"}
+        handled = {*SPEC_FIELDS.values(), "params", "flows", "finally", "results"}
         job_flow.extra_spec = {k: copy.deepcopy(v) for k, v in spec.items() if k not in handled}
         return job_flow
 

@@ -134,7 +134,8 @@ def test_results_declared_in_python_flow_to_a_later_flows_job_and_when_and_read_
         command=["sh", "-c", "train"],
         pod_annotations={SIMULATOR_PHASES: FAST, RESULTS_ANNOTATION: reported},
     )
-    with JobFlow("res", namespace=namespace, job_retain_policy="retain", connection=connection) as jf:
+    best = {"best-model": "$(flows.train.results.model)"}
+    with JobFlow("res", namespace=namespace, results=best, job_retain_policy="retain", connection=connection) as jf:
         train = jf.flow(train_template, results=["accuracy", "model"])
         publish_template = JobTemplate(
             "publish", image="busybox", command=["echo", train.results.model], pod_annotations={SIMULATOR_PHASES: FAST}
@@ -143,7 +144,10 @@ def test_results_declared_in_python_flow_to_a_later_flows_job_and_when_and_read_
         train >> publish
     jf.create()
     assert jf.wait(timeout=120, progress=False) == "Succeed"
-    assert jf.results() == {"res-train": {"accuracy": "0.93", "model": "s3://m/42"}}
+    assert jf.results() == {
+        "jobs": {"res-train": {"accuracy": "0.93", "model": "s3://m/42"}},
+        "results": {"best-model": "s3://m/42"},
+    }
     (job,) = [j for j in jf.jobs() if j["metadata"]["name"] == "res-publish"]
     command = job["spec"]["tasks"][0]["template"]["spec"]["containers"][0]["command"]
     assert command == ["echo", "s3://m/42"]

@@ -172,7 +172,7 @@ def test_matrix_ref_references_only_the_flows_matrix() -> None:
 def test_a_flow_declares_its_results_and_later_flows_reference_them() -> None:
     """Results between flows (docs/results.md): the declaration in the CRD's shape, the references
     checked against it, a matrix flow's as the JSON array, and the round trip."""
-    with JobFlow("p") as jf:
+    with JobFlow("p", results={"best": "$(flows.train.results.model)"}) as jf:
         train = jf.flow("train", results=["accuracy", "model"], results_from="master")
         sweep = jf.flow("sweep", matrix={"lr": ["0.1", "0.01"]}, results=["loss"])
         publish = jf.flow("publish", when=[(train.results.accuracy, "in", ["0.95"])])
@@ -186,6 +186,7 @@ def test_a_flow_declares_its_results_and_later_flows_reference_them() -> None:
         _ = train.results.f1
     with pytest.raises(ValueError, match="results_from needs results"):
         Flow("x", results_from="master")
+    assert jf.to_dict()["spec"]["results"] == [{"name": "best", "value": "$(flows.train.results.model)"}]
     assert JobFlow.from_dict(jf.to_dict()).to_dict() == jf.to_dict()
     assert jf.validate() == []
 
