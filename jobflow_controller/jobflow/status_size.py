@@ -39,7 +39,13 @@ def status_size(body: dict[str, Any]) -> int:
 def status_size_limit(job_flow: Mapping[str, Any]) -> int:
     """`STATUS_SIZE_LIMIT`, or less when the rest of the JobFlow leaves less of etcd's limit: params,
     `when` and matrix values let a spec itself reach well over 1 MB."""
-    rest = {key: value for key, value in job_flow.items() if key != "status"}
+    rest = {key: value for key, value in job_flow.items() if key not in ("status", "metadata")}
+    # managedFields (on an object read from the API server, not on the informer's) describe the status
+    # being replaced; the API server writes them anew for the one written, within `STATUS_SIZE_LIMIT`'s
+    # third of etcd's limit as before.
+    metadata = job_flow.get("metadata")
+    if isinstance(metadata, Mapping):
+        rest["metadata"] = {key: value for key, value in metadata.items() if key != "managedFields"}
     try:
         rest_size = len(orjson.dumps(rest))
     except TypeError:  # not JSON (a test's object): the flat limit

@@ -60,3 +60,13 @@ def test_the_status_limit_leaves_etcd_room_for_a_large_spec() -> None:
     big["spec"]["params"] = [{"name": "p", "value": "x" * 1_000_000}]
     limit = status_size_limit(big)
     assert OBJECT_SIZE_LIMIT - HEADROOM - 1_001_000 < limit < OBJECT_SIZE_LIMIT - HEADROOM - 1_000_000
+
+
+def test_the_status_limit_ignores_the_managed_fields_of_the_status_it_replaces() -> None:
+    """An object read from the API server carries managedFields as large as its status; they are
+    written anew with the next status, so they leave the limit at 1 MiB for a small spec."""
+    from jobflow_controller.jobflow.status_size import status_size_limit
+
+    read = job_flow("jf", flows=[{"name": "a"}])
+    read["metadata"]["managedFields"] = [{"manager": "jobflow-controller", "fieldsV1": {"x" * 900_000: {}}}]
+    assert status_size_limit(read) == STATUS_SIZE_LIMIT
