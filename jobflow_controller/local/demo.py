@@ -47,6 +47,7 @@ FLOWS: Mapping[str, str] = {
     "parallel-pipeline": "Succeed",
     "nightly-report": "Failed",
     "hyperparameter-sweep": "Succeed",
+    "model-selection": "Succeed",
 }
 #: The failure-aware example the demo applies beside manifests/examples: templates first.
 FAILURE_AWARE_EXAMPLE = tuple(
@@ -56,8 +57,10 @@ FAILURE_AWARE_EXAMPLE = tuple(
 PARAMS_EXAMPLE = tuple(
     EXAMPLES_DIR / "params" / f"hyperparameter-sweep-{kind}.yaml" for kind in ("jobtemplates", "jobflow")
 )
+#: The results example the demo applies (docs/results.md): train reports, publish reads.
+RESULTS_EXAMPLE = EXAMPLES_DIR / "results"
 #: The JobFlows the demo draws at the end, with `kubectl jobflow tree`.
-TREE_FLOWS = ("parallel-pipeline", "nightly-report", "hyperparameter-sweep")
+TREE_FLOWS = ("parallel-pipeline", "nightly-report", "hyperparameter-sweep", "model-selection")
 LOOK_AROUND = (
     "kubectl get jf",
     "kubectl get cjf                         # the every-minute CronJobFlow and the nightly example",
@@ -70,6 +73,7 @@ LOOK_AROUND = (
     "kubectl jobflow dot parallel-pipeline   # Graphviz: | dot -Tsvg > parallel.svg",
     "kubectl get vcjob nightly-report-notify-team -o jsonpath='{.metadata.annotations}'",
     "kubectl get vcjob -l flow.volcano.sh/matrix-index -L flow.volcano.sh/matrix-index   # the sweep's Jobs",
+    "kubectl jobflow results model-selection -o json   # what train reported, what the JobFlow published",
     "kubectl jobflow ui                      # live DAGs in the browser, on 127.0.0.1 (Ctrl-C stops it)",
 )
 PHASE_ORDER = ("Pending", "Running", "Completing", "Completed", "Failed", "Terminated", "Aborted", "")
@@ -131,8 +135,13 @@ class Progress:
 def show_tree(kubeconfig: str, name: str, namespace: str = "default", *, color: bool = False) -> str:
     """`kubectl jobflow tree NAME` run through kubectl itself, as a user would; its output, or the
     error it printed (the demo has succeeded by then, so a plugin failure is shown, not fatal)."""
-    args = [kubectl_path(), "jobflow", "tree", name, "-n", namespace, f"--color={'always' if color else 'never'}"]
-    result = subprocess.run(args, capture_output=True, text=True, timeout=60, env=plugin_env(kubeconfig), check=False)
+    return _plugin(kubeconfig, "tree", name, "-n", namespace, f"--color={'always' if color else 'never'}")
+
+
+def _plugin(kubeconfig: str, *args: str) -> str:
+    result = subprocess.run(
+        [kubectl_path(), "jobflow", *args], capture_output=True, text=True, timeout=60, env=plugin_env(kubeconfig)
+    )
     return result.stdout if result.returncode == 0 else f"(kubectl jobflow failed: {result.stderr.strip()})"
 
 
@@ -206,6 +215,7 @@ def _start_pipelines(kubeconfig: str, stop: threading.Event) -> Progress:
     print(kubectl(kubeconfig, "apply", "-k", str(EXAMPLES_DIR)).rstrip())
     print(kubectl(kubeconfig, "apply", *(f"--filename={path}" for path in FAILURE_AWARE_EXAMPLE)).rstrip())
     print(kubectl(kubeconfig, "apply", *(f"--filename={path}" for path in PARAMS_EXAMPLE)).rstrip())
+    print(kubectl(kubeconfig, "apply", "-k", str(RESULTS_EXAMPLE)).rstrip())
     print(demo_cron.create(clientset))
     print("")
     return progress
@@ -243,6 +253,8 @@ def _print_look_around(kubeconfig: str, tty: bool) -> None:
     for name in TREE_FLOWS:
         print(f"$ kubectl jobflow tree {name}")
         print(show_tree(kubeconfig, name, color=tty).rstrip() + "\n")
+    print("$ kubectl jobflow results model-selection")
+    print(_plugin(kubeconfig, "results", "model-selection").rstrip() + "\n")
     print("$ kubectl get cjf")
     print(kubectl(kubeconfig, "get", "cjf").rstrip() + "\n")
     print("Look around:\n")

@@ -18,6 +18,7 @@ EXAMPLES: dict[str, tuple[str, str | None]] = {
         "params/hyperparameter-sweep-jobflow.yaml",
         "params/hyperparameter-sweep-jobtemplates.yaml",
     ),
+    "model_selection": ("results/model-selection-jobflow.yaml", "results/model-selection-jobtemplates.yaml"),
     "flaky_optional_step": (
         "failure-aware/flaky-optional-step-jobflow.yaml",
         "failure-aware/flaky-optional-step-jobtemplates.yaml",

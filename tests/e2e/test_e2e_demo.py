@@ -17,8 +17,8 @@ def test_the_demo_runs_the_examples_to_their_end_and_tears_down() -> None:
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
     assert "the JobFlows ended as written in " in result.stdout
     assert (
-        "(ml-pipeline Succeed, parallel-pipeline Succeed, nightly-report Failed, hyperparameter-sweep Succeed)"
-        in result.stdout
+        "(ml-pipeline Succeed, parallel-pipeline Succeed, nightly-report Failed, hyperparameter-sweep Succeed,"
+        " model-selection Succeed)" in result.stdout
     )
     last_frame = result.stdout.split("JOBFLOW")[-1]
     assert "ml-pipeline          Succeed" in last_frame
@@ -33,6 +33,9 @@ def test_the_demo_runs_the_examples_to_their_end_and_tears_down() -> None:
     assert "hyperparameter-sweep Succeed    [3 flows]" in last_frame
     assert "$ kubectl jobflow tree hyperparameter-sweep\n" in result.stdout
     assert "train (6 Jobs: 6 Completed)" in result.stdout
+    # docs/results.md: what train reported, what publish read, what the JobFlow published.
+    results = result.stdout.split("$ kubectl jobflow results model-selection\n", 1)[1]
+    assert "s3://models/model-selection/42" in results and "0.93" in results and "published-model" in results
     # docs/cron.md: the every-minute CronJobFlow beside the pipelines, and `kubectl get cjf` at the end.
     assert "cronjobflow.flow.volcano.sh/every-minute created (schedule * * * * *: a run every minute)" in result.stdout
     get_cjf = result.stdout.split("$ kubectl get cjf\n", 1)[1]
