@@ -1,9 +1,11 @@
 """Ours (docs/params.md, apis/expansion.py): the expansion budgets, at their two points of the sync.
 
-- `flows_over_budget`, when the params policy is built: the flows whose `when` inputs would expand
-  past a string's budget, and those whose Jobs, added up in spec order with the flows before them,
-  would take the JobFlow's Jobs past its budget. Measured from the templates and patches (never
-  built), every matrix index counted; a flow whose template is missing is left to upstream's rule.
+- `when_over_budget`, when the params policy is built: the flows whose `when` inputs would expand
+  past a string's budget; `jobs_over_budget`, the first time a sync has a Job to create: those whose
+  Jobs, added up in spec order with the flows before them, would take the JobFlow's Jobs past its
+  budget (a sync with nothing to create, most of them, never scans a template). Measured from the
+  templates and patches (never built), every matrix index counted; a flow whose template is missing
+  is left to upstream's rule.
 - `expanded_job`, where a Job is built (action.py's `load_job_template_and_set_job`): the exact
   string and Job budgets on the built body, then the expansion, then Kubernetes' annotations total.
 
@@ -12,7 +14,7 @@ Either way the flow gets a Warning `InvalidParams` naming it, and no Job.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Collection, Mapping
 from typing import Any
 
 from jobflow_controller.apis import expansion
@@ -27,20 +29,27 @@ from jobflow_controller.jobflow.plan import FlowJob, WarningEvent, World
 Variables = Callable[[str, int | None], Mapping[str, str]]
 
 
-def flows_over_budget(
-    world: World, params: ParamsSpec, variables: Variables, when_variables: Variables
-) -> dict[str, str]:
-    """{flow name: the budget it exceeds} for the flows that must get no Job."""
+def when_over_budget(world: World, params: ParamsSpec, when_variables: Variables) -> dict[str, str]:
+    """{flow name: the budget it exceeds} for the flows whose `when` inputs must not be expanded."""
+    out: dict[str, str] = {}
+    for flow in (*world.spec.flows, *world.spec.finally_flows):
+        expressions = params.when.get(flow.name)
+        if expressions and flow.name not in out:
+            problem = expansion.when_problem(tuple(e.input for e in expressions), when_variables(flow.name, None))
+            if problem is not None:
+                out[flow.name] = problem
+    return out
+
+
+def jobs_over_budget(world: World, params: ParamsSpec, variables: Variables, skip: Collection[str]) -> dict[str, str]:
+    """{flow name: the JobFlow's budget} for the flows whose Jobs, added up in spec order with the flows'
+    before them, would take the JobFlow past it (flows in `skip`, already refused, are not counted).
+    Scans the templates: asked only by a sync that has a Job to create."""
     out: dict[str, str] = {}
     total = 0
     for flow in (*world.spec.flows, *world.spec.finally_flows):
-        expressions = params.when.get(flow.name)
-        if expressions:
-            problem = expansion.when_problem(tuple(e.input for e in expressions), when_variables(flow.name, None))
-            if problem is not None:
-                out.setdefault(flow.name, problem)
         template = world.templates.get(flow.name)
-        if template is None or flow.name in out:
+        if template is None or flow.name in skip or flow.name in out:
             continue
         refs = JobReferences.of(jf.spec(template), flow.patch)
         if not refs.strings:

@@ -16,6 +16,7 @@ the policy's named points:
 from __future__ import annotations
 
 from collections.abc import Iterator
+from functools import cached_property
 
 from jobflow_controller.apis import jobflow as jf
 from jobflow_controller.apis.params import (
@@ -29,7 +30,7 @@ from jobflow_controller.apis.substitution import context_variables, job_variable
 from jobflow_controller.jobflow import constants as c
 from jobflow_controller.jobflow.matrix import JobState, job_state, matrix_outcome, next_indexes
 from jobflow_controller.jobflow.outcomes import FlowShape, JobOutcome
-from jobflow_controller.jobflow.params_budget import flows_over_budget
+from jobflow_controller.jobflow.params_budget import jobs_over_budget, when_over_budget
 from jobflow_controller.jobflow.plan import (
     Build,
     Deploy,
@@ -58,8 +59,8 @@ class ParamsPolicy(FailureAwarePolicy):
         self._when_false: dict[str, WhenFalse] = {}
         self._combinations: dict[str, list[tuple[tuple[str, str], ...]]] = {}
         self.world = world
-        #: The flows over an expansion budget (params_budget.py): no Job, an `InvalidParams` Warning.
-        self.over_budget = flows_over_budget(world, self.params, self._index_variables, self._when_index_variables)
+        #: The flows whose `when` inputs are over their budget (params_budget.py): never judged.
+        self._when_over_budget = when_over_budget(world, self.params, self._when_index_variables)
         super().__init__(world)  # decides the outcomes, through `shape`
 
     # -- outcomes.py's seam ---------------------------------------------------------------------
@@ -75,7 +76,7 @@ class ParamsPolicy(FailureAwarePolicy):
 
     def skipped_when_met(self, flow: jf.Flow) -> bool:
         expressions = self.params.when.get(flow.name)
-        if not expressions or flow.name in self.over_budget:
+        if not expressions or flow.name in self._when_over_budget:
             return False  # an input over its budget is never expanded: the flow waits, with its Warning
         verdict = judge_when(expressions, self._when_variables(flow.name))
         if verdict is None:
@@ -83,6 +84,13 @@ class ParamsPolicy(FailureAwarePolicy):
             return False
         self._when_false[flow.name] = verdict
         return True
+
+    @cached_property
+    def over_budget(self) -> dict[str, str]:
+        """The flows over an expansion budget (params_budget.py): no Job, an `InvalidParams` Warning.
+        Built when `unmade` first yields a Job to create."""
+        jobs = jobs_over_budget(self.world, self.params, self._index_variables, self._when_over_budget)
+        return {**self._when_over_budget, **jobs}
 
     # -- what a flow is -------------------------------------------------------------------------
     def jobs(self, flow: jf.Flow) -> list[str]:
