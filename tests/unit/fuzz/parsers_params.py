@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from registry import Parser
+from registry import Parser, as_text
 
 from jobflow_controller.apis import expansion, params, substitution
 from jobflow_controller.apis import jobflow as jf
@@ -51,21 +51,16 @@ def _when(job_flow: Any) -> object:
     return out
 
 
-def _text(value: Any) -> str:
-    """The expansion is only ever handed strings (the readers turn anything else into its JSON text)."""
-    return value if isinstance(value, str) else repr(value)
-
-
 PARSERS: list[Parser] = [
     Parser(
         "jobflow_controller.apis.substitution.expand",
-        lambda t: substitution.expand(_text(t), VARIABLES),
+        lambda t: substitution.expand(as_text(t), VARIABLES),
         "text",
         (),
     ),
     Parser(
         "jobflow_controller.apis.substitution.references",
-        lambda t: substitution.references(_text(t)).expanded_length(VARIABLES),
+        lambda t: substitution.references(as_text(t)).expanded_length(VARIABLES),
         "text",
         (),
     ),

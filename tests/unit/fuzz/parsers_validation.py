@@ -4,29 +4,22 @@ object's name. Each takes any text; the callers hand them strings only."""
 
 from __future__ import annotations
 
-from typing import Any
-
-from registry import Parser
+from registry import Parser, as_text
 
 from jobflow_controller.record.recorder import generate_event_name
 from jobflow_controller.validation import names, params
 
-
-def _text(value: Any) -> str:
-    return value if isinstance(value, str) else repr(value)
-
-
 PARSERS: list[Parser] = [
-    Parser("jobflow_controller.validation.names.is_subdomain", lambda t: names.is_subdomain(_text(t)), "text", ()),
+    Parser("jobflow_controller.validation.names.is_subdomain", lambda t: names.is_subdomain(as_text(t)), "text", ()),
     Parser(
         "jobflow_controller.validation.names.template_name_problems",
-        lambda t: names.template_name_problems(_text(t)),
+        lambda t: names.template_name_problems(as_text(t)),
         "text",
         (),
     ),
     Parser(
         "jobflow_controller.validation.names._label_value_problems",
-        lambda t: names._label_value_problems("jobflow Flow", "key", _text(t)),
+        lambda t: names._label_value_problems("jobflow Flow", "key", as_text(t)),
         "text",
         (),
     ),
@@ -38,7 +31,7 @@ PARSERS: list[Parser] = [
     ),
     Parser(
         "jobflow_controller.record.recorder.generate_event_name",
-        lambda t: generate_event_name(_text(t), 1),
+        lambda t: generate_event_name(as_text(t), 1),
         "text",
         (),
     ),

@@ -30,6 +30,11 @@ class Parser:
 INPUT_KINDS = frozenset({"text", "bytes", "json"})
 
 
+def as_text(value: Any) -> str:
+    """A fuzzed input as the string a parser's callers hand it (they never pass anything else)."""
+    return value if isinstance(value, str) else repr(value)
+
+
 def parser_modules() -> list[str]:
     """The registering modules' names, `parsers_*`, sorted (so the fuzzing order is fixed)."""
     return sorted(path.stem for path in HERE.glob("parsers_*.py"))
