@@ -105,6 +105,21 @@ class Clientset:
         listed = body.get("resources") if isinstance(body, dict) else None
         return any(isinstance(r, dict) and r.get("name") == resource.plural for r in listed or [])
 
+    def discover(self, api_version: str, kind: str) -> Resource | None:
+        """The resource serving `kind` in `api_version` (discovery), None when the server has none.
+
+        Subresources (`pods/status`) are skipped: only a top-level resource of that kind is watched.
+        """
+        group, _, version = api_version.rpartition("/")
+        try:
+            body = self.rest.request("GET", f"/apis/{group}/{version}" if group else f"/api/{version}")
+        except NotFoundError:
+            return None
+        for entry in (body.get("resources") if isinstance(body, dict) else None) or []:
+            if isinstance(entry, dict) and entry.get("kind") == kind and "/" not in str(entry.get("name") or "/"):
+                return Resource(group, version, str(entry["name"]), kind, namespaced=bool(entry.get("namespaced")))
+        return None
+
     def backlog(self) -> float:
         """Seconds a request made now would wait for the client-side QPS limiter (0: none)."""
         return self.rest.limiter.backlog()
@@ -117,6 +132,9 @@ class Clientset:
 
     def cron_job_flows(self, namespace: str | None = None) -> ResourceClient:
         return self.resource(resources.CRON_JOB_FLOWS, namespace)
+
+    def job_flow_triggers(self, namespace: str | None = None) -> ResourceClient:
+        return self.resource(resources.JOB_FLOW_TRIGGERS, namespace)
 
     def jobs(self, namespace: str | None = None) -> ResourceClient:
         return self.resource(resources.JOBS, namespace)

@@ -50,3 +50,12 @@ EVENTS = Resource("", "v1", "events", "Event")
 LEASES = Resource("coordination.k8s.io", "v1", "leases", "Lease")
 #: Read only for `dependsOn.probe` HTTP and TCP checks (docs/probe.md), through a Pod informer.
 PODS = Resource("", "v1", "pods", "Pod")
+#: Ours (docs/triggers.md): JobFlows started by an event.
+JOB_FLOW_TRIGGERS = Resource(
+    constants.FLOW_GROUP, constants.VERSION, "jobflowtriggers", constants.JOB_FLOW_TRIGGER_KIND
+)
+#: Created by the trigger endpoint: who a caller's bearer token is, and whether it may create JobFlows.
+TOKEN_REVIEWS = Resource("authentication.k8s.io", "v1", "tokenreviews", "TokenReview", namespaced=False)
+SUBJECT_ACCESS_REVIEWS = Resource(
+    "authorization.k8s.io", "v1", "subjectaccessreviews", "SubjectAccessReview", namespaced=False
+)

@@ -20,7 +20,9 @@ JOBFLOW_CONTROLLER = "jobflow-controller"
 JOBTEMPLATE_CONTROLLER = "jobtemplate-controller"
 #: Ours (docs/cron.md): CronJobFlows. Enabled by `*` like the others.
 CRONJOBFLOW_CONTROLLER = "cronjobflow-controller"
-KNOWN_CONTROLLERS = (JOBFLOW_CONTROLLER, JOBTEMPLATE_CONTROLLER, CRONJOBFLOW_CONTROLLER)
+#: Ours (docs/triggers.md): JobFlowTriggers. Enabled by `*` like the others.
+JOBFLOWTRIGGER_CONTROLLER = "jobflowtrigger-controller"
+KNOWN_CONTROLLERS = (JOBFLOW_CONTROLLER, JOBTEMPLATE_CONTROLLER, CRONJOBFLOW_CONTROLLER, JOBFLOWTRIGGER_CONTROLLER)
 #: Volcano's other controllers (v1.15.1 and master register the same ten, case as written): their
 #: names are valid in --controllers (so a command line written for vc-controller-manager, whose
 #: default is `*,-sharding-controller`, works here), but this process runs none of them.
@@ -90,6 +92,12 @@ class Options:
     webhook_address: str = ":8443"
     webhook_tls_cert_file: str | None = None
     webhook_tls_private_key_file: str | None = None
+    #: Ours (docs/triggers.md): the trigger endpoint's address ("" serves none), its TLS pair, and
+    #: the kinds resource triggers may watch (`<apiVersion>/<kind>`, e.g. `v1/ConfigMap`).
+    trigger_address: str = ""
+    trigger_tls_cert_file: str | None = None
+    trigger_tls_private_key_file: str | None = None
+    trigger_watch_kinds: list[str] = field(default_factory=list)
     #: Ours (docs/patch.md): the Job spec fields a flow's `patch.jobSpec` may set, as paths below
     #: `jobSpec` (`tasks.replicas`); empty allows every field (as before the flag), `none` none.
     jobflow_patch_allowed_fields: list[str] = field(default_factory=list)

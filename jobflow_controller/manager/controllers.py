@@ -12,19 +12,21 @@ from collections.abc import Callable
 from jobflow_controller.cronjobflow import CronJobFlowController, CronJobFlowMetrics
 from jobflow_controller.jobflow import JobFlowController, JobFlowOptions
 from jobflow_controller.jobflow.state.metrics import JobFlowMetrics
+from jobflow_controller.jobflowtrigger import JobFlowTriggerController, TriggerEndpoint
 from jobflow_controller.jobtemplate import JobTemplateController
 from jobflow_controller.kube.clientset import Clientset
 from jobflow_controller.kube.informers import VolcanoInformerFactory
 from jobflow_controller.manager.config import (
     CRONJOBFLOW_CONTROLLER,
     JOBFLOW_CONTROLLER,
+    JOBFLOWTRIGGER_CONTROLLER,
     JOBTEMPLATE_CONTROLLER,
     Options,
     is_controller_enabled,
 )
 from jobflow_controller.manager.stops import set_after
 
-Controller = JobFlowController | JobTemplateController | CronJobFlowController
+Controller = JobFlowController | JobTemplateController | CronJobFlowController | JobFlowTriggerController
 
 
 def build_controllers(
@@ -35,6 +37,8 @@ def build_controllers(
     jobflow_metrics: Callable[[], JobFlowMetrics],
     queue_metrics: object,
     cron_metrics: Callable[[], CronJobFlowMetrics | None] = lambda: None,
+    trigger_endpoint: TriggerEndpoint | None = None,
+    trigger_clientset: Clientset | None = None,
 ) -> list[Controller]:
     """The controllers --controllers enables, over one client and one informer factory."""
     controllers: list[Controller] = []
@@ -70,6 +74,18 @@ def build_controllers(
         controllers.append(
             CronJobFlowController(
                 clientset, factory, recorder, metrics=cron_metrics(), queue_metrics_provider=queue_metrics
+            )
+        )
+    if is_controller_enabled(JOBFLOWTRIGGER_CONTROLLER, options.controllers):
+        controllers.append(
+            JobFlowTriggerController(
+                clientset,
+                factory,
+                recorder,
+                watch_kinds=options.trigger_watch_kinds,
+                queue_metrics_provider=queue_metrics,
+                endpoint=trigger_endpoint,
+                runs_clientset=trigger_clientset,
             )
         )
     return controllers

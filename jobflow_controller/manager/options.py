@@ -222,6 +222,20 @@ OURS = FlagGroup(
             "setting another gets InvalidPatch and no Job, and the webhook refuses it; empty: every "
             "field; none: no field (docs/patch.md)",
         ),
+        Flag(
+            "--trigger-address",
+            STRING,
+            "serve POST /triggers/<namespace>/<name> for http JobFlowTriggers on this address (TLS, needs "
+            "--trigger-tls-cert-file and --trigger-tls-private-key-file); empty: off (docs/triggers.md)",
+        ),
+        Flag("--trigger-tls-cert-file", STRING, "the trigger endpoint's serving certificate (PEM)"),
+        Flag("--trigger-tls-private-key-file", STRING, "the trigger endpoint's serving key (PEM)"),
+        Flag(
+            "--trigger-watch-kinds",
+            STRING_SLICE,
+            "the kinds resource JobFlowTriggers may watch, as apiVersion/kind (v1/ConfigMap,apps/v1/Deployment); "
+            "the controller needs get, list and watch on them; a trigger naming another gets TriggerFailed",
+        ),
         Flag("--log-format", STRING, "key=value text or one JSON object per line", choices=LOG_FORMATS),
     ),
 )

@@ -35,6 +35,7 @@ from jobflow_controller.cronjobflow import CronJobFlowMetrics
 from jobflow_controller.jobflow import JobFlowController
 from jobflow_controller.jobflow.constants import COMPONENT
 from jobflow_controller.jobflow.state.metrics import JobFlowMetrics
+from jobflow_controller.jobflowtrigger import TriggerEndpoint
 from jobflow_controller.kube import resources
 from jobflow_controller.kube.clientset import Clientset
 from jobflow_controller.kube.config import ConfigError, build_config
@@ -46,6 +47,7 @@ from jobflow_controller.manager.config import Options
 from jobflow_controller.manager.controllers import Controller, build_controllers, run_controllers
 from jobflow_controller.manager.election import leader_locks, run_leader_elected, shard_campaign
 from jobflow_controller.manager.endpoints import Endpoints, StartupError
+from jobflow_controller.manager.healthz import split_address
 from jobflow_controller.manager.memory_trim import start_memory_trim
 from jobflow_controller.manager.metrics import MemoryCollector, RestClientMetrics
 from jobflow_controller.manager.shards import ShardUnit, ShardUnits, preferred_shard
@@ -56,6 +58,10 @@ from workqueue import PrometheusMetricsProvider
 
 log = structlog.get_logger("jobflow_controller.manager")
 
+#: The triggers' client: firings, and the endpoint's TokenReviews and SubjectAccessReviews
+#: (docs/triggers.md, "Limits").
+TRIGGER_QPS = 20.0
+TRIGGER_BURST = 40
 #: How long past the lease a leader may fail to renew before /livez reports it (client-go's 20 s).
 LEADER_HEALTHZ_TIMEOUT = 20.0
 
@@ -98,6 +104,7 @@ class Manager:
         # client the hard stop does not cancel, with a QPS budget of its own (upstream's events go
         # through kubeClient, its Jobs and JobFlows through vcClient: two clientsets, two buckets).
         self.event_rest = client()
+        self.trigger_rest: RestClient | None = None
         self.clientset = Clientset(self.rest)
         self.broadcaster = start_event_broadcaster(self.event_rest)
         self.recorder = self.broadcaster.new_recorder(COMPONENT)
@@ -114,8 +121,7 @@ class Manager:
         self.shard_units: ShardUnits | None = None
         self.campaign: ShardCampaign | None = None
         if options.shards == 0:
-            metrics = (self._jobflow_metrics, self._queue_metrics, self._cron_metrics)
-            self.controllers = build_controllers(self.clientset, self.factory, self.recorder, options, *metrics)
+            self.controllers = self._process_controllers(client)
         else:
             self.shard_units = ShardUnits(self.registry)
         self.registry.register(MemoryCollector(self._memory_sizes))
@@ -128,6 +134,28 @@ class Manager:
             leader_election=self._leader_health,
             informer_sync=self._caches_synced,
             shutdown=self._not_stopping,
+        )
+
+    def _process_controllers(self, client: Callable[..., RestClient]) -> list[Controller]:
+        """The controllers of the process (without --shards).
+
+        Triggers fire (and review their callers) through a client with a QPS budget of its own
+        (`TRIGGER_QPS`), as events do: a flood of firings cannot spend the controllers' budget."""
+        self.trigger_rest = trigger_rest = client(qps=TRIGGER_QPS, burst=TRIGGER_BURST, cancel=self.hard_stop)
+        metrics = (self._jobflow_metrics, self._queue_metrics, self._cron_metrics)
+        triggers = (self._trigger_endpoint(trigger_rest), Clientset(trigger_rest))
+        return build_controllers(self.clientset, self.factory, self.recorder, self.options, *metrics, *triggers)
+
+    def _trigger_endpoint(self, rest: RestClient) -> TriggerEndpoint | None:
+        """--trigger-address's endpoint (not in sharded mode: one port, one process-wide server)."""
+        o = self.options
+        if not o.trigger_address:
+            return None
+        return TriggerEndpoint(
+            split_address(o.trigger_address),
+            Clientset(rest),
+            o.trigger_tls_cert_file,
+            o.trigger_tls_private_key_file,
         )
 
     def _preferred_shard(self) -> int | None:
@@ -292,6 +320,8 @@ class Manager:
         self.factory.shutdown()
         self.rest.close()
         self.event_rest.close()
+        if self.trigger_rest is not None:
+            self.trigger_rest.close()
         log.info("stopped", exit_code=self.exit_code)
 
 

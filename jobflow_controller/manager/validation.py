@@ -89,5 +89,9 @@ def validate(o: Options) -> None:
         o.patch_fields()
     except ValueError as err:
         raise FlagError(f"invalid value for flag --jobflow-patch-allowed-fields: {err}") from None
+    if o.trigger_address:
+        _check_address("trigger-address", o.trigger_address)
+        if not (o.trigger_tls_cert_file and o.trigger_tls_private_key_file):
+            raise FlagError("--trigger-address needs --trigger-tls-cert-file and --trigger-tls-private-key-file")
     if bool(o.tls_cert_file) != bool(o.tls_private_key_file):
         raise FlagError("--tls-cert-file and --tls-private-key-file must be given together")

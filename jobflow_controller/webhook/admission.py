@@ -25,6 +25,7 @@ from jobflow_controller.apis.jsontype import json_type
 from jobflow_controller.apis.patch_fields import PatchFields
 from jobflow_controller.validation.admission import job_flow_admission_problems
 from jobflow_controller.validation.cronjobflow import cron_job_flow_problems
+from jobflow_controller.validation.jobflowtrigger import job_flow_trigger_problems
 from jobflow_controller.webhook.jsonshape import json_shape_problem
 from jobflow_controller.webhook.limits import MAX_BODY_BYTES, MAX_JSON_DEPTH, MAX_JSON_VALUES
 
@@ -75,6 +76,9 @@ RESOURCE_NOT_JOB_FLOWS: Final = f"expect resource to be {JOB_FLOW_RESOURCE}"
 #: Upstream passes the JobFlow decoder's error through; ours names what was expected.
 OBJECT_NOT_JOB_FLOW: Final = "expect request.object to be a JobFlow object"
 OBJECT_NOT_CRON_JOB_FLOW: Final = "expect request.object to be a CronJobFlow object"
+#: Ours (docs/triggers.md): JobFlowTriggers are admitted on the same path too.
+JOB_FLOW_TRIGGER_RESOURCE: Final = GroupVersionResource("flow.volcano.sh", "v1alpha1", "jobflowtriggers")
+OBJECT_NOT_JOB_FLOW_TRIGGER: Final = "expect request.object to be a JobFlowTrigger object"
 
 _VALIDATED_OPERATIONS: Final = frozenset({"CREATE", "UPDATE"})
 #: The HTTP code put in a denial's status: what the API server makes of upstream's code-less denial
@@ -220,6 +224,22 @@ def admit_cron_job_flows(request: Mapping[str, Any], patch_fields: PatchFields |
     return denied("; ".join(problems)) if problems else {"allowed": True}
 
 
+def admit_job_flow_triggers(request: Mapping[str, Any], patch_fields: PatchFields | None = None) -> dict[str, Any]:
+    """The AdmissionResponse (without ``uid``) for one AdmissionRequest about a JobFlowTrigger
+    (``validation.jobflowtrigger``; an UPDATE that leaves ``spec`` unchanged always passes)."""
+    operation = request.get("operation")
+    if not isinstance(operation, str) or operation not in _VALIDATED_OPERATIONS:
+        return denied(OPERATION_NOT_CREATE_OR_UPDATE)
+    trigger = request.get("object")
+    if not isinstance(trigger, Mapping) or not isinstance(trigger.get("metadata", {}), Mapping | None):
+        return denied(OBJECT_NOT_JOB_FLOW_TRIGGER)
+    old = request.get("oldObject") if operation == "UPDATE" else None
+    problems = job_flow_trigger_problems(
+        _with_request_identity(trigger, request), old if isinstance(old, Mapping) else None
+    )
+    return denied("; ".join(problems)) if problems else {"allowed": True}
+
+
 def denied(message: str) -> dict[str, Any]:
     """A refusal carrying ``message``, as ``util.ToAdmissionResponse`` builds it."""
     return {"allowed": False, "status": {"status": "Failure", "message": message, "code": DENIED_CODE}}
@@ -228,8 +248,12 @@ def denied(message: str) -> dict[str, Any]:
 def review_response(review: Mapping[str, Any], patch_fields: PatchFields | None = None) -> dict[str, Any]:
     """The AdmissionReview sent back for a decoded ``review``: same version, the request's ``uid``."""
     request: Mapping[str, Any] = review["request"]
-    cron = _resource(request.get("resource")) == CRON_JOB_FLOW_RESOURCE
-    admit = admit_cron_job_flows if cron else admit_job_flows
+    resource = _resource(request.get("resource"))
+    admit = admit_job_flows
+    if resource == CRON_JOB_FLOW_RESOURCE:
+        admit = admit_cron_job_flows
+    elif resource == JOB_FLOW_TRIGGER_RESOURCE:
+        admit = admit_job_flow_triggers
     response = {"uid": request["uid"], **admit(request, patch_fields)}
     return {"apiVersion": ADMISSION_API_VERSION, "kind": ADMISSION_REVIEW_KIND, "response": response}
 

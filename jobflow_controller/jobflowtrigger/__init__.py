@@ -1,0 +1,5 @@
+"""The JobFlowTrigger controller: JobFlows started by an HTTP call or a watched change (docs/triggers.md)."""
+
+from jobflow_controller.jobflowtrigger.controller import CONTROLLER_NAME, JobFlowTriggerController, TriggerEndpoint
+
+__all__ = ["CONTROLLER_NAME", "JobFlowTriggerController", "TriggerEndpoint"]
