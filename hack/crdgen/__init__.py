@@ -106,6 +106,7 @@ from crdgen.rules import (
     validation_patch,
 )
 from crdgen.schema import CONTROLLER_GEN_VERSION
+from crdgen.trigger import jobflowtrigger_crd
 from crdgen.volcano import job_crd, job_spec_schema
 
 __all__ = [
@@ -160,6 +161,7 @@ __all__ = [
     "job_crd",
     "job_spec_schema",
     "jobflow_crd",
+    "jobflowtrigger_crd",
     "jobtemplate_crd",
     "lifecycle_patch",
     "our_additions_patch",

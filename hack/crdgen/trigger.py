@@ -12,14 +12,14 @@ from __future__ import annotations
 from typing import Final
 
 from crdgen.cron import MAX_ACTIVE_RUNS, _object_reference, _time
-from crdgen.schema import JSONDict, array, custom_resource_definition, int32, integer, map_of, obj, string
-from jobflow_controller.apis.jobflowtrigger import EVENTS
+from crdgen.schema import JSONDict, array, custom_resource_definition, int32, map_of, obj, string
+from jobflow_controller.apis.jobflowtrigger import EVENTS, MAX_TRIGGERED
 from jobflow_controller.apis.params import MAX_PARAM_NAME_LENGTH, MAX_PARAM_VALUE_LENGTH
 from jobflow_controller.validation import jobflowtrigger as v
 from jobflow_controller.validation.names import MAX_LABEL_VALUE_LENGTH
 
-#: The largest `triggeredCount` (an int64 as Kubernetes counters are).
-MAX_TRIGGERED_COUNT: Final = 2**63 - 1
+#: The largest `triggeredCount` (an int32: 68 years at the trigger's rate of one a second).
+MAX_TRIGGERED_COUNT: Final = MAX_TRIGGERED
 
 
 def _label_selector() -> JSONDict:
@@ -32,13 +32,14 @@ def _label_selector() -> JSONDict:
         required=["key", "operator"],
     )
     match_labels = {**map_of(string(maxLength=MAX_LABEL_VALUE_LENGTH)), "maxProperties": v.MAX_MATCH_LABELS}
-    return obj(
+    selector = obj(
         {
             "matchExpressions": array(expression, maxItems=v.MAX_MATCH_EXPRESSIONS),
             "matchLabels": dict(sorted(match_labels.items())),
-        },
-        **{"x-kubernetes-map-type": "atomic"},
+        }
     )
+    selector["x-kubernetes-map-type"] = "atomic"
+    return selector
 
 
 def _spec() -> JSONDict:
@@ -66,7 +67,9 @@ def _spec() -> JSONDict:
             "concurrencyPolicy": string(default="Allow", enum=list(v.CONCURRENCY_POLICIES)),
             "failedJobFlowsHistoryLimit": int32(default=1, maximum=v.MAX_HISTORY_LIMIT, minimum=0),
             "http": obj({}),
-            "jobFlowTemplateRef": obj({"name": string(maxLength=MAX_LABEL_VALUE_LENGTH, minLength=1)}, required=["name"]),
+            "jobFlowTemplateRef": obj(
+                {"name": string(maxLength=MAX_LABEL_VALUE_LENGTH, minLength=1)}, required=["name"]
+            ),
             "params": array(binding, maxItems=v.MAX_TRIGGER_PARAMS),
             "resource": resource,
             "successfulJobFlowsHistoryLimit": int32(default=3, maximum=v.MAX_HISTORY_LIMIT, minimum=0),
@@ -81,7 +84,7 @@ def jobflowtrigger_crd() -> JSONDict:
         {
             "active": array(_object_reference(), maxItems=MAX_ACTIVE_RUNS, **{"x-kubernetes-list-type": "atomic"}),
             "lastTriggerTime": _time(),
-            "triggeredCount": integer(format="int64", maximum=MAX_TRIGGERED_COUNT, minimum=0),
+            "triggeredCount": int32(maximum=MAX_TRIGGERED_COUNT, minimum=0),
         }
     )
     schema = obj(

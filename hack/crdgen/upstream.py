@@ -38,6 +38,7 @@ UPSTREAM_EMBEDDINGS: Final[Mapping[str, tuple[tuple[str, str], ...]]] = {
         (_TEMPLATE_SPEC, "/properties/spec"),
         (_TEMPLATE_SPEC + _FINALLY_JOB_SPEC.removeprefix("/properties/spec"), _FLOW_JOB_SPEC),
     ),
+    "jobflowtriggers.flow.volcano.sh": tuple((pointer, pointer) for pointer in _ENVELOPE),
 }
 
 #: CRD name -> upstream's own CRD of that name (None: the CRD is ours alone).
@@ -47,6 +48,7 @@ _UPSTREAM_CRDS: Final[Mapping[str, Callable[[], JSONDict] | None]] = {
     "jobs.batch.volcano.sh": job_crd,
     "commands.bus.volcano.sh": command_crd,
     "cronjobflows.flow.volcano.sh": None,
+    "jobflowtriggers.flow.volcano.sh": None,
 }
 
 

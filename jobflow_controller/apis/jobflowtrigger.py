@@ -33,6 +33,8 @@ TRIGGERED_BY_ANNOTATION: Final = "flow.volcano.sh/triggered-by"
 JOB_FLOW_TEMPLATE_LABEL: Final = "flow.volcano.sh/jobflowtemplate"
 #: A run's name is `<trigger>-<RUN_SUFFIX_CHARS random lowercase letters>`.
 RUN_SUFFIX_CHARS: Final = 5
+#: `status.triggeredCount` stops counting here (the CRD's int32 bound).
+MAX_TRIGGERED: Final = 2**31 - 1
 #: The event kinds a resource trigger may fire on.
 EVENT_CREATE: Final = "create"
 EVENT_UPDATE: Final = "update"

@@ -181,7 +181,7 @@ class TriggerRuns:
             status["active"] = state.active
             if fired_at is not None:
                 status["lastTriggerTime"] = format_time(fired_at)
-                status["triggeredCount"] = jft.triggered_count(trigger) + 1
+                status["triggeredCount"] = min(jft.MAX_TRIGGERED, jft.triggered_count(trigger) + 1)
             try:
                 client.update_status({**trigger, "status": status})
                 return

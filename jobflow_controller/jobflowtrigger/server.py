@@ -30,7 +30,7 @@ import structlog
 from jobflow_controller.jobflowtrigger.auth import Authenticator, bearer_token
 from jobflow_controller.jobflowtrigger.bindings import MAX_BODY_BYTES
 from jobflow_controller.webhook.certfiles import CertificateFiles
-from jobflow_controller.webhook.connection import BoundedHTTPServer, DeadlineReader, RequestTooLarge
+from jobflow_controller.webhook.connection import BoundedHTTPServer, DeadlineReader, RequestTooLarge, linger
 
 log = structlog.get_logger("jobflow_controller.jobflowtrigger")
 
@@ -44,6 +44,10 @@ MAX_HEADER_BYTES: Final = 16 * 1024
 #: Writing the answer.
 ANSWER_TIMEOUT: Final = 5.0
 LISTEN_BACKLOG: Final = 128
+#: After an answer, what the client still sends (a refused body) is read and dropped, up to this much
+#: for this long, so that closing does not reset the connection before the client reads the answer.
+LINGER_SECONDS: Final = 1.0
+DRAIN_LIMIT: Final = 256 * 1024
 
 
 @dataclass(frozen=True)
@@ -178,6 +182,7 @@ class _Server(BoundedHTTPServer):
     def serve_connection(self, request: Any, client_address: Any) -> None:
         if self.certificates is None:
             self.handle_connection(request, client_address)
+            linger(request, LINGER_SECONDS, DRAIN_LIMIT, 64 * 1024)
             return
         request.settimeout(REQUEST_DEADLINE)
         try:
@@ -186,6 +191,7 @@ class _Server(BoundedHTTPServer):
             return
         try:
             self.handle_connection(connection, client_address)
+            linger(connection, LINGER_SECONDS, DRAIN_LIMIT, 64 * 1024)
         finally:
             connection.close()
 

@@ -26,7 +26,9 @@ from jobflow_controller.jobflowtrigger.match import event_fires, selector_matche
         ({"matchExpressions": [{"key": "a", "operator": "Near"}]}, {"a": ""}, False),
     ],
 )
-def test_a_label_selector_matches_as_kubernetes(selector: dict[str, Any], labels: dict[str, str], matches: bool) -> None:
+def test_a_label_selector_matches_as_kubernetes(
+    selector: dict[str, Any], labels: dict[str, str], matches: bool
+) -> None:
     assert selector_matches(selector, labels) is matches
 
 

@@ -85,7 +85,10 @@ def test_the_controller_imports_and_builds_its_manager_with_both_modules_blocked
     assert result.returncode == 0, result.stdout + result.stderr
     lines = result.stdout.splitlines()
     assert lines[0].startswith("jobflow-controller ")  # --version
-    assert lines[1] == "controllers: CronJobFlowController,JobFlowController,JobFlowTriggerController,JobTemplateController"
+    assert (
+        lines[1]
+        == "controllers: CronJobFlowController,JobFlowController,JobFlowTriggerController,JobTemplateController"
+    )
     assert int(lines[2].removeprefix("modules: ")) > 40
 
 

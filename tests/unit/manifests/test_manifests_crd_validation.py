@@ -28,6 +28,7 @@ JOBFLOWS = "jobflows.flow.volcano.sh"
 JOBTEMPLATES = "jobtemplates.flow.volcano.sh"
 #: Ours (docs/cron.md), installed beside upstream's two.
 CRONJOBFLOWS = "cronjobflows.flow.volcano.sh"
+JOBFLOWTRIGGERS = "jobflowtriggers.flow.volcano.sh"
 VOLCANO_JOBS = "jobs.batch.volcano.sh"
 VOLCANO_COMMANDS = "commands.bus.volcano.sh"
 LOADER: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
@@ -83,8 +84,9 @@ def default() -> Documents:
 
 
 def test_the_default_kustomization_does_not_ship_volcanos_job_crd(default: Documents) -> None:
-    assert sorted(custom_resource_definitions(default)) == [CRONJOBFLOWS, JOBFLOWS, JOBTEMPLATES]
-    assert sorted(custom_resource_definitions(kustomize(CRDS_DIR))) == [CRONJOBFLOWS, JOBFLOWS, JOBTEMPLATES]
+    ours = [CRONJOBFLOWS, JOBFLOWS, JOBFLOWTRIGGERS, JOBTEMPLATES]
+    assert sorted(custom_resource_definitions(default)) == ours
+    assert sorted(custom_resource_definitions(kustomize(CRDS_DIR))) == ours
 
 
 def test_the_default_kustomization_has_no_cel_rules(default: Documents) -> None:
@@ -112,6 +114,7 @@ def test_the_default_kustomization_installs_upstreams_crds_plus_the_retry_field_
         JOBFLOWS: crds.jobflow_crd(),
         JOBTEMPLATES: crds.jobtemplate_crd(),
         CRONJOBFLOWS: crds.cron_crd(),
+        JOBFLOWTRIGGERS: crds.jobflowtrigger_crd(),
     }
     upstreams = crds.without_our_additions(installed[JOBFLOWS])
     assert crds.canonical_sha256(upstreams) == crds.UPSTREAM_CRD_SHA256[JOBFLOWS]
@@ -234,6 +237,7 @@ def test_the_component_applies_to_the_crds_alone(tmp_path: Path) -> None:
         JOBFLOWS: crds.jobflow_crd(with_rules=True),
         JOBTEMPLATES: crds.jobtemplate_crd(),
         CRONJOBFLOWS: crds.cron_crd(with_rules=True),
+        JOBFLOWTRIGGERS: crds.jobflowtrigger_crd(),
     }
 
 
@@ -281,6 +285,7 @@ def test_the_local_control_plane_installs_the_component_and_volcanos_job_and_com
         JOBFLOWS: crds.jobflow_crd(with_rules=True),
         JOBTEMPLATES: crds.jobtemplate_crd(),
         CRONJOBFLOWS: crds.cron_crd(with_rules=True),
+        JOBFLOWTRIGGERS: crds.jobflowtrigger_crd(),
         VOLCANO_JOBS: crds.job_crd(),
         VOLCANO_COMMANDS: crds.command_crd(),
     }

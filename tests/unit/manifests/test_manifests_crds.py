@@ -66,7 +66,9 @@ COMMAND = CRDS["commands.bus.volcano.sh"]
 CRON_CRD_FILE = "manifests/crds/flow.volcano.sh_cronjobflows.yaml"
 CRONJOBFLOW = CRDS["cronjobflows.flow.volcano.sh"]
 #: The CRDs that are upstream's (but for our additions to the JobFlow CRD).
-UPSTREAM_CRD_FILES = sorted(path for path in CRD_BY_FILE if path != CRON_CRD_FILE)
+#: Ours alone (docs/triggers.md): no upstream file, no embedded JobFlow spec.
+TRIGGER_CRD_FILE = "manifests/crds/flow.volcano.sh_jobflowtriggers.yaml"
+UPSTREAM_CRD_FILES = sorted(path for path in CRD_BY_FILE if path not in (CRON_CRD_FILE, TRIGGER_CRD_FILE))
 #: The CRDs that embed Volcano's JobSpec (and so a pod template): all of upstream's but the Command CRD.
 JOB_SPEC_CRD_FILES = sorted(path for path in UPSTREAM_CRD_FILES if path != crds.COMMAND_CRD_FILE)
 

@@ -43,6 +43,7 @@ CUSTOM_RESOURCE_KINDS = frozenset(
         ("flow.volcano.sh/v1alpha1", "JobFlow"),
         ("flow.volcano.sh/v1alpha1", "JobTemplate"),
         ("flow.volcano.sh/v1alpha1", "CronJobFlow"),
+        ("flow.volcano.sh/v1alpha1", "JobFlowTrigger"),
     }
 )
 
@@ -100,6 +101,13 @@ EXPECTED_CLUSTER_GRANTS: frozenset[Grant] = frozenset(
         ("flow.volcano.sh", "cronjobflows/finalizers", "update", None),
         ("flow.volcano.sh", "jobflows", "create", None),
         ("flow.volcano.sh", "jobflows", "delete", None),
+        # The JobFlowTrigger controller (docs/triggers.md): its informer, a GET before each firing,
+        # its status, the owner's finalizers (runs are created and deleted as the CronJobFlow's).
+        ("flow.volcano.sh", "jobflowtriggers", "get", None),
+        ("flow.volcano.sh", "jobflowtriggers", "list", None),
+        ("flow.volcano.sh", "jobflowtriggers", "watch", None),
+        ("flow.volcano.sh", "jobflowtriggers/status", "update", None),
+        ("flow.volcano.sh", "jobflowtriggers/finalizers", "update", None),
     }
 )
 
@@ -241,7 +249,11 @@ def test_cluster_role_rules_hold_nothing_but_groups_resources_and_verbs() -> Non
 def test_cluster_role_grants_the_finalizers_of_jobflows_not_upstreams_jobs_finalizers() -> None:
     finalizers = {(g, r) for g, r, _v, _n in grants(CLUSTER_ROLE["rules"]) if r.endswith("/finalizers")}
     # cronjobflows/finalizers: a run's owner reference to its CronJobFlow blocks its deletion (docs/cron.md).
-    assert finalizers == {("flow.volcano.sh", "jobflows/finalizers"), ("flow.volcano.sh", "cronjobflows/finalizers")}
+    assert finalizers == {
+        ("flow.volcano.sh", "jobflows/finalizers"),
+        ("flow.volcano.sh", "cronjobflows/finalizers"),
+        ("flow.volcano.sh", "jobflowtriggers/finalizers"),
+    }
 
 
 def test_lease_role_grants_get_and_update_of_one_lease_and_create() -> None:

@@ -54,7 +54,7 @@ def test_cronjobflows_are_admitted_on_the_same_service_and_path_as_jobflows(
 ) -> None:
     assert cron_webhook["name"] == "validatecronjobflow.volcano.sh"
     assert cron_webhook["clientConfig"] == webhook["clientConfig"]
-    assert cron_webhook["rules"] == [{**webhook["rules"][0], "resources": ["cronjobflows"]}]
+    assert cron_webhook["rules"] == [{**webhook["rules"][0], "resources": ["cronjobflows", "jobflowtriggers"]}]
     for key in ("failurePolicy", "matchPolicy", "sideEffects", "timeoutSeconds", "admissionReviewVersions"):
         assert cron_webhook[key] == webhook[key], key
 
