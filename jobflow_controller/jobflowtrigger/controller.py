@@ -35,7 +35,7 @@ from jobflow_controller.jobflowtrigger.bindings import BindingError, bind, parse
 from jobflow_controller.jobflowtrigger.match import event_fires
 from jobflow_controller.jobflowtrigger.ratelimit import TriggerRateLimiter
 from jobflow_controller.jobflowtrigger.runs import FireError, TriggerRuns
-from jobflow_controller.jobflowtrigger.server import Answer, TriggerServer
+from jobflow_controller.jobflowtrigger.server import Answer, TriggerServer, stop_with
 from jobflow_controller.jobflowtrigger.watches import WatchSet
 from jobflow_controller.kube import resources
 from jobflow_controller.kube.clientset import Clientset
@@ -151,8 +151,6 @@ class JobFlowTriggerController:
         self.start_trigger_informer()
         firing = threading.Thread(target=self._drain_firings, args=(stop,), name="trigger-firings", daemon=True)
         firing.start()
-        if self.endpoint is not None:
-            self.server = self.endpoint.serve(self).start()
         try:
             self.workers.run_workers(
                 stop,
@@ -165,8 +163,14 @@ class JobFlowTriggerController:
             )
         finally:
             self.watches.stop_all()
-            if self.server is not None:
-                self.server.stop()
+
+    def serve_endpoint(self, stop: threading.Event) -> None:
+        """Serve `--trigger-address` until `stop`, on every replica, leader or standby (as the webhook):
+        a standby, whose trigger informer does not run, reads the trigger from the API server."""
+        if self.endpoint is None or self.server is not None:
+            return
+        self.server = self.endpoint.serve(self).start()
+        threading.Thread(target=stop_with(self.server, stop), name="trigger-endpoint-stop", daemon=True).start()
 
     # -- handlers --------------------------------------------------------------------------------
     def _enqueue(self, obj: Any) -> None:
@@ -197,9 +201,10 @@ class JobFlowTriggerController:
 
     # -- sync ------------------------------------------------------------------------------------
     def _get(self, namespace: str, name: str) -> Obj | None:
-        if self.trigger_lister is None:
-            return None
         try:
+            if self.trigger_lister is None:  # a standby serving the endpoint: no cache of triggers
+                fresh: Obj = self.runs.clientset.job_flow_triggers(namespace).get(name)
+                return fresh
             found: Obj = self.trigger_lister.job_flow_triggers(namespace).get(name)
         except NotFoundError:
             return None
@@ -256,6 +261,7 @@ class JobFlowTriggerController:
 
     # -- firing ----------------------------------------------------------------------------------
     def _resource_event(self, watch_key: str, event: str, obj: Obj, old: Obj | None) -> None:
+        """Queue one firing for every trigger of the object's namespace that this change fires."""
         if self.trigger_lister is None:
             return
         for trigger in self.trigger_lister.job_flow_triggers(meta.namespace(obj)).list():

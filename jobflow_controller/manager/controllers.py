@@ -91,6 +91,13 @@ def build_controllers(
     return controllers
 
 
+def serve_controller_endpoints(controllers: list[Controller], stop: threading.Event) -> None:
+    """The endpoints a controller serves on every replica, leader or not (the trigger endpoint)."""
+    for ctrl in controllers:
+        if isinstance(ctrl, JobFlowTriggerController):
+            ctrl.serve_endpoint(stop)
+
+
 def run_controllers(
     controllers: list[Controller], stop: threading.Event, hard_stop: threading.Event, options: Options
 ) -> None:

@@ -44,7 +44,12 @@ from jobflow_controller.kube.informers import VolcanoInformerFactory
 from jobflow_controller.kube.rest import RestClient, default_user_agent
 from jobflow_controller.leaderelection import default_identity, new_leader_healthz_adaptor
 from jobflow_controller.manager.config import Options
-from jobflow_controller.manager.controllers import Controller, build_controllers, run_controllers
+from jobflow_controller.manager.controllers import (
+    Controller,
+    build_controllers,
+    run_controllers,
+    serve_controller_endpoints,
+)
 from jobflow_controller.manager.election import leader_locks, run_leader_elected, shard_campaign
 from jobflow_controller.manager.endpoints import Endpoints, StartupError
 from jobflow_controller.manager.healthz import split_address
@@ -261,7 +266,8 @@ class Manager:
         try:
             try:
                 self.endpoints.start()
-            except StartupError as err:
+                serve_controller_endpoints(self.controllers, self.stop)
+            except (StartupError, OSError) as err:
                 log.error("cannot start", error=str(err))
                 print(f"jobflow-controller: error: {err}", file=sys.stderr)
                 self.exit_code = 1

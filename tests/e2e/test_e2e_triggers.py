@@ -229,3 +229,19 @@ def test_a_configmap_change_fires_exactly_one_run_and_existing_ones_none(
     config_maps.create({"metadata": {"name": "unlabelled"}, "data": {"v": "1"}})  # no match
     time.sleep(2.0)
     assert len(runs_of(clientset, namespace, "etl-cm")) == 1
+
+
+def test_a_trigger_naming_a_kind_the_controller_may_not_watch_gets_trigger_failed(
+    endpoint: Any, clientset: Clientset, namespace: str
+) -> None:
+    trigger = http_trigger("etl-secret", namespace)
+    del trigger["spec"]["http"]
+    trigger["spec"]["params"] = []
+    trigger["spec"]["resource"] = {"apiVersion": "v1", "kind": "Secret"}
+    clientset.job_flow_triggers(namespace).create(trigger)
+    (event,) = wait_for(
+        lambda: [e for e in clientset.events(namespace).list() if e["reason"] == "TriggerFailed"],
+        what="TriggerFailed for v1/Secret",
+    )
+    assert event["type"] == "Warning" and "may not watch v1/Secret" in event["message"]
+    assert "v1/Secret" not in endpoint[2].watches.running()
