@@ -21,7 +21,7 @@ from __future__ import annotations
 import functools
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Final
 
 if TYPE_CHECKING:
@@ -32,20 +32,31 @@ MAX_CEL_LENGTH: Final = 1024
 #: The deepest nesting of `(`, `[` and `{`: deep enough for any condition a person writes (the
 #: library's own parser refuses at about 96 parentheses).
 MAX_NESTING: Final = 32
-#: Comprehension macros in one expression, none inside another.
-MAX_COMPREHENSIONS: Final = 4
+#: Comprehension macros in one expression, none inside another, and the longest text between a
+#: macro's parentheses (its variable and predicate: what runs once per element).
+MAX_COMPREHENSIONS: Final = 2
+MAX_COMPREHENSION_TEXT: Final = 100
 #: `+` operators in one expression.
 MAX_ADDITIONS: Final = 8
-#: Values in the variables of one evaluation (list elements, map entries, scalars).
+#: `matches()` calls in one expression, and the longest pattern (a string literal).
+MAX_MATCHES: Final = 2
+MAX_PATTERN_LENGTH: Final = 64
+#: Values in the variables of one evaluation (list elements, map entries, scalars), and in one list
+#: or map (what a comprehension iterates over).
 MAX_INPUT_ITEMS: Final = 4096
+MAX_CONTAINER_ITEMS: Final = 256
 #: Characters of strings (map keys and values) in the variables of one evaluation.
-MAX_INPUT_CHARS: Final = 256 * 1024
+MAX_INPUT_CHARS: Final = 128 * 1024
 #: The longest library message carried by a `CelError` (a parse error quotes the expression).
 MAX_MESSAGE: Final = 600
 #: Compiled programs kept by text: a worker re-judging a flow does not compile its expression again.
 CACHE_SIZE: Final = 1024
 
-MACROS: Final = frozenset({"all", "exists", "exists_one", "map", "filter"})
+MACROS: Final = frozenset({"all", "exists", "exists_one", "filter"})
+#: Calls refused, with why.
+_REFUSED_CALLS: Final = {
+    "map": "its result can hold a copy of the variables for each element (use all, exists, exists_one, filter)",
+}
 
 #: A string literal, as CEL's lexer reads one: raw (`r` prefix, no escapes) or not, optionally bytes
 #: (`b`), triple-quoted (newlines allowed) or not. Inside one, brackets and operators are text.
@@ -97,12 +108,14 @@ def compile_cel(text: str) -> CompiledCel:
 def _compile_cached(text: str) -> CompiledCel:
     """Refusals raise and are not cached (lru_cache keeps only returned values)."""
     check_shape(text)
-    import cel
+    import cel  # here, not at the top: the library's package imports its CLI (~150 ms, ~30 MiB)
 
     try:
         program = cel.compile(text)
-    except Exception as err:  # noqa: BLE001 (the library raises ValueError, or a Rust panic's error)
+    except Exception as err:  # noqa: BLE001 (the library raises ValueError)
         raise CelError(_message(err)) from None
+    except BaseException as err:  # noqa: BLE001 (a Rust panic; _panic re-raises the rest)
+        raise _panic(err) from None
     return CompiledCel(text, program)
 
 
@@ -114,38 +127,89 @@ def evaluate_cel(compiled: CompiledCel, variables: Mapping[str, object]) -> obje
         return compiled.program.execute(dict(variables))
     except Exception as err:  # noqa: BLE001 (KeyError, TypeError, OverflowError, RuntimeError, ...)
         raise CelError(_message(err)) from None
+    except BaseException as err:  # noqa: BLE001 (a Rust panic; _panic re-raises the rest)
+        raise _panic(err) from None
+
+
+def _panic(err: BaseException) -> BaseException:
+    """A Rust panic in the library (pyo3's PanicException, a BaseException) as a `CelError`; anything
+    else (KeyboardInterrupt, SystemExit) as itself."""
+    if type(err).__name__ != "PanicException":
+        return err
+    return CelError(f"the CEL library failed: {_message(err)}")
+
+
+@dataclass
+class _Shape:
+    """What `check_shape` has counted so far."""
+
+    stack: list[tuple[str, bool]] = field(default_factory=list)  # (closing bracket, a comprehension's)
+    comprehensions: int = 0
+    additions: int = 0
+    matches: int = 0
+    opened_at: int = 0  # where the last comprehension's "(" is
+
+    def in_comprehension(self) -> bool:
+        return any(is_macro for _, is_macro in self.stack)
 
 
 def check_shape(text: str) -> None:
     """Raise `CelError` when `text` breaks one of the static limits of the module docstring."""
-    stack: list[tuple[str, bool]] = []  # (closing bracket, opened by a comprehension macro)
-    macro_next = False
-    comprehensions = additions = 0
-    for match in _TOKEN.finditer(text):
-        kind, token = match.lastgroup, match.group()
-        if kind == "skip":
-            continue
+    tokens = [(m.lastgroup or "", m.group(), m.start()) for m in _TOKEN.finditer(text) if m.lastgroup != "skip"]
+    shape = _Shape()
+    for i, (kind, token, at) in enumerate(tokens):
         if kind == "quote":
-            raise CelError(f"unterminated string at character {match.start()}")
+            raise CelError(f"unterminated string at character {at}")
+        called = kind == "ident" and i + 1 < len(tokens) and tokens[i + 1][1] == "("
+        if called and token in _REFUSED_CALLS:
+            raise CelError(f"{token}() is not allowed: {_REFUSED_CALLS[token]}")
+        if called and token == "matches":
+            _check_matches(tokens[i + 2 : i + 4], shape, at)
         if token in _OPEN:
-            if macro_next:
-                if any(is_macro for _, is_macro in stack):
-                    raise CelError(f"a comprehension inside another comprehension at character {match.start()}")
-                comprehensions += 1
-                if comprehensions > MAX_COMPREHENSIONS:
-                    raise CelError(
-                        f"more than {MAX_COMPREHENSIONS} comprehensions (all, exists, exists_one, map, filter)"
-                    )
-            stack.append((_OPEN[token], macro_next and token == "("))
-            if len(stack) > MAX_NESTING:
-                raise CelError(f"nested deeper than {MAX_NESTING} brackets")
-        elif stack and token == stack[-1][0]:
-            stack.pop()
+            _open(shape, token, macro=i > 0 and tokens[i - 1][1] in MACROS and tokens[i - 1][0] == "ident", at=at)
+        elif shape.stack and token == shape.stack[-1][0]:
+            _, macro = shape.stack.pop()
+            if macro and at - shape.opened_at > MAX_COMPREHENSION_TEXT:
+                raise CelError(f"a comprehension longer than {MAX_COMPREHENSION_TEXT} characters at character {at}")
+        elif token == "in" and shape.in_comprehension() and (i + 1 == len(tokens) or tokens[i + 1][1] != "["):
+            raise CelError(f"in a comprehension, 'in' takes a list literal, at character {at}")
         elif token == "+":
-            additions += 1
-            if additions > MAX_ADDITIONS:
+            shape.additions += 1
+            if shape.additions > MAX_ADDITIONS:
                 raise CelError(f"more than {MAX_ADDITIONS} '+' operators")
-        macro_next = kind == "ident" and token in MACROS
+
+
+def _open(shape: _Shape, token: str, *, macro: bool, at: int) -> None:
+    """A bracket opens: count the nesting, and the comprehension it may start."""
+    macro = macro and token == "("
+    if macro:
+        if shape.in_comprehension():
+            raise CelError(f"a comprehension inside another comprehension at character {at}")
+        shape.comprehensions += 1
+        shape.opened_at = at
+        if shape.comprehensions > MAX_COMPREHENSIONS:
+            raise CelError(f"more than {MAX_COMPREHENSIONS} comprehensions (all, exists, exists_one, filter)")
+    shape.stack.append((_OPEN[token], macro))
+    if len(shape.stack) > MAX_NESTING:
+        raise CelError(f"nested deeper than {MAX_NESTING} brackets")
+
+
+def _check_matches(arguments: list[tuple[str, str, int]], shape: _Shape, at: int) -> None:
+    """`matches` compiles its pattern at every call (up to 0.4 s for a 1 KiB one): a short literal,
+    without counted repetition, a few times, never in a comprehension."""
+    shape.matches += 1
+    if shape.matches > MAX_MATCHES:
+        raise CelError(f"more than {MAX_MATCHES} matches() calls")
+    if shape.in_comprehension():
+        raise CelError(f"matches() inside a comprehension at character {at}")
+    if len(arguments) < 2 or arguments[0][0] != "string" or arguments[1][1] != ")":
+        raise CelError(f"matches() takes one string literal, at character {at}")
+    pattern = arguments[0][1]
+    if len(pattern) > MAX_PATTERN_LENGTH + 2 or "{" in pattern:
+        raise CelError(
+            f"a matches() pattern is at most {MAX_PATTERN_LENGTH} characters, without {{n}} repetition,"
+            f" at character {at}"
+        )
 
 
 def check_input(variables: Mapping[str, object]) -> None:
@@ -159,15 +223,22 @@ def check_input(variables: Mapping[str, object]) -> None:
         if isinstance(value, str):
             chars += len(value)
         elif isinstance(value, Mapping):
+            _check_container(len(value))
             for key, item in value.items():
                 chars += len(key) if isinstance(key, str) else 0
                 pending.append(item)
         elif isinstance(value, list | tuple):
+            _check_container(len(value))
             pending.extend(value)
         elif value is not None and not isinstance(value, bool | int | float):
             raise CelError(f"a variable holds a {type(value).__name__}, not a JSON value")
         if items > MAX_INPUT_ITEMS or chars > MAX_INPUT_CHARS:
             raise CelError(f"variables over the limit of {MAX_INPUT_ITEMS} values or {MAX_INPUT_CHARS} characters")
+
+
+def _check_container(size: int) -> None:
+    if size > MAX_CONTAINER_ITEMS:
+        raise CelError(f"a variable holds a list or map of {size} values, more than {MAX_CONTAINER_ITEMS}")
 
 
 def _message(err: BaseException) -> str:

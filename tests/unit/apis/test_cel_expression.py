@@ -9,9 +9,12 @@ from jobflow_controller.apis.cel_expression import (
     MAX_ADDITIONS,
     MAX_CEL_LENGTH,
     MAX_COMPREHENSIONS,
+    MAX_CONTAINER_ITEMS,
     MAX_INPUT_CHARS,
     MAX_INPUT_ITEMS,
+    MAX_MATCHES,
     MAX_NESTING,
+    MAX_PATTERN_LENGTH,
     CelError,
     compile_cel,
     evaluate_cel,
@@ -31,10 +34,11 @@ VARIABLES = {
         ("double(flows['train'].results['accuracy']) >= 0.95", False),
         ("params['mode'] == 'full' && context['jobflow.name'] == 'jf'", True),
         ("params.mode in ['full', 'incremental']", True),
+        ("flows['shard'].results['n'].all(x, x in ['1', '2', '3'])", True),
         ("flows['shard'].results['n'].all(x, int(x) > 0)", True),
         ("flows['shard'].results['n'].exists(x, x == '2')", True),
         ("size(flows['shard'].results['n'].filter(x, int(x) > 1)) == 2", True),
-        ("flows['shard'].results['n'].map(x, int(x)).exists_one(x, x == 3)", True),
+        ("flows['shard'].results['n'].filter(x, int(x) > 2).exists_one(x, x == '3')", True),
         ("has(params.mode) && !has(params.other)", True),
         ("'a' + 'b'", "ab"),
         ("int(params.n) * 2", 6),
@@ -54,7 +58,16 @@ def test_an_expression_evaluates_to_its_value(text: str, value: object) -> None:
         ("(" * (MAX_NESTING + 1) + "1" + ")" * (MAX_NESTING + 1), f"nested deeper than {MAX_NESTING}"),
         ("[" * (MAX_NESTING + 1) + "]" * (MAX_NESTING + 1), f"nested deeper than {MAX_NESTING}"),
         ("[1].all(x, [2].exists(y, x == y))", "a comprehension inside another"),
-        ("[1].map(x, [x].map(y, y))", "a comprehension inside another"),
+        ("[1].filter(x, [x].all(y, y > 0))", "a comprehension inside another"),
+        ("[1].map(x, x)", "map() is not allowed"),
+        ("[1].all(x, x in params.list)", "'in' takes a list literal"),
+        ("[1].all(x, " + "x > 0 && " * 12 + "true)", "a comprehension longer than"),
+        ("'a'.matches('a') && 'b'.matches('b') && 'c'.matches('c')", f"more than {MAX_MATCHES} matches() calls"),
+        ("['a'].all(x, x.matches('a'))", "matches() inside a comprehension"),
+        ("'a'.matches(params.mode)", "matches() takes one string literal"),
+        ("'a'.matches('a' + 'b')", "matches() takes one string literal"),
+        ("'a'.matches('(a{9}){9}')", "without {n} repetition"),
+        ("'a'.matches('" + "a" * (MAX_PATTERN_LENGTH + 1) + "')", f"at most {MAX_PATTERN_LENGTH} characters"),
         (
             " && ".join(["[1].all(x, x > 0)"] * (MAX_COMPREHENSIONS + 1)),
             f"more than {MAX_COMPREHENSIONS} comprehensions",
@@ -78,7 +91,8 @@ def test_a_refused_expression_names_why(text: str, error: str) -> None:
         "'+ + + + + + + + + + + +' != ''",  # so are operators
         "\"map(x, all(\" + 'y' == 'map(x, all(y'",
         "[1].all(x, x > 0) && [2].all(y, y > 0)",  # one after another is fine
-        "[1, 2].map(x, x * 2).filter(y, y > 2).all(z, z > 0)",  # a chain too
+        "[1, 2].filter(y, y > 1).all(z, z > 0)",  # a chain too
+        "{'map': 1}.map == 1",  # a field named map is no call
         "1e+5 > 1.0",  # an exponent's sign is no operator
     ],
 )
@@ -119,6 +133,7 @@ def test_the_same_text_compiles_once() -> None:
         {"params": {"a": ["x"] * (MAX_INPUT_ITEMS + 1)}},
         {"params": {f"k{i}": "v" for i in range(MAX_INPUT_ITEMS)}},
         {"params": {"a": object()}},
+        {"params": {"a": ["x"] * (MAX_CONTAINER_ITEMS + 1)}},
     ],
 )
 def test_variables_over_the_limits_are_refused(variables: dict[str, object]) -> None:
