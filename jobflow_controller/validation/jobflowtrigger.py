@@ -15,7 +15,7 @@ import re
 from collections.abc import Mapping
 from typing import Any, Final
 
-from jobflow_controller.apis.cel_expression import CelError, compile_cel
+from jobflow_controller.apis.cel_expression import MAX_CEL_LENGTH, CelError, compile_cel
 from jobflow_controller.apis.jobflowtrigger import EVENTS, RUN_SUFFIX_CHARS
 from jobflow_controller.apis.params import MAX_PARAM_NAME_LENGTH, MAX_PARAM_VALUE_LENGTH
 from jobflow_controller.validation.names import MAX_JOB_NAME_LENGTH, MAX_LABEL_VALUE_LENGTH, is_subdomain
@@ -37,9 +37,8 @@ __all__ = [
 
 #: A run is `<trigger>-<5 letters>` and stays a Job-name-sized JobFlow name.
 MAX_NAME_LENGTH: Final = MAX_JOB_NAME_LENGTH - RUN_SUFFIX_CHARS - 1
-#: The most params one trigger binds, and the longest `cel` expression.
+#: The most params one trigger binds (the longest `cel` expression is the CEL seam's MAX_CEL_LENGTH).
 MAX_TRIGGER_PARAMS: Final = 64
-MAX_CEL_LENGTH: Final = 1024
 #: `spec.resource`: an API version is `[group/]version` (a group is a DNS subdomain); a kind a Go identifier.
 MAX_API_VERSION_LENGTH: Final = 253 + 1 + 63
 MAX_KIND_LENGTH: Final = 63
