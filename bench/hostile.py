@@ -45,6 +45,9 @@ Scenarios, one after another on that controller, each with ``BYSTANDERS`` "bysta
   it, tracebacks, and the Warnings on it (one per cause is the target; issue 33 item 2).
 * ``cron_overflow`` and ``cron_foreign_run``: CronJobFlows with values admission would refuse, and
   a run re-created by someone else under its name (issue 42 items 3-4; ``bench/_hostile_cron.py``).
+* ``trigger_flood``: POSTs to an http JobFlowTrigger from six clients as fast as answered (forged,
+  unauthorised and authorised tokens) and a watched ConfigMap updated 10 times a second, for 15 s
+  (issue 46; ``bench/_hostile_triggers.py``).
 
 Reported per scenario: the controller's peak RSS (VmHWM, reset through ``/proc/<pid>/clear_refs``
 at the start of the scenario; VmRSS sampled every 0.25 s as a fallback), its CPU seconds, the
@@ -84,7 +87,7 @@ sys.path.insert(0, str(_BENCH_DIR.parent))
 
 from prometheus_client.parser import text_string_to_metric_families  # noqa: E402
 
-from bench import _hostile_cron, _hostile_params  # noqa: E402
+from bench import _hostile_cron, _hostile_params, _hostile_triggers  # noqa: E402
 from bench._common import (  # noqa: E402
     BenchError,
     Watchdog,
@@ -165,6 +168,7 @@ SCENARIOS = (
     "param_expansion",
     "cron_overflow",
     "cron_foreign_run",
+    "trigger_flood",
 )
 #: A namespace with this label is not sent to the webhook (annotation_storm's, as a CRD-only install).
 NO_WEBHOOK_LABEL = "bench.jobflow.volcano.sh/no-webhook"
@@ -480,6 +484,7 @@ class Bench:
         self.sampler = Sampler(self.pid, metrics_port)
         self.health = HealthProbe(health_port)
         self.webhook_target: Target | None = None
+        self.trigger_port, self.trigger_ca = 0, b""
 
     def scenario(self, name: str, attack: Any) -> dict[str, Any]:
         """Reset the peaks, start the bystanders, run ``attack()`` (its dict goes into the result)."""
@@ -812,6 +817,10 @@ class Bench:
     def cron_foreign_run(self) -> dict[str, Any]:
         return _hostile_cron.cron_foreign_run(self.clientset)
 
+    # 7. JobFlowTriggers (issue 46)
+    def trigger_flood(self) -> dict[str, Any]:
+        return _hostile_triggers.trigger_flood(self.clientset, self.trigger_port, self.trigger_ca, create_namespace)
+
     def baseline(self) -> dict[str, Any]:
         return {}
 
@@ -870,6 +879,7 @@ def verdicts(scenarios: dict[str, Any]) -> dict[str, Any]:
             second = result["second_client"]
             checks["second_client_all_answered"] = second["sent"] > 0 and second["answered_200"] == second["sent"]
         checks |= _hostile_cron.checks(name, result)
+        checks |= _hostile_triggers.checks(name, result)
         out[name] = checks
     return out
 
@@ -905,10 +915,11 @@ def main() -> int:
                     "hostile-matrix",
                     "hostile-params",
                     *_hostile_cron.NAMESPACES,
+                    _hostile_triggers.NAMESPACE,
                 ],
             )
             cert, key, ca_pem = webhook_files(Path(tmp))
-            metrics_port, health_port, webhook_port = free_port(), free_port(), free_port()
+            metrics_port, health_port, webhook_port, trigger_port = free_port(), free_port(), free_port(), free_port()
             controller = Process(
                 "jobflow-controller",
                 [
@@ -926,6 +937,10 @@ def main() -> int:
                     f"--webhook-tls-cert-file={cert}",
                     f"--webhook-tls-private-key-file={key}",
                     "--probe-allow-loopback",
+                    f"--trigger-address=127.0.0.1:{trigger_port}",
+                    f"--trigger-tls-cert-file={cert}",
+                    f"--trigger-tls-private-key-file={key}",
+                    "--trigger-watch-kinds=v1/ConfigMap",
                 ],
                 plane.root / "controller.log",
             )
@@ -940,6 +955,7 @@ def main() -> int:
                 register_webhook(clientset, webhook_port, ca_pem, bystander_namespaces[0])
                 bench = Bench(plane, clientset, controller, metrics_port, health_port)
                 bench.webhook_target = Target(webhook_port, ca_pem)  # the API server's address: 127.0.0.1
+                bench.trigger_port, bench.trigger_ca = trigger_port, ca_pem
                 assert controller.pid is not None
                 result["controller_idle_rss_mib"] = round(proc_status_kib(controller.pid, "VmRSS") / 1024.0, 1)
                 log(

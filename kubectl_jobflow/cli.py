@@ -38,6 +38,7 @@ from jobflow_controller.kube.resources import JOB_FLOWS
 from jobflow_controller.kube.rest import RestClient, default_user_agent
 from kubectl_jobflow import create as create_command
 from kubectl_jobflow import results as results_command
+from kubectl_jobflow import triggers as triggers_command
 from kubectl_jobflow.dot import render_dot
 from kubectl_jobflow.render import branches_for, render_tree, use_color
 from kubectl_jobflow.ui import command as ui_command
@@ -60,6 +61,7 @@ EXAMPLES = """examples:
   kubectl jobflow ui -A                            a live web view of every JobFlow, on 127.0.0.1
   kubectl jobflow create --from=cronjobflow/nightly-etl   run a CronJobFlow's JobFlow now
   kubectl jobflow results ml-pipeline -o json      every Job's results and the JobFlow's own
+  kubectl jobflow triggers -A                      every JobFlowTrigger and the runs it fired
 """
 
 
@@ -102,6 +104,7 @@ def _parser() -> argparse.ArgumentParser:
     add_verb_parsers(sub, common)
     create_command.add_parser(sub, common)
     results_command.add_parser(sub, common)
+    triggers_command.add_parser(sub, common)
     ui_command.add_parser(sub, common)
     return parser
 
@@ -186,6 +189,8 @@ def run(args: argparse.Namespace, stdout: TextIO) -> int:
             return create_command.run_create(args, Clientset(rest), namespace, stdout)
         if args.command == "results":
             return results_command.run_results(args, Clientset(rest), namespace, stdout)
+        if args.command == "triggers":
+            return triggers_command.run_triggers(args, Clientset(rest), namespace, stdout)
         source = FlowSource(Clientset(rest), namespace, args.name)
         if args.command == "dot":
             stdout.write(render_dot(source.read()))

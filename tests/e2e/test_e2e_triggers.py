@@ -245,3 +245,29 @@ def test_a_trigger_naming_a_kind_the_controller_may_not_watch_gets_trigger_faile
     )
     assert event["type"] == "Warning" and "may not watch v1/Secret" in event["message"]
     assert "v1/Secret" not in endpoint[2].watches.running()
+
+
+def test_kubectl_jobflow_triggers_lists_each_trigger_and_what_it_fired(
+    endpoint: Any, clientset: Clientset, namespace: str, kubeconfig: Path
+) -> None:
+    import io
+
+    from kubectl_jobflow.cli import main as plugin_main
+
+    token = service_account_token(clientset, namespace, "caller", may_create=True)
+    clientset.job_flow_triggers(namespace).create(http_trigger("etl-list", namespace))
+    wait_served(endpoint, namespace, "etl-list")
+    code, body = post(endpoint, f"/triggers/{namespace}/etl-list", b'{"dataset": "d"}', token)
+    assert code == 202
+    wait_for(
+        lambda: clientset.job_flow_triggers(namespace).get("etl-list").get("status", {}).get("triggeredCount"),
+        what="the trigger's status",
+    )
+    out = io.StringIO()
+    import contextlib
+
+    with contextlib.redirect_stdout(out):
+        assert plugin_main(["--kubeconfig", str(kubeconfig), "-n", namespace, "triggers", "-o", "json"]) == 0
+    (row,) = json.loads(out.getvalue())["triggers"]
+    assert (row["name"], row["template"], row["source"], row["triggered"]) == ("etl-list", "etl", "http", 1)
+    assert [r["name"] for r in row["runs"]] == [body["jobFlow"]]

@@ -122,6 +122,18 @@ app.kubernetes.io/part-of: volcano
 - --webhook-tls-cert-file=/etc/jobflow-controller/webhook/tls.crt
 - --webhook-tls-private-key-file=/etc/jobflow-controller/webhook/tls.key
 {{- end }}
+{{- if $v.triggers.enabled }}
+- --trigger-address=:{{ $v.triggers.port }}
+- --trigger-tls-cert-file=/etc/jobflow-controller/triggers/tls.crt
+- --trigger-tls-private-key-file=/etc/jobflow-controller/triggers/tls.key
+{{- $kinds := list }}
+{{- range $v.triggers.watchKinds }}
+{{- $kinds = append $kinds (printf "%s/%s" (ternary .version (printf "%s/%s" .group .version) (eq (default "" .group) "")) .kind) }}
+{{- end }}
+{{- if $kinds }}
+- {{ printf "--trigger-watch-kinds=%s" (join "," $kinds) }}
+{{- end }}
+{{- end }}
 {{- range $v.extraArgs }}
 - {{ . | quote }}
 {{- end }}
@@ -197,7 +209,7 @@ spec:
           value: "2"
       args:
         {{- include "jobflow-controller.args" $ | indent 8 }}
-      {{- if or $v.metrics.enabled $v.healthz.enabled $v.webhook.enabled }}
+      {{- if or $v.metrics.enabled $v.healthz.enabled $v.webhook.enabled $v.triggers.enabled }}
       ports:
         {{- if $v.metrics.enabled }}
         - name: metrics
@@ -212,6 +224,11 @@ spec:
         {{- if $v.webhook.enabled }}
         - name: webhook
           containerPort: {{ $v.webhook.port }}
+          protocol: TCP
+        {{- end }}
+        {{- if $v.triggers.enabled }}
+        - name: trigger
+          containerPort: {{ $v.triggers.port }}
           protocol: TCP
         {{- end }}
       {{- end }}
@@ -252,6 +269,11 @@ spec:
           mountPath: /etc/jobflow-controller/webhook
           readOnly: true
         {{- end }}
+        {{- if $v.triggers.enabled }}
+        - name: trigger-tls
+          mountPath: /etc/jobflow-controller/triggers
+          readOnly: true
+        {{- end }}
   volumes:
     - name: tmp
       emptyDir:
@@ -261,5 +283,10 @@ spec:
     - name: webhook-tls
       secret:
         secretName: {{ include "jobflow-controller.webhookSecretName" $ | quote }}
+    {{- end }}
+    {{- if $v.triggers.enabled }}
+    - name: trigger-tls
+      secret:
+        secretName: {{ default (printf "%s-triggers-tls" (include "jobflow-controller.fullname" $)) $v.triggers.secretName | quote }}
     {{- end }}
 {{- end -}}

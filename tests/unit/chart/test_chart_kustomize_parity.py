@@ -30,6 +30,12 @@ CASES: dict[str, tuple[dict[str, Any], tuple[str, ...], tuple[str, ...]]] = {
         (),
     ),
     "sharding = sharding": ({"sharding": {"enabled": True}}, ("sharding",), ()),
+    "triggers = triggers": ({"triggers": {"enabled": True}}, ("triggers",), ()),
+    "triggers.networkPolicy = triggers, triggers/networkpolicy": (
+        {"triggers": {"enabled": True, "networkPolicy": {"enabled": True}}},
+        ("triggers", "triggers/networkpolicy"),
+        (),
+    ),
     "metrics.serviceMonitor, prometheusRule, grafanaDashboard = monitoring": (
         {
             "metrics": {
