@@ -25,6 +25,7 @@ from kubectl_jobflow.ui.cache import LiveCache
 from kubectl_jobflow.ui.cron import CronList
 from kubectl_jobflow.ui.layout import Layout, layout
 from kubectl_jobflow.ui.rows import list_row, list_rows
+from kubectl_jobflow.ui.triggers_view import TriggerList
 
 SELF_SUBJECT_ACCESS_REVIEWS = Resource(
     "authorization.k8s.io", "v1", "selfsubjectaccessreviews", "SelfSubjectAccessReview", namespaced=False
@@ -60,6 +61,7 @@ class Backend:
         self._layouts: OrderedDict[detail.Shape, Layout] = OrderedDict()
         self._access: dict[str, tuple[float, str | None]] = {}
         self._cron = CronList(clientset, cache.namespace, lambda: self.cache.job_flows(), clock, now)
+        self._triggers = TriggerList(clientset, cache.namespace, lambda: self.cache.job_flows(), clock)
 
     # -- the list ---------------------------------------------------------------------------
     def list_snapshot(self) -> dict[str, Any]:
@@ -80,6 +82,10 @@ class Backend:
     def cron_snapshot(self) -> dict[str, Any]:
         """The CronJobFlows section (docs/cron.md): each with its next run and its JobFlows."""
         return self._cron.snapshot()
+
+    def trigger_snapshot(self) -> dict[str, Any]:
+        """The JobFlowTriggers section (docs/triggers.md): each with what it fired."""
+        return self._triggers.snapshot()
 
     # -- one JobFlow ------------------------------------------------------------------------
     def _cached_layout(self, shape: detail.Shape) -> Layout | None:

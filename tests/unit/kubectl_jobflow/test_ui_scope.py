@@ -127,7 +127,7 @@ def test_foreign_names_the_header_that_refuses() -> None:
 
 def test_the_page_names_its_assets_and_api_relative_to_the_prefix() -> None:
     html = (STATIC / "index.html").read_text()
-    scripts = "".join((STATIC / name).read_text() for name in ("app.js", "cron.js", "dag.js"))
+    scripts = "".join((STATIC / name).read_text() for name in ("app.js", "cron.js", "dag.js", "triggers.js"))
     assert 'src="static/app.js"' in html and 'href="static/app.css"' in html
     assert 'src="/' not in html and 'href="/' not in html
     assert '"/api' not in scripts and "'/api" not in scripts
