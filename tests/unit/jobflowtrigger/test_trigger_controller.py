@@ -1,0 +1,164 @@
+"""The trigger controller's decisions (jobflowtrigger/controller.py), with fake caches and API: an
+invalid trigger is reported once per generation, a kind that may not be watched is TriggerFailed,
+the endpoint's 404/429/400/202, and which resource events queue a firing."""
+
+from __future__ import annotations
+
+import copy
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from trigger_fakes import FakeApi, Recorder, trigger
+
+from informers.errors import NotFoundError
+from jobflow_controller.jobflowtrigger.controller import JobFlowTriggerController
+from jobflow_controller.jobflowtrigger.ratelimit import TriggerRateLimiter
+from jobflow_controller.jobflowtrigger.runs import TriggerRuns
+
+
+class FakeInformer:
+    def add_event_handler(self, handler: Any) -> None:
+        pass
+
+    def has_synced(self) -> bool:
+        return True
+
+
+class FakeLister:
+    def __init__(self, objects: dict[str, dict[str, Any]]) -> None:
+        self.objects = objects
+
+    def job_flow_triggers(self, namespace: str) -> FakeLister:
+        return self
+
+    def job_flows(self, namespace: str) -> FakeLister:
+        return self
+
+    def get(self, name: str) -> dict[str, Any]:
+        if name not in self.objects:
+            raise NotFoundError(name)
+        return self.objects[name]
+
+    def list(self) -> list[dict[str, Any]]:
+        return list(self.objects.values())
+
+
+class FakeFactory:
+    def __init__(self, api: FakeApi) -> None:
+        self.api = api
+
+    def job_flows(self) -> FakeFactory:
+        return self
+
+    def informer(self) -> FakeInformer:
+        return FakeInformer()
+
+    def lister(self) -> FakeLister:
+        return FakeLister(self.api.objects["flows"])
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 0.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def controller(*triggers: dict[str, Any]) -> tuple[JobFlowTriggerController, FakeApi, Recorder]:
+    api, recorder = FakeApi(), Recorder()
+    for t in triggers:
+        api.objects["triggers"][t["metadata"]["name"]] = t
+    ctrl = JobFlowTriggerController(
+        api,  # type: ignore[arg-type]
+        FakeFactory(api),  # type: ignore[arg-type]
+        recorder,
+        watch_kinds=["v1/ConfigMap"],
+        limiter=TriggerRateLimiter(clock=Clock()),
+    )
+    ctrl.trigger_lister = FakeLister(api.objects["triggers"])
+    ctrl.runs = TriggerRuns(api, recorder, ctrl.children_of)  # type: ignore[arg-type]
+    return ctrl, api, recorder
+
+
+def named(name: str, **spec: Any) -> dict[str, Any]:
+    obj = trigger(**spec)
+    obj["metadata"] = {**obj["metadata"], "name": name, "uid": f"uid-{name}", "generation": 1}
+    return obj
+
+
+def failed(recorder: Recorder) -> list[str]:
+    return [message for _t, reason, message in recorder.events if reason == "TriggerFailed"]
+
+
+def test_an_invalid_trigger_is_reported_once_per_generation() -> None:
+    bad = named("bad", concurrencyPolicy="Sometimes")
+    ctrl, api, recorder = controller(bad)
+    ctrl.sync_handler("team/bad")
+    ctrl.sync_handler("team/bad")
+    assert len(failed(recorder)) == 1 and "spec.concurrencyPolicy" in failed(recorder)[0]
+    api.objects["triggers"]["bad"] = {**bad, "metadata": {**bad["metadata"], "generation": 2}}
+    ctrl.sync_handler("team/bad")
+    assert len(failed(recorder)) == 2
+
+
+def test_a_kind_the_controller_may_not_watch_is_trigger_failed_and_not_watched() -> None:
+    secret = named("secret", http=None, resource={"apiVersion": "v1", "kind": "Secret"})
+    del secret["spec"]["http"]
+    ctrl, _, recorder = controller(secret)
+    ctrl.sync_handler("team/secret")
+    assert any("may not watch v1/Secret" in m for m in failed(recorder))
+    assert ctrl.watches.running() == []
+
+
+def test_the_endpoint_refuses_unknown_and_resource_triggers_with_404() -> None:
+    cm = named("cm", resource={"apiVersion": "v1", "kind": "ConfigMap"})
+    del cm["spec"]["http"]
+    ctrl, _, _ = controller(cm)
+    assert ctrl.admit("team", "nope").code == 404  # type: ignore[union-attr]
+    assert ctrl.admit("team", "cm").code == 404  # type: ignore[union-attr]
+
+
+def test_the_endpoint_answers_429_past_the_burst() -> None:
+    ctrl, _, _ = controller(named("etl", http={}))
+    answers = [ctrl.admit("team", "etl") for _ in range(6)]
+    assert answers[:5] == [None] * 5
+    assert answers[5] is not None and answers[5].code == 429 and answers[5].retry_after == pytest.approx(1.0)
+
+
+@pytest.mark.parametrize(
+    ("body", "params", "code"),
+    [
+        (b'{"dataset": "d"}', [{"name": "dataset", "cel": "body.dataset"}], 202),
+        (b"{oops", [{"name": "dataset", "cel": "body.dataset"}], 400),
+        (b"{}", [{"name": "dataset", "cel": "body.dataset"}], 400),
+        (b'{"dataset": ["a"]}', [{"name": "dataset", "cel": "body.dataset"}], 400),
+        (b"{}", [{"name": "dataset", "value": "x", "cel": "body"}], 400),
+    ],
+)
+def test_a_firing_by_http_answers_with_its_code(body: bytes, params: list[Any], code: int) -> None:
+    ctrl, api, recorder = controller(named("etl", http={}, params=params))
+    answer = ctrl.fire("team", "etl", body)
+    assert answer.code == code, answer.body
+    assert bool([c for c in api.calls if c[0] == "create"]) is (code == 202)
+    if code == 202:
+        assert answer.body["jobFlow"] in api.objects["flows"]
+        assert recorder.events[-1][1] == "Triggered"
+
+
+def test_only_matching_changes_of_the_triggers_namespace_queue_a_firing() -> None:
+    cm = named("cm", resource={"apiVersion": "v1", "kind": "ConfigMap", "labelSelector": {"matchLabels": {"a": "1"}}})
+    del cm["spec"]["http"]
+    ctrl, _, _ = controller(cm)
+    obj = {"metadata": {"name": "x", "namespace": "team", "labels": {"a": "1"}}}
+    ctrl._resource_event("v1/ConfigMap", "update", obj, copy.deepcopy(obj))
+    ctrl._resource_event("v1/ConfigMap", "update", {"metadata": {"name": "y", "namespace": "team"}}, None)
+    ctrl._resource_event("v1/Secret", "update", obj, None)
+    assert ctrl.firings.qsize() == 1
+    namespace, name, event, variables = ctrl.firings.get_nowait()
+    assert (namespace, name, event, variables["type"]) == ("team", "cm", "update", "update")
