@@ -49,6 +49,8 @@ CONTROLLER_NAME: Final = "jobflowtrigger-controller"
 QUEUE_NAME: Final = "jobflowtrigger"
 #: Resource events waiting to fire at once; past it an event is dropped with a Warning.
 MAX_PENDING_FIRINGS: Final = 1024
+#: Trigger generations whose check is remembered; past it the memory is cleared and rebuilt.
+MAX_CHECKED: Final = 4096
 Obj = Mapping[str, Any]
 
 
@@ -124,6 +126,8 @@ class JobFlowTriggerController:
         #: Per key, the (uid, generation, message) last reported invalid: reported once per generation.
         self._reported: dict[str, tuple[str, int, str]] = {}
         self._reported_lock = threading.Lock()
+        #: Each trigger generation's problems (`problems`), at most `MAX_CHECKED` kept.
+        self._checked: dict[tuple[str, int], list[str]] = {}
 
     # -- start -----------------------------------------------------------------------------------
     def start_trigger_informer(self) -> None:
@@ -211,7 +215,19 @@ class JobFlowTriggerController:
         return found
 
     def problems(self, trigger: Obj) -> list[str]:
-        return job_flow_trigger_problems(trigger)
+        """The trigger's admission problems, checked once per (uid, generation): every sync looks at
+        every trigger (the watched kinds), and a `cel` binding is compiled by the check."""
+        stamp = (meta.uid(trigger), meta.generation(trigger))
+        with self._reported_lock:
+            cached = self._checked.get(stamp)
+        if cached is not None and stamp[0]:
+            return cached
+        problems = job_flow_trigger_problems(trigger)
+        with self._reported_lock:
+            if len(self._checked) >= MAX_CHECKED:
+                self._checked.clear()
+            self._checked[stamp] = problems
+        return problems
 
     def sync_handler(self, key: Hashable) -> None:
         namespace, _, name = str(key).rpartition("/")
