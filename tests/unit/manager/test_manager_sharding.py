@@ -63,6 +63,7 @@ def test_without_shards_the_manager_builds_the_controllers_and_nothing_of_shardi
     assert sorted(c.name for c in manager.controllers) == [
         "cronjobflow-controller",
         "jobflow-controller",
+        "jobflowtrigger-controller",
         "jobtemplate-controller",
     ]
     assert manager.shard_units is None and manager.watchdog is not None
@@ -90,6 +91,7 @@ def test_a_units_informers_list_and_watch_through_its_shards_filter(kubeconfig: 
         assert sorted(c.name for c in unit.controllers) == [
             "cronjobflow-controller",
             "jobflow-controller",
+            "jobflowtrigger-controller",
             "jobtemplate-controller",
         ]
     finally:
