@@ -138,7 +138,7 @@ class JobFlowTriggerController:
         self.trigger_informer = informer.informer()
         self.trigger_informer.add_event_handler(
             ResourceEventHandlerFuncs(
-                add_func=self._enqueue, update_func=lambda _o, n: self._enqueue(n), delete_func=self._enqueue
+                add_func=self._enqueue, update_func=self._trigger_update, delete_func=self._enqueue
             )
         )
 
@@ -182,6 +182,12 @@ class JobFlowTriggerController:
             obj = obj.obj
         if isinstance(obj, Mapping):
             self.queue.add(f"{meta.namespace(obj)}/{meta.name(obj)}")
+
+    def _trigger_update(self, old: Any, new: Any) -> None:
+        """Only a new spec (generation) is synced: the controller's own status writes are not."""
+        if isinstance(old, Mapping) and isinstance(new, Mapping) and meta.generation(old) == meta.generation(new):
+            return
+        self._enqueue(new)
 
     def _job_flow(self, obj: Any) -> None:
         if isinstance(obj, DeletedFinalStateUnknown):

@@ -162,3 +162,12 @@ def test_only_matching_changes_of_the_triggers_namespace_queue_a_firing() -> Non
     assert ctrl.firings.qsize() == 1
     namespace, name, event, variables = ctrl.firings.get_nowait()
     assert (namespace, name, event, variables["type"]) == ("team", "cm", "update", "update")
+
+
+def test_only_a_new_generation_of_a_trigger_is_synced_again() -> None:
+    ctrl, _, _ = controller()
+    old = named("etl", http={})
+    ctrl._trigger_update(old, {**old, "status": {"triggeredCount": 1}})
+    assert len(ctrl.queue) == 0
+    ctrl._trigger_update(old, {**old, "metadata": {**old["metadata"], "generation": 2}})
+    assert len(ctrl.queue) == 1
