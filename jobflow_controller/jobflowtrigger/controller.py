@@ -74,6 +74,17 @@ class TriggerEndpoint:
         return TriggerServer(self.address, auth, controller, cert_file=self.cert_file, key_file=self.key_file)
 
 
+@dataclass(frozen=True)
+class TriggerSettings:
+    """What the manager gives the trigger controller beyond the common options: the kinds it may
+    watch (--trigger-watch-kinds), its endpoint (--trigger-address, None: off) and the client its
+    firings go through (None: the controllers' own)."""
+
+    watch_kinds: tuple[str, ...] = ()
+    endpoint: TriggerEndpoint | None = None
+    runs_clientset: Clientset | None = None
+
+
 class JobFlowTriggerController:
     """Fires JobFlowTriggers and keeps their runs and status."""
 
@@ -128,6 +139,26 @@ class JobFlowTriggerController:
         self._reported_lock = threading.Lock()
         #: Each trigger generation's problems (`problems`), at most `MAX_CHECKED` kept.
         self._checked: dict[tuple[str, int], list[str]] = {}
+
+    @classmethod
+    def with_settings(
+        cls,
+        clientset: Clientset,
+        informer_factory: VolcanoInformerFactory,
+        recorder: Any,
+        settings: TriggerSettings,
+        *,
+        queue_metrics_provider: object | None = None,
+    ) -> JobFlowTriggerController:
+        return cls(
+            clientset,
+            informer_factory,
+            recorder,
+            watch_kinds=settings.watch_kinds,
+            endpoint=settings.endpoint,
+            runs_clientset=settings.runs_clientset,
+            queue_metrics_provider=queue_metrics_provider,
+        )
 
     # -- start -----------------------------------------------------------------------------------
     def start_trigger_informer(self) -> None:

@@ -12,7 +12,7 @@ from collections.abc import Callable
 from jobflow_controller.cronjobflow import CronJobFlowController, CronJobFlowMetrics
 from jobflow_controller.jobflow import JobFlowController, JobFlowOptions
 from jobflow_controller.jobflow.state.metrics import JobFlowMetrics
-from jobflow_controller.jobflowtrigger import JobFlowTriggerController, TriggerEndpoint
+from jobflow_controller.jobflowtrigger import JobFlowTriggerController, TriggerSettings
 from jobflow_controller.jobtemplate import JobTemplateController
 from jobflow_controller.kube.clientset import Clientset
 from jobflow_controller.kube.informers import VolcanoInformerFactory
@@ -37,8 +37,7 @@ def build_controllers(
     jobflow_metrics: Callable[[], JobFlowMetrics],
     queue_metrics: object,
     cron_metrics: Callable[[], CronJobFlowMetrics | None] = lambda: None,
-    trigger_endpoint: TriggerEndpoint | None = None,
-    trigger_clientset: Clientset | None = None,
+    triggers: TriggerSettings | None = None,
 ) -> list[Controller]:
     """The controllers --controllers enables, over one client and one informer factory."""
     controllers: list[Controller] = []
@@ -77,15 +76,10 @@ def build_controllers(
             )
         )
     if is_controller_enabled(JOBFLOWTRIGGER_CONTROLLER, options.controllers):
+        settings = triggers or TriggerSettings(tuple(options.trigger_watch_kinds))
         controllers.append(
-            JobFlowTriggerController(
-                clientset,
-                factory,
-                recorder,
-                watch_kinds=options.trigger_watch_kinds,
-                queue_metrics_provider=queue_metrics,
-                endpoint=trigger_endpoint,
-                runs_clientset=trigger_clientset,
+            JobFlowTriggerController.with_settings(
+                clientset, factory, recorder, settings, queue_metrics_provider=queue_metrics
             )
         )
     return controllers

@@ -35,7 +35,7 @@ from jobflow_controller.cronjobflow import CronJobFlowMetrics
 from jobflow_controller.jobflow import JobFlowController
 from jobflow_controller.jobflow.constants import COMPONENT
 from jobflow_controller.jobflow.state.metrics import JobFlowMetrics
-from jobflow_controller.jobflowtrigger import TriggerEndpoint
+from jobflow_controller.jobflowtrigger import TriggerEndpoint, TriggerSettings
 from jobflow_controller.kube import resources
 from jobflow_controller.kube.clientset import Clientset
 from jobflow_controller.kube.config import ConfigError, build_config
@@ -148,8 +148,10 @@ class Manager:
         (`TRIGGER_QPS`), as events do: a flood of firings cannot spend the controllers' budget."""
         self.trigger_rest = trigger_rest = client(qps=TRIGGER_QPS, burst=TRIGGER_BURST, cancel=self.hard_stop)
         metrics = (self._jobflow_metrics, self._queue_metrics, self._cron_metrics)
-        triggers = (self._trigger_endpoint(trigger_rest), Clientset(trigger_rest))
-        return build_controllers(self.clientset, self.factory, self.recorder, self.options, *metrics, *triggers)
+        triggers = TriggerSettings(
+            tuple(self.options.trigger_watch_kinds), self._trigger_endpoint(trigger_rest), Clientset(trigger_rest)
+        )
+        return build_controllers(self.clientset, self.factory, self.recorder, self.options, *metrics, triggers)
 
     def _trigger_endpoint(self, rest: RestClient) -> TriggerEndpoint | None:
         """--trigger-address's endpoint (not in sharded mode: one port, one process-wide server)."""
