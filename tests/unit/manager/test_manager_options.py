@@ -207,6 +207,11 @@ def test_upstreams_tls_flags_are_the_health_endpoints_and_the_webhook_has_its_ow
         ),
         (["--tls-cert-file=/a"], "--tls-cert-file and --tls-private-key-file must be given together"),
         (["--tls-private-key-file=/b"], "--tls-cert-file and --tls-private-key-file must be given together"),
+        (
+            ["--trigger-address=:8444", "--trigger-tls-cert-file=/t.crt"],
+            "--trigger-address needs --trigger-tls-cert-file and --trigger-tls-private-key-file",
+        ),
+        (["--trigger-address=nowhere"], "trigger-address"),
     ],
 )
 def test_tls_flags_that_cannot_work_exit_2_naming_them(
@@ -216,3 +221,22 @@ def test_tls_flags_that_cannot_work_exit_2_naming_them(
         opts.parse(argv)
     assert exit_info.value.code == 2
     assert message in capsys.readouterr().err
+
+
+def test_the_trigger_flags_are_off_by_default_and_parsed_when_given() -> None:
+    default, _ = opts.parse([])
+    assert (default.trigger_address, default.trigger_watch_kinds) == ("", [])
+    given, _ = opts.parse(
+        [
+            "--trigger-address=:8444",
+            "--trigger-tls-cert-file=/t.crt",
+            "--trigger-tls-private-key-file=/t.key",
+            "--trigger-watch-kinds=v1/ConfigMap,apps/v1/Deployment",
+        ]
+    )
+    assert (given.trigger_address, given.trigger_tls_cert_file, given.trigger_tls_private_key_file) == (
+        ":8444",
+        "/t.crt",
+        "/t.key",
+    )
+    assert given.trigger_watch_kinds == ["v1/ConfigMap", "apps/v1/Deployment"]
