@@ -23,23 +23,31 @@ CRD_POLL_INTERVAL: Final = 10.0
 MESSAGE_WAITING: Final = (
     "the CronJobFlow CRD (cronjobflows.flow.volcano.sh) is not installed; cronjobflow-controller waits for it"
 )
+MESSAGE_STARTED: Final = "the CronJobFlow CRD is installed; cronjobflow-controller starts"
 
 
 def wait_for_crd(
-    served: Callable[[], bool], stop: threading.Event, clock: Clock, interval: float = CRD_POLL_INTERVAL
+    served: Callable[[], bool],
+    stop: threading.Event,
+    clock: Clock,
+    interval: float = CRD_POLL_INTERVAL,
+    *,
+    waiting: str = MESSAGE_WAITING,
+    started: str = MESSAGE_STARTED,
 ) -> bool:
-    """True once `served()` is; False if `stop` is set first. Logs `MESSAGE_WAITING` once."""
+    """True once `served()` is; False if `stop` is set first. Logs `waiting` once (the CronJobFlow
+    CRD's line by default; the JobFlowTrigger controller passes its own)."""
     logged = False
     while not stop.is_set():
         try:
             if served():
                 if logged:
-                    log.info("the CronJobFlow CRD is installed; cronjobflow-controller starts")
+                    log.info(started)
                 return True
         except Exception as err:  # noqa: BLE001 - discovery failing is "not yet", asked again
             log.debug("discovery failed", error=str(err))
         if not logged:
-            log.info(MESSAGE_WAITING)
+            log.info(waiting)
             logged = True
         if clock.sleep(interval, stop):
             return False

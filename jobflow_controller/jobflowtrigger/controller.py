@@ -49,6 +49,10 @@ CONTROLLER_NAME: Final = "jobflowtrigger-controller"
 QUEUE_NAME: Final = "jobflowtrigger"
 #: Resource events waiting to fire at once; past it an event is dropped with a Warning.
 MAX_PENDING_FIRINGS: Final = 1024
+MESSAGE_WAITING: Final = (
+    "the JobFlowTrigger CRD (jobflowtriggers.flow.volcano.sh) is not installed; jobflowtrigger-controller waits for it"
+)
+MESSAGE_STARTED: Final = "the JobFlowTrigger CRD is installed; jobflowtrigger-controller starts"
 #: Trigger generations whose check is remembered; past it the memory is cleared and rebuilt.
 MAX_CHECKED: Final = 4096
 Obj = Mapping[str, Any]
@@ -181,7 +185,8 @@ class JobFlowTriggerController:
         drain_timeout: float | None = None,
         hard_stop: threading.Event | None = None,
     ) -> None:
-        if not wait_for_crd(lambda: self.clientset.serves(resources.JOB_FLOW_TRIGGERS), stop, self.clock):
+        served = lambda: self.clientset.serves(resources.JOB_FLOW_TRIGGERS)  # noqa: E731
+        if not wait_for_crd(served, stop, self.clock, waiting=MESSAGE_WAITING, started=MESSAGE_STARTED):
             return
         self.start_trigger_informer()
         firing = threading.Thread(target=self._drain_firings, args=(stop,), name="trigger-firings", daemon=True)

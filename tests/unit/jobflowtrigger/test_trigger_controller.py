@@ -171,3 +171,23 @@ def test_only_a_new_generation_of_a_trigger_is_synced_again() -> None:
     assert len(ctrl.queue) == 0
     ctrl._trigger_update(old, {**old, "metadata": {**old["metadata"], "generation": 2}})
     assert len(ctrl.queue) == 1
+
+
+def test_without_its_crd_the_trigger_controller_logs_its_own_line() -> None:
+    import threading
+
+    from structlog.testing import capture_logs
+
+    from jobflow_controller.cronjobflow.crd_wait import wait_for_crd
+    from jobflow_controller.jobflowtrigger.controller import MESSAGE_WAITING
+
+    class StopOnSleep:
+        def sleep(self, seconds: float, stop: threading.Event) -> bool:
+            stop.set()
+            return True
+
+    with capture_logs() as logs:
+        waited = wait_for_crd(lambda: False, threading.Event(), StopOnSleep(), waiting=MESSAGE_WAITING)  # type: ignore[arg-type]
+    assert waited is False
+    assert [entry["event"] for entry in logs] == [MESSAGE_WAITING]
+    assert "JobFlowTrigger CRD" in MESSAGE_WAITING
