@@ -271,3 +271,29 @@ def test_kubectl_jobflow_triggers_lists_each_trigger_and_what_it_fired(
     (row,) = json.loads(out.getvalue())["triggers"]
     assert (row["name"], row["template"], row["source"], row["triggered"]) == ("etl-list", "etl", "http", 1)
     assert [r["name"] for r in row["runs"]] == [body["jobFlow"]]
+
+
+def test_forbid_refuses_a_second_run_with_409_and_replace_deletes_the_first(
+    endpoint: Any, clientset: Clientset, namespace: str
+) -> None:
+    # The manager runs no JobFlow controller here, so a run stays unfinished: active.
+    token = service_account_token(clientset, namespace, "caller", may_create=True)
+    clientset.job_flow_triggers(namespace).create(http_trigger("etl-forbid", namespace, concurrencyPolicy="Forbid"))
+    clientset.job_flow_triggers(namespace).create(http_trigger("etl-replace", namespace, concurrencyPolicy="Replace"))
+    wait_served(endpoint, namespace, "etl-forbid")
+    wait_served(endpoint, namespace, "etl-replace")
+    body = b'{"dataset": "d"}'
+
+    first, _ = post(endpoint, f"/triggers/{namespace}/etl-forbid", body, token)
+    second, refusal = post(endpoint, f"/triggers/{namespace}/etl-forbid", body, token)
+    assert (first, second) == (202, 409) and "concurrencyPolicy is Forbid" in refusal["message"]
+    assert len(runs_of(clientset, namespace, "etl-forbid")) == 1
+
+    code, one = post(endpoint, f"/triggers/{namespace}/etl-replace", body, token)
+    code2, two = post(endpoint, f"/triggers/{namespace}/etl-replace", body, token)
+    assert (code, code2) == (202, 202)
+    wait_for(
+        lambda: [r["metadata"]["name"] for r in runs_of(clientset, namespace, "etl-replace")] == [two["jobFlow"]],
+        what="the first run replaced by the second",
+    )
+    assert one["jobFlow"] != two["jobFlow"]
