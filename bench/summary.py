@@ -222,6 +222,7 @@ _HOSTILE = (
     "param_expansion",
     "cron_overflow",
     "cron_foreign_run",
+    "results_hostile",
 )
 
 

@@ -1,7 +1,8 @@
 """`InvalidResult` is sent once per cause (docs/results.md): syncs after the one that read a Job's pod,
 whether the informer has shown the status written or not yet, read nothing again and warn no more; a
 Failed Job's missing results add no Warning; the JobFlow's own results unresolvable warn once. Through
-the whole controller (its lister, its own-writes record, its recorder), each case synced four times."""
+the whole controller (its lister, its own-writes record, its recorder), each case synced four times.
+And one sync reads at most `MAX_READS_PER_SYNC` pods, the rest in the next, queued at once."""
 
 from __future__ import annotations
 
@@ -11,10 +12,11 @@ from typing import Any
 
 import pytest
 from jobflow_fakes import FakeRecorder, job_flow, job_template, new_fake_controller
-from test_jobflow_planner import UID
-from test_jobflow_results import CountingClientset, pod, vc_job
+from test_jobflow_planner import UID, world_of
+from test_jobflow_results import CountingClientset, Pods, plan, pod, vc_job
 
 from jobflow_controller.jobflow.controller import JobFlowController
+from jobflow_controller.jobflow.results_reader import MAX_READS_PER_SYNC, ResultsReader
 from jobflow_controller.kube.resources import JOB_FLOWS, PODS
 
 FLOWS = [{"name": "train", "results": {"names": ["acc"]}}, {"name": "publish", "dependsOn": {"targets": ["train"]}}]
@@ -94,3 +96,25 @@ def test_the_jobflows_own_unresolvable_results_warn_once(caught_up_after: int) -
     warnings, reads = sync_times("Completed", None, recorded, own, caught_up_after)
     assert len(warnings) == 1 and "result 'best': $(params.nope) has no value" in warnings[0]
     assert reads == []
+
+
+def test_one_sync_reads_at_most_max_reads_per_sync_pods_and_queues_the_rest_at_once() -> None:
+    size = MAX_READS_PER_SYNC + 4
+    flows = [
+        {"name": "sweep", "matrix": {"params": [{"name": "i", "values": [str(i) for i in range(size)]}]}},
+        {"name": "use", "dependsOn": {"targets": ["sweep"]}},
+    ]
+    flows[0]["results"] = {"names": ["acc"]}
+    names = [f"f-sweep-{i}" for i in range(size)]
+    jobs = [vc_job(n, "Completed", uid=f"uid-{n}") for n in names]
+    for j in jobs:
+        j["spec"] = {"tasks": [{"name": "main"}]}
+    pods = Pods({f"{n}-main-0": pod('{"acc": "1"}', uid=f"uid-{n}") for n in names})
+    obj = job_flow("f", flows=flows, uid=UID, phase="Running")
+    first = ResultsReader(pods).read(world_of(obj, jobs))
+    assert len(pods.requests) == MAX_READS_PER_SYNC and first.readings_left
+    p = plan(first)
+    assert p.deploy.more and [s for s in p.deploy.steps if getattr(s, "flow", None) == "use"] == []
+    second = ResultsReader(pods).read(world_of(job_flow("f", flows=flows, uid=UID, status=p.status_body()), jobs))
+    assert len(pods.requests) == size and not second.readings_left
+    assert [s.flow for s in plan(second).deploy.steps if hasattr(s, "flow")] == ["use"]
