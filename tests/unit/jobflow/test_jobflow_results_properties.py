@@ -14,6 +14,9 @@ is compared with a small independent model:
   missing names warn not;
 - a `when` on a result skips the flow (and its dependents) exactly when the model's value is not in
   its values.
+
+A second test draws any recorded state (not only what a run reaches: a matrix flow some of whose Jobs
+reported a name and some not) and compares each flow's variables with the model's.
 """
 
 from __future__ import annotations
@@ -30,6 +33,8 @@ from test_jobflow_planner import plan_through_state, world_of
 
 from jobflow_controller.jobflow import constants as c
 from jobflow_controller.jobflow.plan import JobCreate
+from jobflow_controller.jobflow.policies import choose_policy
+from jobflow_controller.jobflow.results_policy import ResultsPolicy
 from jobflow_controller.jobflow.results_reader import ResultsReader
 
 UID = "uid-r"
@@ -211,3 +216,35 @@ def test_references_expand_and_bad_results_fail_as_the_model_says(
     assert sorted(warned) == sorted(expected)
     event(f"{len(warned)} InvalidResult; skipped by when: {len((status or {}).get('skippedJobs') or [])}")
     assert len(warned) == len(set(warned))  # once per Job
+
+
+@settings(max_examples=200, deadline=None)
+@given(pipeline=result_pipelines(), data=st.data())
+def test_each_flows_variables_are_the_models_whatever_was_recorded(
+    pipeline: tuple[list[dict[str, Any]], str], data: st.DataObject
+) -> None:
+    """Any recorded state, not only one a run reaches (a target that Failed under a rule that still runs
+    its dependents, a matrix flow some of whose Jobs reported a name and some not): the variables each
+    flow's Jobs and `when` inputs are expanded with (`ResultsPolicy.result_variables`) are exactly the
+    model's values, and nothing else of `flows.`."""
+    flows, policy = pipeline
+    model = ResultsModel(flows, policy)
+    entries = []
+    for names in model.jobs.values():
+        for name in names:
+            if data.draw(st.sampled_from([True, True, False])):
+                model.reports[name] = reported(data)
+                entries.append({"name": name, "state": "Completed", "results": model.reports[name]})
+    obj = job_flow("jf", flows=[dict(f) for f in flows], uid=UID, status={"jobStatusList": entries})
+    policy_obj = choose_policy(world_of(obj, []))
+    if not isinstance(policy_obj, ResultsPolicy):
+        assert not model.declared
+        return
+    for flow in flows:
+        variables = policy_obj.result_variables(flow["name"])
+        expected = {
+            v: found
+            for v in (r[2:-1] for r in references(flows))
+            if (found := model.value(flow["name"], v)) is not None
+        }
+        assert variables == expected, flow["name"]
