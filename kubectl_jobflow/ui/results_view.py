@@ -20,8 +20,8 @@ from kubectl_jobflow.render import one_line
 from kubectl_jobflow.ui.layout import Geometry
 from kubectl_jobflow.view import FlowRow
 
-#: Characters of the results line in a node's box (172 px at the state line's 11 px font).
-NODE_WIDTH: Final = 28
+#: Characters of the results line in a node's box: 172 px less the margins, at 11 px (a wide glyph ~6.5 px).
+NODE_WIDTH: Final = 24
 #: A value in the panel: whole (a value is at most 4096 bytes), escaped, on one line; past it cut.
 VALUE_WIDTH: Final = MAX_RESULT_BYTES
 #: The boxes of a JobFlow that declares results: room for the third line.

@@ -55,7 +55,7 @@ def test_results_show_on_the_nodes_in_the_panels_and_the_jobflows_own(
         " return t && t.textContent.indexOf('accuracy=0.93') === 0 ? t.textContent : null;",
         "train's results on its node",
     )
-    assert len(line) <= 28 and line.endswith("…")
+    assert len(line) <= 24 and line.endswith("…")
     wait_js(
         driver,
         "var t = document.querySelector('#dag g.node[data-flow=\"sweep\"] text.results');"
