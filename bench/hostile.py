@@ -45,6 +45,10 @@ Scenarios, one after another on that controller, each with ``BYSTANDERS`` "bysta
   it, tracebacks, and the Warnings on it (one per cause is the target; issue 33 item 2).
 * ``cron_overflow`` and ``cron_foreign_run``: CronJobFlows with values admission would refuse, and
   a run re-created by someone else under its name (issue 42 items 3-4; ``bench/_hostile_cron.py``).
+* ``results_hostile``: pods whose three containers write 4 KiB termination messages each (12 KiB per
+  pod): ~900 keys, not JSON, deeply nested JSON; a matrix flow whose 17 Jobs report 4,000 bytes each
+  (past the 64 KiB per JobFlow) and a template reading a 4,000-byte result 100 times (issue 43;
+  ``bench/_hostile_results.py``).
 
 Reported per scenario: the controller's peak RSS (VmHWM, reset through ``/proc/<pid>/clear_refs``
 at the start of the scenario; VmRSS sampled every 0.25 s as a fallback), its CPU seconds, the
@@ -84,7 +88,7 @@ sys.path.insert(0, str(_BENCH_DIR.parent))
 
 from prometheus_client.parser import text_string_to_metric_families  # noqa: E402
 
-from bench import _hostile_cron, _hostile_params  # noqa: E402
+from bench import _hostile_cron, _hostile_params, _hostile_results  # noqa: E402
 from bench._common import (  # noqa: E402
     BenchError,
     Watchdog,
@@ -165,6 +169,7 @@ SCENARIOS = (
     "param_expansion",
     "cron_overflow",
     "cron_foreign_run",
+    "results_hostile",
 )
 #: A namespace with this label is not sent to the webhook (annotation_storm's, as a CRD-only install).
 NO_WEBHOOK_LABEL = "bench.jobflow.volcano.sh/no-webhook"
@@ -812,6 +817,10 @@ class Bench:
     def cron_foreign_run(self) -> dict[str, Any]:
         return _hostile_cron.cron_foreign_run(self.clientset)
 
+    # 7. results (issue 43; bench/_hostile_results.py)
+    def results_hostile(self) -> dict[str, Any]:
+        return _hostile_results.results_hostile(self)
+
     def baseline(self) -> dict[str, Any]:
         return {}
 
@@ -870,6 +879,7 @@ def verdicts(scenarios: dict[str, Any]) -> dict[str, Any]:
             second = result["second_client"]
             checks["second_client_all_answered"] = second["sent"] > 0 and second["answered_200"] == second["sent"]
         checks |= _hostile_cron.checks(name, result)
+        checks |= _hostile_results.checks(name, result)
         out[name] = checks
     return out
 
@@ -905,6 +915,7 @@ def main() -> int:
                     "hostile-matrix",
                     "hostile-params",
                     *_hostile_cron.NAMESPACES,
+                    *_hostile_results.NAMESPACES,
                 ],
             )
             cert, key, ca_pem = webhook_files(Path(tmp))

@@ -120,6 +120,8 @@ class World:
     #: Ours (docs/results.md): what the ended Jobs' pods reported, read in this sync (results_reader.py),
     #: by Job name; empty for a JobFlow that declares no results.
     readings: Mapping[str, Reading] = field(default_factory=lambda: NO_READINGS)
+    #: More ended Jobs were due to be read than one sync reads (`MAX_READS_PER_SYNC`): sync again at once.
+    readings_left: bool = False
 
     @property
     def namespace(self) -> str:

@@ -151,6 +151,8 @@ class ResultsPolicy(ParamsPolicy):
         self._plan = plan  # decide_phase, which comes next, adds its Warning to it
         super().record_outcomes(status, plan)
         world = self.world
+        if world.readings_left:
+            plan.deploy.more = True  # the Jobs not read yet: in the next sync, queued at once
         for flow_name in self.declared.flows:
             job_names = set(world.flow_job_names(flow_name))
             for entry in status.job_status_list:
