@@ -297,6 +297,11 @@ class SyncPlan:
     #: `status` as the JSON written, once status_size.py has measured it (so it is built once).
     body: dict[str, Any] | None = None
 
+    @property
+    def writes_at_once(self) -> bool:
+        """Whether the status skips the pacing: one recording a retry (the Job is deleted only after it)."""
+        return bool(self.retries) or self.write_at_once
+
     def status_body(self) -> dict[str, Any]:
         if self.body is None:
             assert self.status is not None
