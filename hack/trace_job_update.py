@@ -51,7 +51,7 @@ def trace() -> dict[str, Any]:
     new = job("f-a", flow="f", phase="Running", created="2026-12-06T07:00:00Z", rv="2", owner_uid="u1")
     # The JobFlow was synced once with its Job Pending (validated, status written): the update comes after.
     controller.job_informer.get_indexer().add(old)
-    controller.handlers.enqueue_job_flow(controller.job_flow_queue.request_for("default", "f"))
+    controller.handlers.enqueue_job_flow(controller.request_for("default", "f"))
     assert controller.workers._process_next_work_item()
     controller.job_informer.get_indexer().update(new)
     controller.handlers.job_funcs().on_update(old, new)

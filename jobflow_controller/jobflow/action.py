@@ -98,8 +98,7 @@ def sync_job_flow_status(world: World, update_state_fn: UpdateJobFlowStatusFn) -
     created); so do we, from the Jobs it has, by upstream's rule, and create, delete and retry nothing.
     """
     status = get_all_job_status(world, FlowPolicy(world))
-    recorded = jf.status(world.job_flow).get("skippedJobs")
-    status.skipped_jobs = [str(n) for n in recorded] if isinstance(recorded, list) else []
+    status.skipped_jobs = jf.skipped_jobs(world.job_flow)
     update_state_fn(status, len(world.spec.flows))
     return status_size.fit(SyncPlan(status=status), world.job_flow)
 

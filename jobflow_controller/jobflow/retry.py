@@ -119,10 +119,15 @@ def record_retry(status: PlannedStatus, retry: Retry, now: str) -> None:
     entry = JobStatusIndex(status.job_status_list).first(meta.name(retry.job))
     if entry is None:  # pragma: no cover - the Job exists, so get_all_job_status made its entry
         return
+    open_history(entry, RETRYING, now)
+    entry.restart_count = vcjob.retry_count(retry.job) + recreations(entry)
+
+
+def open_history(entry: JobStatus, state: str, now: str) -> None:
+    """Close the entry's last history entry (end = now) and open one in `state` (a retry, a re-run)."""
     if entry.running_histories and not entry.running_histories[-1].end_timestamp:
         entry.running_histories[-1].end_timestamp = now
-    entry.running_histories.append(JobRunningHistory(state=RETRYING, start_timestamp=now))
-    entry.restart_count = vcjob.retry_count(retry.job) + recreations(entry)
+    entry.running_histories.append(JobRunningHistory(state=state, start_timestamp=now))
 
 
 def jobs_to_delete(world: World, retrying: list[str]) -> list[Obj]:

@@ -32,7 +32,6 @@ from jobflow_controller.jobflow.job_flow_queue import JobFlowQueue
 from jobflow_controller.jobflow.lifecycle_actions import LifecycleActions
 from jobflow_controller.jobflow.memories import JobFlowMemories
 from jobflow_controller.jobflow.observe import JobFlowObserver
-from jobflow_controller.jobflow.owned_jobs import jobs_created_by_job_flow
 from jobflow_controller.jobflow.plan import Deploy, JobCreate, SyncPlan, WarningEvent, World, resource_exists
 from jobflow_controller.jobflow.state import State, UpdateJobFlowStatusFn, new_state
 from jobflow_controller.jobflow.state.metrics import JobFlowMetrics
@@ -206,18 +205,10 @@ class JobFlowSyncer:
         """The state machine's callback for an invalid JobFlow: its status is written, nothing else."""
         self.execute(job_flow, action.sync_job_flow_status(self.observe_and_check(job_flow), update_state_fn))
 
-    def observe(self, job_flow: Obj) -> World:
-        """The sync's first step (observe.py): what it sees, read from the caches."""
-        return self._observer.observe(job_flow)
-
     def observe_and_check(self, job_flow: Obj) -> World:
         """`observe`, the results of the Jobs that ended, then the probe checks of the flows `deploy_job`
         will judge (observe.py)."""
         return self._observer.check_probes(self._observer.read_results(self._observer.observe(job_flow)))
-
-    def get_all_jobs_created_by_job_flow(self, job_flow: Obj) -> list[Obj]:
-        """The Jobs this JobFlow controls (by uid), in creation order (owned_jobs.py)."""
-        return jobs_created_by_job_flow(self._observer.job_lister, job_flow)
 
     # -- the plan, carried out in order ---------------------------------------------------------
     def execute(self, job_flow: Obj, plan: SyncPlan) -> None:
