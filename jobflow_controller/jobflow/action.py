@@ -146,12 +146,16 @@ def flows_to_judge(world: World) -> list[jf.Flow]:
     return list(flows.values())
 
 
-def judge(world: World, flow: jf.Flow, done: AbstractSet[str], missing: list[str]) -> bool:
+def judge(
+    world: World, flow: jf.Flow, done: AbstractSet[str], missing: list[str], passed: AbstractSet[str] = frozenset()
+) -> bool:
     """True only if every target's Job is ours and Completed (Completing is not enough).
 
     A Job of the target's name that this JobFlow does not control never satisfies a dependency. A
     target whose Job is gone (or only a squatter holds its name) satisfies it if the Job ran to
     completion (`done`): upstream would run it again first. A missing target is named in `missing`.
+    `passed` (empty under upstream's rule) names the targets whose Job counts as Completed already
+    (an extension's verdict: a probe flow's, probes/gate.py).
     """
     for target in flow.targets or ():
         target_job_name = world.job_name(target)
@@ -162,7 +166,7 @@ def judge(world: World, flow: jf.Flow, done: AbstractSet[str], missing: list[str
             missing.append(target_job_name)
             return False
         if meta.is_controlled_by(job, world.job_flow):
-            if vcjob.phase(job) != JobPhase.COMPLETED:
+            if vcjob.phase(job) != JobPhase.COMPLETED and target not in passed:
                 return False
         elif target_job_name not in done:
             return False

@@ -27,7 +27,8 @@ How an extension plugs in: never by a test in action.py. A new kind of flow subc
 is called from the point of `FlowPolicy` named for it:
 - retries (retry.py): `_next_attempt_wait` ("this flow's next attempt is due": its backoff) and
   `superseded` (a Job its next attempt replaces: its entry is the retry's record);
-- probes (probes/gate.py `targets_met_by_probe`): `_targets_met` ("due, once the verdict is in");
+- probes (probes/judge.py's verdicts): `_targets_met` ("due, once the verdict is in": the targets
+  that passed the probe count as Completed in upstream's `judge`);
 - lifecycle (lifecycle.py): `may_create` (a suspended JobFlow creates nothing) and `new_status`
   (the stamps the stored status keeps);
 - other kinds of flows (params_policy.py): `shape` (outcomes.py's `FlowShape`: a flow's outcome from
@@ -58,7 +59,6 @@ from jobflow_controller.jobflow.plan import (
     World,
     resource_exists,
 )
-from jobflow_controller.jobflow.probes import targets_met_by_probe
 from jobflow_controller.jobflow.state.base import UpdateJobFlowStatusFn
 
 if TYPE_CHECKING:
@@ -163,11 +163,14 @@ class FlowPolicy:
         return retry.backoff_left(entry, self.world.spec.retry.policies.get(flow.name), self.world.now)
 
     def _targets_met(self, flow: jf.Flow, out: Deploy, judge: Judge) -> bool:
-        """Upstream's `judge`; a flow with a probe whose verdict is in: the probe's rule (probes/)."""
+        """Upstream's `judge`; a flow with a probe whose verdict is in: the targets that passed the probe
+        count as Completed (probes/judge.py), and a probe that cannot be judged is never met."""
         verdict = self.world.probes.get(flow.name) if flow.probe is not None else None
         if verdict is None or (verdict.probe is not None and not verdict.probe):
             return judge(self.world, flow, self.world.completed, out.missing_targets)
-        return targets_met_by_probe(self.world, flow, verdict, out.missing_targets)
+        if verdict.probe is None:
+            return False
+        return judge(self.world, flow, self.world.completed, out.missing_targets, verdict.met)
 
     def _held(self, job_name: str, out: Deploy) -> bool:
         """Whether a Job of the name exists; one this JobFlow does not control gets a Warning."""

@@ -8,11 +8,12 @@ is what lets a table test or a property test drive the algorithm with no control
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 from datetime import datetime
 from functools import cached_property
 from types import MappingProxyType
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, Protocol
 
 from jobflow_controller.apis import jobflow as jf
 from jobflow_controller.apis import meta, rules
@@ -240,8 +241,19 @@ class FlowJob(NamedTuple):
     problem: str | None = None
 
 
-#: Upstream's dependency rule, action.py's `judge(world, flow, done, missing)`.
-Judge = Callable[[World, jf.Flow, frozenset[str], list[str]], bool]
+class Judge(Protocol):
+    """Upstream's dependency rule, action.py's `judge(world, flow, done, missing, passed)`."""
+
+    def __call__(
+        self,
+        world: World,
+        flow: jf.Flow,
+        done: AbstractSet[str],
+        missing: list[str],
+        passed: AbstractSet[str] = ...,
+    ) -> bool: ...
+
+
 #: action.py's `load_job_template_and_set_job`, handed to the policy to build a Job.
 Build = Callable[[World, FlowJob], JobCreate | WarningEvent]
 
