@@ -62,16 +62,17 @@ MAX_CREATES_PER_SYNC = 25
 MAX_RUNNING_HISTORIES = 8
 
 
-def sync_job_flow(world: World, update_state_fn: UpdateJobFlowStatusFn) -> SyncPlan:
+def sync_job_flow(world: World, update_state_fn: UpdateJobFlowStatusFn, policy: FlowPolicy | None = None) -> SyncPlan:
     """Upstream's `syncJobFlow`, decided: what to delete, create and write for this JobFlow.
 
-    The flow policy is chosen here, once (rules_policy.py); the steps between upstream's are our
-    extensions' named points: the retries (retry.py) and the lifecycle (lifecycle.py).
+    The flow policy is the one chosen for the sync (sync.py, before the probe checks; policies.py);
+    the steps between upstream's are our extensions' named points: the retries (retry.py) and the
+    lifecycle (lifecycle.py).
     """
     phase = jf.phase(world.job_flow)
     if world.spec.retain_policy == RetainPolicy.DELETE and phase == Phase.SUCCEED:
         return SyncPlan(retain_deletes=delete_all_jobs_created_by_job_flow(world))
-    policy = choose_policy(world)
+    policy = policy or choose_policy(world)
     plan = SyncPlan(deploy=deploy_job(world, policy), retry_warning=retry.invalid_policy_warning(world, phase))
     status = get_all_job_status(world, policy)
     policy.record_outcomes(status, plan)
@@ -91,13 +92,15 @@ def sync_job_flow(world: World, update_state_fn: UpdateJobFlowStatusFn) -> SyncP
     return status_size.fit(plan, world.job_flow)
 
 
-def sync_job_flow_status(world: World, update_state_fn: UpdateJobFlowStatusFn) -> SyncPlan:
+def sync_job_flow_status(
+    world: World, update_state_fn: UpdateJobFlowStatusFn, policy: FlowPolicy | None = None
+) -> SyncPlan:
     """The status alone, for a JobFlow whose spec can never run (ours: `InvalidJobFlow`).
 
     Upstream syncs such a JobFlow like any other and writes its status (Pending, with no Job ever
     created); so do we, from the Jobs it has, by upstream's rule, and create, delete and retry nothing.
     """
-    status = get_all_job_status(world, FlowPolicy(world))
+    status = get_all_job_status(world, policy or choose_policy(world, invalid=True))
     status.skipped_jobs = jf.skipped_jobs(world.job_flow)
     update_state_fn(status, len(world.spec.flows))
     return status_size.fit(SyncPlan(status=status), world.job_flow)
@@ -133,10 +136,9 @@ def deploy_job(world: World, policy: FlowPolicy) -> Deploy:
     return out
 
 
-def flows_to_judge(world: World) -> list[jf.Flow]:
-    """The flows whose targets `deploy_job` judges in this world, by upstream's rule (their probes are
+def flows_to_judge(world: World, policy: FlowPolicy) -> list[jf.Flow]:
+    """The flows whose targets `deploy_job` judges in this world, by the sync's policy (their probes are
     checked first)."""
-    policy = FlowPolicy(world)
     if not policy.may_create():
         return []
     flows: dict[str, jf.Flow] = {}
@@ -243,10 +245,10 @@ def get_all_job_status(world: World, policy: FlowPolicy) -> PlannedStatus:
     done = world.completed
     listed: set[str] = set()
     for flow in world.spec.flows:
-        name = world.job_name(flow.name)
-        if name in done and name not in existing and name not in listed:
-            listed.add(name)
-            status.deleted_completed_jobs.append(name)
+        for name in policy.jobs(flow):
+            if name in done and name not in existing and name not in listed:
+                listed.add(name)
+                status.deleted_completed_jobs.append(name)
     status.pending_jobs = buckets[JobPhase.PENDING]
     status.running_jobs = buckets[JobPhase.RUNNING]
     status.failed_jobs = buckets[JobPhase.FAILED]

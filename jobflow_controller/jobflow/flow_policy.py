@@ -71,11 +71,16 @@ class FlowPolicy:
     def __init__(self, world: World) -> None:
         self.world = world
         self._recorded = RecordedEntries(world.job_flow)
-        self._job_flow_name = world.name
+
+    def judged(self, world: World) -> None:
+        """The sync's world once the probe verdicts are in (observe.check_probes asked this policy which
+        flows to judge, so it was chosen before them); nothing else of the world changes."""
+        self.world = world
 
     # -- what a flow is ---------------------------------------------------------------------------
     def jobs(self, flow: jf.Flow) -> list[str]:
-        return [jf.job_name(self._job_flow_name, flow.name)]
+        """The flow's Jobs (World.flow_job_names: one under upstream's rule, a matrix flow's many)."""
+        return self.world.flow_job_names(flow.name)
 
     def ended(self, flow: jf.Flow) -> str | None:
         """Completed once each of its Jobs ran to completion (a failed Job is created again, as upstream)."""

@@ -40,7 +40,7 @@ from jobflow_controller.apis import (
 from jobflow_controller.apis import job as vcjob
 from jobflow_controller.apis import jobflow as jf
 from jobflow_controller.apis.lifecycle import Lifecycle, pending_retry_request, retry_request_to_sync
-from jobflow_controller.apis.params import ParamsSpec
+from jobflow_controller.apis.params import ParamsSpec, flow_job_names
 from jobflow_controller.apis.rules import template_names
 from jobflow_controller.jobflow import urgency
 from jobflow_controller.jobflow.deleted_jobs import DeletedJobs
@@ -286,6 +286,4 @@ def _job_names(job_flow: Mapping[str, Any]) -> set[str]:
     """The names of the Jobs a JobFlow's flows and finally entries make (a matrix flow's, docs/params.md)."""
     name = meta.name(job_flow)
     params = ParamsSpec.of(job_flow, jf.flows(job_flow))
-    if params is None:
-        return {jf.job_name(name, flow) for flow in template_names(job_flow)}
-    return {job for flow in template_names(job_flow) for job in params.job_names(name, flow)}
+    return {job for flow in template_names(job_flow) for job in flow_job_names(params, name, flow)}

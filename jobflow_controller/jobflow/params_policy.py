@@ -93,9 +93,6 @@ class ParamsPolicy(FailureAwarePolicy):
         return {**self._when_over_budget, **jobs}
 
     # -- what a flow is -------------------------------------------------------------------------
-    def jobs(self, flow: jf.Flow) -> list[str]:
-        return self.world.flow_job_names(flow.name)
-
     def unmade(self, out: Deploy) -> Iterator[FlowJob]:
         """Upstream's unmade Jobs, a matrix flow's only up to `maxParallel`; each with its values.
 

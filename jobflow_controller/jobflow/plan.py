@@ -18,7 +18,7 @@ from typing import Any, NamedTuple, Protocol
 from jobflow_controller.apis import jobflow as jf
 from jobflow_controller.apis import meta, rules
 from jobflow_controller.apis.lifecycle import Lifecycle
-from jobflow_controller.apis.params import ParamsSpec
+from jobflow_controller.apis.params import ParamsSpec, flow_job_names
 from jobflow_controller.apis.patch_fields import PatchFields
 from jobflow_controller.apis.probe import Probe
 from jobflow_controller.apis.results import Reading, ResultsSpec
@@ -80,10 +80,8 @@ class JobFlowSpec:
         return {f.name for f in self.flows} | {f.name for f in self.finally_flows}
 
     def job_names(self, job_flow_name: str, flow_name: str) -> list[str]:
-        """A flow's Jobs: `<jobflow>-<flow>`, or a matrix flow's `<jobflow>-<flow>-<i>` (docs/params.md)."""
-        if self.params is None:
-            return [jf.job_name(job_flow_name, flow_name)]
-        return self.params.job_names(job_flow_name, flow_name)
+        """A flow's Jobs (apis/params.py `flow_job_names`, the one answer, matrix included)."""
+        return flow_job_names(self.params, job_flow_name, flow_name)
 
 
 @dataclass(frozen=True)
@@ -131,10 +129,13 @@ class World:
         return meta.name(self.job_flow)
 
     def job_name(self, flow_name: str) -> str:
+        """`<jobflow>-<flow>`: a flow's one Job under upstream's rule, and the name a flow is listed
+        under as a whole (`skippedJobs`, a Warning); its Jobs are `flow_job_names`."""
         return jf.job_name(self.name, flow_name)
 
     def flow_job_names(self, flow_name: str) -> list[str]:
-        """The flow's Jobs (one; a matrix flow's, one per index: docs/params.md)."""
+        """The flow's Jobs (one; a matrix flow's, one per index): every step asks this (or the policy's
+        `jobs`, which is this)."""
         return self.spec.job_names(self.name, flow_name)
 
     @cached_property

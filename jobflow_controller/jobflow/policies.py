@@ -16,8 +16,11 @@ from jobflow_controller.jobflow.results_policy import ResultsPolicy
 from jobflow_controller.jobflow.rules_policy import FailureAwarePolicy
 
 
-def choose_policy(world: World) -> FlowPolicy:
-    """The policy the spec asks for; a JobFlow that sets none of the new fields gets upstream's."""
+def choose_policy(world: World, *, invalid: bool = False) -> FlowPolicy:
+    """The policy the spec asks for; a JobFlow that sets none of the new fields gets upstream's, and so
+    does one whose spec can never run (`invalid`: only its status is kept, action.sync_job_flow_status)."""
+    if invalid:
+        return FlowPolicy(world)
     if world.spec.results is not None:
         return ResultsPolicy(world)
     if world.spec.params is not None:

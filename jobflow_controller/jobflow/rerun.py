@@ -43,9 +43,9 @@ def chosen_flows(world: World, request: RetryRequest, policy: FlowPolicy | None 
     return [n for n in names if n in picked]
 
 
-def plan_rerun(world: World, request: RetryRequest) -> SyncPlan:
+def plan_rerun(world: World, request: RetryRequest, policy: FlowPolicy | None = None) -> SyncPlan:
     """The status that records the re-run, and the Jobs to delete after it is written."""
-    policy = choose_policy(world)
+    policy = policy or choose_policy(world)
     flows = chosen_flows(world, request, policy)
     status = action.get_all_job_status(world, policy)
     status.retry_request = request.id

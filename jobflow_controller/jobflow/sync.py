@@ -27,12 +27,14 @@ from jobflow_controller.apis import jobflow as jf
 from jobflow_controller.apis.timeutil import format_duration
 from jobflow_controller.jobflow import action, fairness, rerun
 from jobflow_controller.jobflow import constants as c
+from jobflow_controller.jobflow.flow_policy import FlowPolicy
 from jobflow_controller.jobflow.input_warnings import InputWarnings
 from jobflow_controller.jobflow.job_flow_queue import JobFlowQueue
 from jobflow_controller.jobflow.lifecycle_actions import LifecycleActions
 from jobflow_controller.jobflow.memories import JobFlowMemories
 from jobflow_controller.jobflow.observe import JobFlowObserver
 from jobflow_controller.jobflow.plan import Deploy, JobCreate, SyncPlan, WarningEvent, World, resource_exists
+from jobflow_controller.jobflow.policies import choose_policy
 from jobflow_controller.jobflow.state import State, UpdateJobFlowStatusFn, new_state
 from jobflow_controller.jobflow.state.metrics import JobFlowMetrics
 from jobflow_controller.jobflow.status_writer import StatusWriter
@@ -162,7 +164,8 @@ class JobFlowSyncer:
         """
         request = self.input_warnings.pending_retry_request(job_flow)
         if request is not None:
-            self.execute(job_flow, rerun.plan_rerun(self.observe_and_check(job_flow), request))
+            world, policy = self._observe(job_flow)
+            self.execute(job_flow, rerun.plan_rerun(world, request, policy))
             self._queue.react(meta.namespace(job_flow), meta.name(job_flow))
             return True
         return self.lifecycle.expire(job_flow)
@@ -192,7 +195,8 @@ class JobFlowSyncer:
     # -- syncJobFlow ----------------------------------------------------------------------------
     def sync_job_flow(self, job_flow: Obj, update_state_fn: UpdateJobFlowStatusFn) -> None:
         """Upstream's `syncJobFlow`: the state machine's callback, decided by action.py."""
-        plan = action.sync_job_flow(self.observe_and_check(job_flow), update_state_fn)
+        world, policy = self._observe(job_flow)
+        plan = action.sync_job_flow(world, update_state_fn, policy)
         # `execute`, unrolled so that the status write is this function's own call.
         if plan.retain_deletes is not None:
             self.delete_all_jobs_created_by_job_flow(job_flow, plan.retain_deletes)
@@ -203,12 +207,22 @@ class JobFlowSyncer:
 
     def sync_job_flow_status(self, job_flow: Obj, update_state_fn: UpdateJobFlowStatusFn) -> None:
         """The state machine's callback for an invalid JobFlow: its status is written, nothing else."""
-        self.execute(job_flow, action.sync_job_flow_status(self.observe_and_check(job_flow), update_state_fn))
+        world, policy = self._observe(job_flow, invalid=True)
+        self.execute(job_flow, action.sync_job_flow_status(world, update_state_fn, policy))
 
     def observe_and_check(self, job_flow: Obj) -> World:
         """`observe`, the results of the Jobs that ended, then the probe checks of the flows `deploy_job`
         will judge (observe.py)."""
-        return self._observer.check_probes(self._observer.read_results(self._observer.observe(job_flow)))
+        return self._observe(job_flow)[0]
+
+    def _observe(self, job_flow: Obj, *, invalid: bool = False) -> tuple[World, FlowPolicy]:
+        """The sync's world and its one flow policy (policies.py), chosen once the results are read and
+        asked by every later step: which probe flows to check, then the plan."""
+        world = self._observer.read_results(self._observer.observe(job_flow))
+        policy = choose_policy(world, invalid=invalid)
+        world = self._observer.check_probes(world, policy)
+        policy.judged(world)
+        return world, policy
 
     # -- the plan, carried out in order ---------------------------------------------------------
     def execute(self, job_flow: Obj, plan: SyncPlan) -> None:
