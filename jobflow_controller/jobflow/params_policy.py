@@ -28,6 +28,7 @@ from jobflow_controller.apis.params import (
 )
 from jobflow_controller.apis.substitution import context_variables, job_variables
 from jobflow_controller.jobflow import constants as c
+from jobflow_controller.jobflow.flow_policy import UPSTREAM, FlowHooks
 from jobflow_controller.jobflow.matrix import JobState, job_state, matrix_outcome, next_indexes
 from jobflow_controller.jobflow.outcomes import FlowShape, JobOutcome
 from jobflow_controller.jobflow.params_budget import jobs_over_budget, when_over_budget
@@ -50,7 +51,7 @@ from jobflow_controller.jobflow.when import MESSAGE_SKIPPED_WHEN, WhenFalse, jud
 class ParamsPolicy(FailureAwarePolicy):
     """Conditions and fan-out on top of the failure-aware rules."""
 
-    def __init__(self, world: World) -> None:
+    def __init__(self, world: World, hooks: FlowHooks = UPSTREAM) -> None:
         assert world.spec.params is not None  # choose_policy picks this policy only then
         self.params: ParamsSpec = world.spec.params
         #: Each matrix flow's Jobs' states, in index order, as the outcomes were decided.
@@ -61,7 +62,7 @@ class ParamsPolicy(FailureAwarePolicy):
         self.world = world
         #: The flows whose `when` inputs are over their budget (params_budget.py): never judged.
         self._when_over_budget = when_over_budget(world, self.params, self._when_index_variables)
-        super().__init__(world)  # decides the outcomes, through `shape`
+        super().__init__(world, hooks)  # decides the outcomes, through `shape`
 
     # -- outcomes.py's seam ---------------------------------------------------------------------
     def shape(self) -> FlowShape:

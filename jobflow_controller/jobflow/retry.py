@@ -19,7 +19,8 @@ from typing import Any
 
 from jobflow_controller.apis import FINISHED_PHASES, UNFINISHED_PHASES, JobPhase, meta
 from jobflow_controller.apis import job as vcjob
-from jobflow_controller.apis.retry import RECREATING, RERUN, RETRYING, RetryPolicy
+from jobflow_controller.apis import jobflow as jf
+from jobflow_controller.apis.retry import RECREATING, RERUN, RETRYING, RetryPolicy, job_attempt
 from jobflow_controller.apis.status import JobRunningHistory, JobStatus
 from jobflow_controller.apis.timeutil import parse_time
 from jobflow_controller.jobflow import constants as c
@@ -136,3 +137,24 @@ def jobs_to_delete(world: World, retrying: list[str]) -> list[Obj]:
         return []
     names = set(retrying)
     return [j for j in world.jobs if meta.name(j) in names and not meta.metadata(j).get("deletionTimestamp")]
+
+
+class _AttemptsHook:
+    """Retries and re-runs at the flow policy's named points (flow_policy.py `AttemptsHook`)."""
+
+    def attempt(self, entry: JobStatus | None) -> int:
+        return recreations(entry)
+
+    def wait(self, world: World, flow: jf.Flow, entry: JobStatus | None) -> float:
+        if not awaiting_recreate(entry):
+            return 0.0
+        return backoff_left(entry, world.spec.retry.policies.get(flow.name), world.now)
+
+    def fresh_read(self, world: World, flow: jf.Flow) -> bool:
+        return flow.name in world.spec.retry.policies
+
+    def superseded(self, job: Obj, entry: JobStatus | None) -> bool:
+        return entry is not None and job_attempt(job) < recreations(entry)
+
+
+HOOK = _AttemptsHook()
