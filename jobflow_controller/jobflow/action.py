@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from collections.abc import Set as AbstractSet
+from functools import partial
 from typing import Any
 
 from informers.errors import NotFoundError
@@ -27,13 +28,12 @@ from jobflow_controller.apis import job as vcjob
 from jobflow_controller.apis import jobflow as jf
 from jobflow_controller.apis.builders import new_job
 from jobflow_controller.apis.patch import PatchError
-from jobflow_controller.apis.retry import ATTEMPT_ANNOTATION, RECREATING
+from jobflow_controller.apis.retry import RECREATING
 from jobflow_controller.apis.status import Condition, JobRunningHistory, JobStatus
 from jobflow_controller.apis.timeutil import add_duration, format_time, parse_time
 from jobflow_controller.jobflow import lifecycle, retry, status_size
 from jobflow_controller.jobflow.flow_policy import FlowPolicy
 from jobflow_controller.jobflow.job_status_index import JobStatusIndex
-from jobflow_controller.jobflow.params_budget import annotations_over, expanded_job, invalid_params
 from jobflow_controller.jobflow.patch import check_patch, invalid_patch
 from jobflow_controller.jobflow.plan import Deploy, FlowJob, JobCreate, PlannedStatus, SyncPlan, WarningEvent, World
 from jobflow_controller.jobflow.policies import choose_policy
@@ -127,12 +127,14 @@ def deploy_job(world: World, policy: FlowPolicy) -> Deploy:
             break
         if policy.is_due(made.flow, out, judge):
             creates += 1
-            out.steps.append(load_job_template_and_set_job(world, made))
+            out.steps.append(load_job_template_and_set_job(world, made, policy))
         else:
             warning = check_patch(world, made.flow)
             if warning is not None:
                 out.steps.append(warning)
-    out.steps.extend(policy.closing(MAX_CREATES_PER_SYNC - creates, out, load_job_template_and_set_job))
+    out.steps.extend(
+        policy.closing(MAX_CREATES_PER_SYNC - creates, out, partial(load_job_template_and_set_job, policy=policy))
+    )
     return out
 
 
@@ -175,36 +177,33 @@ def judge(
     return True
 
 
-def load_job_template_and_set_job(world: World, made: FlowJob) -> JobCreate | WarningEvent:
+def load_job_template_and_set_job(
+    world: World, made: FlowJob, policy: FlowPolicy | None = None
+) -> JobCreate | WarningEvent:
     """The Job to create for `made`; its template missing is the create's error, as upstream's lister says.
 
     A patch that cannot apply is no error of the sync (retrying cannot help until the JobFlow or
-    the template changes, and each of those enqueues the JobFlow): an `InvalidPatch` WarningEvent;
-    an expansion over its budget likewise (params_budget.py): an `InvalidParams` WarningEvent.
+    the template changes, and each of those enqueues the JobFlow): an `InvalidPatch` WarningEvent.
+    What the extensions add to the Job (or why they refuse it: a WarningEvent) is the policy's
+    (`refused`, `set_job`; None: upstream's rule).
     """
     flow, job_name = made.flow, made.job_name
     template = world.templates.get(flow.name)
     if template is None:
         error = NotFoundError.for_resource(FLOW_GROUP, "jobtemplate", flow.name)
         return JobCreate(flow.name, job_name, None, error=error, fresh_read=made.fresh_read)
-    if made.problem is not None:
-        return invalid_params(made, made.problem)
+    policy = policy or FlowPolicy(world)
+    refused = policy.refused(made)
+    if refused is not None:
+        return refused
     try:
         job = new_job(world.job_flow, flow.name, job_name, template, flow.patch, world.spec.patch_fields)
     except PatchError as err:
         return invalid_patch(job_name, flow.name, err)
-    if made.variables is not None:
-        expanded = expanded_job(job, made)
-        if isinstance(expanded, WarningEvent):
-            return expanded
-        job = expanded
-    annotations = job["metadata"]["annotations"]
-    if made.attempt > 0:
-        annotations[ATTEMPT_ANNOTATION] = str(made.attempt)
-    annotations.update(made.annotations)
-    job["metadata"]["labels"].update(made.labels)
-    too_large = annotations_over(job, made) if made.variables is not None else None
-    return too_large or JobCreate(flow.name, job_name, job, fresh_read=made.fresh_read)
+    finished = policy.set_job(made, job)
+    if isinstance(finished, WarningEvent):
+        return finished
+    return JobCreate(flow.name, job_name, finished, fresh_read=made.fresh_read)
 
 
 # -- step 3: the status -----------------------------------------------------------------------------

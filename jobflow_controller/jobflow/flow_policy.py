@@ -43,7 +43,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from jobflow_controller.apis import FINISHED_PHASES, meta
 from jobflow_controller.apis import jobflow as jf
@@ -97,6 +97,10 @@ class AttemptsHook(Protocol):
 
     def superseded(self, job: meta.Obj, entry: JobStatus | None) -> bool:
         """A Job its next attempt replaces (retried or re-run, not gone yet): its entry is the record."""
+        ...
+
+    def mark(self, job: dict[str, Any], attempt: int) -> None:
+        """Record on a Job being built which attempt it is."""
         ...
 
 
@@ -212,6 +216,19 @@ class FlowPolicy:
     def superseded(self, job: meta.Obj, entry: JobStatus | None) -> bool:
         """A Job its next attempt replaces (attempts): upstream has no such Job."""
         return self.hooks.attempts is not None and self.hooks.attempts.superseded(job, entry)
+
+    def refused(self, made: FlowJob) -> WarningEvent | None:
+        """Why `made` must not be built (an extension's budget, params_budget.py); None under upstream's rule."""
+        return None
+
+    def set_job(self, made: FlowJob, job: dict[str, Any]) -> dict[str, Any] | WarningEvent:
+        """The Job `load_job_template_and_set_job` built from the template, finished: its attempt (the
+        attempts hook) and the annotations and labels `made` carries (none under upstream's rule)."""
+        if self.hooks.attempts is not None:
+            self.hooks.attempts.mark(job, made.attempt)
+        job["metadata"]["annotations"].update(made.annotations)
+        job["metadata"]["labels"].update(made.labels)
+        return job
 
     def _targets_met(self, flow: jf.Flow, out: Deploy, judge: Judge) -> bool:
         """Upstream's `judge`; a flow with a probe whose verdict is in: the targets that passed the probe

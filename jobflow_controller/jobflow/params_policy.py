@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from functools import cached_property
+from typing import Any
 
 from jobflow_controller.apis import jobflow as jf
 from jobflow_controller.apis.params import (
@@ -31,7 +32,13 @@ from jobflow_controller.jobflow import constants as c
 from jobflow_controller.jobflow.flow_policy import UPSTREAM, FlowHooks
 from jobflow_controller.jobflow.matrix import JobState, job_state, matrix_outcome, next_indexes
 from jobflow_controller.jobflow.outcomes import FlowShape, JobOutcome
-from jobflow_controller.jobflow.params_budget import jobs_over_budget, when_over_budget
+from jobflow_controller.jobflow.params_budget import (
+    annotations_over,
+    expanded_job,
+    invalid_params,
+    jobs_over_budget,
+    when_over_budget,
+)
 from jobflow_controller.jobflow.plan import (
     Build,
     Deploy,
@@ -125,6 +132,23 @@ class ParamsPolicy(FailureAwarePolicy):
         if self._started(flow.name) and self.ended(flow) is None:
             return not self.found.halted
         return super().is_due(flow, out, judge)
+
+    def refused(self, made: FlowJob) -> WarningEvent | None:
+        """A flow over the JobFlow's expansion budget gets no Job: an `InvalidParams` WarningEvent."""
+        return invalid_params(made, made.problem) if made.problem is not None else None
+
+    def set_job(self, made: FlowJob, job: dict[str, Any]) -> dict[str, Any] | WarningEvent:
+        """The Job expanded with `made.variables` before the rest is added; its annotations within
+        Kubernetes' total (params_budget.py)."""
+        if made.variables is None:
+            return super().set_job(made, job)
+        expanded = expanded_job(job, made)
+        if isinstance(expanded, WarningEvent):
+            return expanded
+        finished = super().set_job(made, expanded)
+        if isinstance(finished, WarningEvent):
+            return finished
+        return annotations_over(finished, made) or finished
 
     def closing(self, room: int, out: Deploy, build: Build) -> list[JobCreate | WarningEvent]:
         """The finally Jobs, expanded as the flows' (params and context)."""

@@ -20,7 +20,7 @@ from typing import Any
 from jobflow_controller.apis import FINISHED_PHASES, UNFINISHED_PHASES, JobPhase, meta
 from jobflow_controller.apis import job as vcjob
 from jobflow_controller.apis import jobflow as jf
-from jobflow_controller.apis.retry import RECREATING, RERUN, RETRYING, RetryPolicy, job_attempt
+from jobflow_controller.apis.retry import ATTEMPT_ANNOTATION, RECREATING, RERUN, RETRYING, RetryPolicy, job_attempt
 from jobflow_controller.apis.status import JobRunningHistory, JobStatus
 from jobflow_controller.apis.timeutil import parse_time
 from jobflow_controller.jobflow import constants as c
@@ -155,6 +155,10 @@ class _AttemptsHook:
 
     def superseded(self, job: Obj, entry: JobStatus | None) -> bool:
         return entry is not None and job_attempt(job) < recreations(entry)
+
+    def mark(self, job: dict[str, Any], attempt: int) -> None:
+        if attempt > 0:
+            job["metadata"]["annotations"][ATTEMPT_ANNOTATION] = str(attempt)
 
 
 HOOK = _AttemptsHook()
