@@ -84,6 +84,10 @@ class JobFlowObserver:
         )
         return world
 
+    def expect_created(self, namespace: str, job_name: str) -> None:
+        """A Job this sync created: until the informer shows it, `observe` counts it as there."""
+        self.create_expectations.created(namespace, job_name)
+
     def read_results(self, world: World) -> World:
         """Ours (docs/results.md): the results of the Jobs that ended and were not read yet, one GET of a
         pod each (results_reader.py). A JobFlow that declares none is returned as it is."""

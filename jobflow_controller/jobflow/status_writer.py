@@ -15,7 +15,7 @@ from typing import Any
 
 import structlog
 
-from jobflow_controller.apis import meta
+from jobflow_controller.apis import FlowRequest, meta
 from jobflow_controller.jobflow.job_flow_queue import JobFlowQueue, request_for
 from jobflow_controller.jobflow.own_writes import OwnWrites
 from jobflow_controller.jobflow.pacing import (
@@ -88,6 +88,10 @@ class StatusWriter:
         return True
 
     # -- what the handlers and the controller tell it ---------------------------------------------
+    def job_changed(self, req: FlowRequest, status_only: bool) -> None:
+        """One of the JobFlow's Jobs changed: queue its sync now, or (`status_only`) when the pacing says."""
+        self.pacing.job_changed(req, status_only)
+
     def observed(self, job_flow: Obj) -> None:
         """The informer shows `job_flow`: our record of a write it shows is no longer needed."""
         self.own_writes.observed(job_flow)

@@ -41,11 +41,20 @@ from jobflow_controller.jobflow.status_writer import StatusWriter
 from jobflow_controller.jobflow.validated import ValidationMemory
 from jobflow_controller.kube.clientset import Clientset
 from jobflow_controller.kube.conflict import DEFAULT_RETRY, retry_on_conflict
-from jobflow_controller.kube.errors import AlreadyExistsError, ConflictError, from_status, is_conflict, is_refusal
+from jobflow_controller.kube.errors import AlreadyExistsError, ConflictError, is_conflict, is_refusal
 
 log = structlog.get_logger(__name__)
 
 Obj = Mapping[str, Any]
+
+
+class StaleJobFlow(ConflictError):
+    """The JobFlow a sync started from is older than the API server's (a GET before a create that reads
+    the status found it): no API error, but a conflict in the optimistic-concurrency sense, so
+    `handle_job_flow` syncs again from the API server's copy, as after a 409 on the status write."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(409, "Conflict", message)
 
 
 def _sync_failed(req: FlowRequest, err: Exception) -> RuntimeError:
@@ -308,6 +317,11 @@ class JobFlowSyncer:
                 continue
             created += 1
             try:
+                if step.fresh_read and self._cache_is_behind(job_flow):
+                    # The retries done, and whether one waits for its backoff, are read from this
+                    # status: a cached copy behind our own last write (one recording a retry) would
+                    # re-create the Job too early, under the wrong attempt.
+                    raise StaleJobFlow(f"jobflow {name}: cache behind, not creating {step.job_name}")
                 self.create_job(job_flow, step)
             except Exception as err:  # noqa: BLE001 - the other flows still get their turn
                 first_err = first_err or err
@@ -319,11 +333,6 @@ class JobFlowSyncer:
 
     def create_job(self, job_flow: Obj, create: JobCreate) -> None:
         ns, job_name = meta.namespace(job_flow), create.job_name
-        if create.fresh_read and self._cache_is_behind(job_flow):
-            # The retries done, and whether one waits for its backoff, are read from this status: a
-            # cached copy behind our own last write (one recording a retry) would re-create the Job
-            # too early, under the wrong attempt. Sync again from the API server's copy.
-            raise from_status(409, "Conflict", f"jobflow {meta.name(job_flow)}: cache behind, not creating {job_name}")
         if create.error is not None:
             raise create.error
         assert create.body is not None
@@ -340,7 +349,7 @@ class JobFlowSyncer:
                     job_flow, c.EVENT_WARNING, c.REASON_FAILED_CREATE, c.MESSAGE_FAILED_CREATE, job_name, err
                 )
             raise
-        self._observer.create_expectations.created(ns, job_name)
+        self._observer.expect_created(ns, job_name)
         self._recorder.eventf(job_flow, c.EVENT_NORMAL, c.REASON_CREATED, c.MESSAGE_CREATED, job_name)
 
     def _check_existing_job(self, job_flow: Obj, job_name: str) -> None:
