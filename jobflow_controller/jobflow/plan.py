@@ -26,7 +26,7 @@ from jobflow_controller.apis.retry import RetryPolicies, retry_policies
 from jobflow_controller.apis.rules import FailurePolicy
 from jobflow_controller.apis.status import JobFlowStatus
 from jobflow_controller.jobflow import constants as c
-from jobflow_controller.jobflow.deleted_jobs import recorded_completed, superseded
+from jobflow_controller.jobflow.deleted_jobs import recorded_completed, replaced_since_deleted
 
 Obj = Mapping[str, Any]
 #: The readings of a sync that read none: one shared empty mapping (no new memory per sync).
@@ -146,7 +146,7 @@ class World:
     @cached_property
     def completed(self) -> frozenset[str]:
         """The Jobs of this JobFlow object that ran to completion: recorded so, or seen deleted so."""
-        gone = set(self.deleted_completed) - superseded(self.job_flow, self.deleted_completed)
+        gone = set(self.deleted_completed) - replaced_since_deleted(self.job_flow, self.deleted_completed)
         return self.recorded_completed | frozenset(gone)
 
 
