@@ -73,22 +73,15 @@ def sync_job_flow(world: World, update_state_fn: UpdateJobFlowStatusFn, policy: 
     if world.spec.retain_policy == RetainPolicy.DELETE and phase == Phase.SUCCEED:
         return SyncPlan(retain_deletes=delete_all_jobs_created_by_job_flow(world))
     policy = policy or choose_policy(world)
-    plan = SyncPlan(deploy=deploy_job(world, policy), retry_warning=retry.invalid_policy_warning(world, phase))
-    status = get_all_job_status(world, policy)
+    plan = SyncPlan(deploy=deploy_job(world, policy))  # upstream's deployJob
+    status = get_all_job_status(world, policy)  # upstream's getAllJobStatus
     policy.record_outcomes(status, plan)
-    retries = retry.plan_retries(world, phase, status)
-    policy.decide_phase(status, update_state_fn, len(world.spec.flows))
-    if (status.phase not in UNFINISHED_PHASES or policy.halted) and retries:
-        # Another flow failed the JobFlow: nothing is re-created any more, so nothing is deleted.
-        dropped = {meta.name(r.job) for r in retries}
-        status.retrying_jobs = [n for n in status.retrying_jobs if n not in dropped]
-        retries = []
+    retries = retry.plan_retries(world, phase, status, plan)  # ours: docs/retry.md
+    policy.decide_phase(status, update_state_fn, len(world.spec.flows))  # upstream's updateStateFn
+    retries = retry.unless_ended(status, retries, status.phase not in UNFINISHED_PHASES or policy.halted)
     lifecycle.apply(world, status, plan, policy.stop)  # ours: suspend, shutdown, deadlines (docs/lifecycle.md)
-    now = format_time(world.now)
-    for one in retries:
-        retry.record_retry(status, one, now)
-    plan.status, plan.retries = status, retries
-    plan.retry_deletes = retry.jobs_to_delete(world, status.retrying_jobs)
+    retry.record_retries(world, status, plan, retries)
+    plan.status = status
     return status_size.fit(plan, world.job_flow)
 
 

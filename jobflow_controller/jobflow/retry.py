@@ -22,10 +22,10 @@ from jobflow_controller.apis import job as vcjob
 from jobflow_controller.apis import jobflow as jf
 from jobflow_controller.apis.retry import ATTEMPT_ANNOTATION, RECREATING, RERUN, RETRYING, RetryPolicy, job_attempt
 from jobflow_controller.apis.status import JobRunningHistory, JobStatus
-from jobflow_controller.apis.timeutil import parse_time
+from jobflow_controller.apis.timeutil import format_time, parse_time
 from jobflow_controller.jobflow import constants as c
 from jobflow_controller.jobflow.job_status_index import JobStatusIndex
-from jobflow_controller.jobflow.plan import PlannedStatus, Retry, WarningEvent, World
+from jobflow_controller.jobflow.plan import PlannedStatus, Retry, SyncPlan, WarningEvent, World
 
 Obj = Mapping[str, Any]
 
@@ -88,11 +88,13 @@ def invalid_policy_warning(world: World, phase: str) -> WarningEvent | None:
     return WarningEvent(c.REASON_INVALID_RETRY, c.MESSAGE_INVALID_RETRY, ("; ".join(problems),))
 
 
-def plan_retries(world: World, phase: str, status: PlannedStatus) -> list[Retry]:
+def plan_retries(world: World, phase: str, status: PlannedStatus, plan: SyncPlan) -> list[Retry]:
     """The flows' Jobs that ended Failed or Terminated and have retries left, in spec order.
 
-    Each is added to `status.retrying_jobs`, so the phase rules do not count it as a failure.
+    Each is added to `status.retrying_jobs`, so the phase rules do not count it as a failure. The
+    policies in force that are malformed get their Warning (`plan.retry_warning`).
     """
+    plan.retry_warning = invalid_policy_warning(world, phase)
     policies = world.spec.retry.policies
     if phase not in UNFINISHED_PHASES or not policies:
         return []
@@ -113,6 +115,26 @@ def plan_retries(world: World, phase: str, status: PlannedStatus) -> list[Retry]
         delay = retry_delay(policy, done + 1)
         out.append(Retry(job=job, attempt=done + 1, max_retries=policy.max_retries, backoff=delay))
     return out
+
+
+def unless_ended(status: PlannedStatus, retries: list[Retry], ended: bool) -> list[Retry]:
+    """`retries`, or none once another flow failed the JobFlow (or the flows halted): nothing is
+    re-created any more, so nothing is deleted, and the Jobs count as failed again."""
+    if not ended or not retries:
+        return retries
+    dropped = {meta.name(r.job) for r in retries}
+    status.retrying_jobs = [n for n in status.retrying_jobs if n not in dropped]
+    return []
+
+
+def record_retries(world: World, status: PlannedStatus, plan: SyncPlan, retries: list[Retry]) -> None:
+    """Each retry into the status (`record_retry`), and into the plan: its event after the write, then
+    the Jobs the status records as retried deleted."""
+    now = format_time(world.now)
+    for one in retries:
+        record_retry(status, one, now)
+    plan.retries = retries
+    plan.retry_deletes = jobs_to_delete(world, status.retrying_jobs)
 
 
 def record_retry(status: PlannedStatus, retry: Retry, now: str) -> None:
