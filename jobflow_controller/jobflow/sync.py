@@ -166,11 +166,8 @@ class JobFlowSyncer:
         return state
 
     def _lifecycle_first(self, job_flow: Obj) -> bool:
-        """Ours (docs/lifecycle.md), in any phase: a re-run asked for, or a finished JobFlow's TTL.
-
-        True when that was the whole sync (the re-run's status is written and the JobFlow queued
-        again at once; or the JobFlow was deleted).
-        """
+        """Ours (docs/lifecycle.md), in any phase: a re-run asked for, or a finished JobFlow's TTL. True
+        when that was the whole sync (the re-run's status written, the JobFlow queued again; or deleted)."""
         request = self.input_warnings.pending_retry_request(job_flow)
         if request is not None:
             world, policy = self._observe(job_flow)
