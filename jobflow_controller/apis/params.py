@@ -209,3 +209,11 @@ class ParamsSpec:
         if found is None:
             return [jf.job_name(job_flow_name, flow_name)]
         return matrix_job_names(job_flow_name, flow_name, found)
+
+
+def flow_job_names(params: ParamsSpec | None, job_flow_name: str, flow_name: str) -> list[str]:
+    """The one answer to "which Jobs does this flow have": `<jobflow>-<flow>` (upstream's), or a matrix
+    flow's `<jobflow>-<flow>-<i>`, one per combination, in index order (docs/params.md)."""
+    if params is None:
+        return [jf.job_name(job_flow_name, flow_name)]
+    return params.job_names(job_flow_name, flow_name)

@@ -270,8 +270,7 @@ def _started(world: World, outcomes: Outcomes, running: bool) -> str:
 
 def skip_notices(world: World, outcomes: Outcomes) -> list[Notice]:
     """One `Skipped` event per flow newly Skipped (not in the status's `skippedJobs` yet)."""
-    recorded = jf.status(world.job_flow).get("skippedJobs")
-    already = {str(n) for n in recorded} if isinstance(recorded, list) else set()
+    already = set(jf.skipped_jobs(world.job_flow))
     by_name = {f.name: f for f in world.spec.flows}
     out = []
     for name in outcomes.skipped:

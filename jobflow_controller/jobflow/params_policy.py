@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from functools import cached_property
+from typing import Any
 
 from jobflow_controller.apis import jobflow as jf
 from jobflow_controller.apis.params import (
@@ -28,9 +29,16 @@ from jobflow_controller.apis.params import (
 )
 from jobflow_controller.apis.substitution import context_variables, job_variables
 from jobflow_controller.jobflow import constants as c
+from jobflow_controller.jobflow.flow_policy import UPSTREAM, FlowHooks
 from jobflow_controller.jobflow.matrix import JobState, job_state, matrix_outcome, next_indexes
 from jobflow_controller.jobflow.outcomes import FlowShape, JobOutcome
-from jobflow_controller.jobflow.params_budget import jobs_over_budget, when_over_budget
+from jobflow_controller.jobflow.params_budget import (
+    annotations_over,
+    expanded_job,
+    invalid_params,
+    jobs_over_budget,
+    when_over_budget,
+)
 from jobflow_controller.jobflow.plan import (
     Build,
     Deploy,
@@ -50,7 +58,7 @@ from jobflow_controller.jobflow.when import MESSAGE_SKIPPED_WHEN, WhenFalse, jud
 class ParamsPolicy(FailureAwarePolicy):
     """Conditions and fan-out on top of the failure-aware rules."""
 
-    def __init__(self, world: World) -> None:
+    def __init__(self, world: World, hooks: FlowHooks = UPSTREAM) -> None:
         assert world.spec.params is not None  # choose_policy picks this policy only then
         self.params: ParamsSpec = world.spec.params
         #: Each matrix flow's Jobs' states, in index order, as the outcomes were decided.
@@ -61,7 +69,7 @@ class ParamsPolicy(FailureAwarePolicy):
         self.world = world
         #: The flows whose `when` inputs are over their budget (params_budget.py): never judged.
         self._when_over_budget = when_over_budget(world, self.params, self._when_index_variables)
-        super().__init__(world)  # decides the outcomes, through `shape`
+        super().__init__(world, hooks)  # decides the outcomes, through `shape`
 
     # -- outcomes.py's seam ---------------------------------------------------------------------
     def shape(self) -> FlowShape:
@@ -93,9 +101,6 @@ class ParamsPolicy(FailureAwarePolicy):
         return {**self._when_over_budget, **jobs}
 
     # -- what a flow is -------------------------------------------------------------------------
-    def jobs(self, flow: jf.Flow) -> list[str]:
-        return self.world.flow_job_names(flow.name)
-
     def unmade(self, out: Deploy) -> Iterator[FlowJob]:
         """Upstream's unmade Jobs, a matrix flow's only up to `maxParallel`; each with its values.
 
@@ -127,6 +132,23 @@ class ParamsPolicy(FailureAwarePolicy):
         if self._started(flow.name) and self.ended(flow) is None:
             return not self.found.halted
         return super().is_due(flow, out, judge)
+
+    def refused(self, made: FlowJob) -> WarningEvent | None:
+        """A flow over the JobFlow's expansion budget gets no Job: an `InvalidParams` WarningEvent."""
+        return invalid_params(made, made.problem) if made.problem is not None else None
+
+    def set_job(self, made: FlowJob, job: dict[str, Any]) -> dict[str, Any] | WarningEvent:
+        """The Job expanded with `made.variables` before the rest is added; its annotations within
+        Kubernetes' total (params_budget.py)."""
+        if made.variables is None:
+            return super().set_job(made, job)
+        expanded = expanded_job(job, made)
+        if isinstance(expanded, WarningEvent):
+            return expanded
+        finished = super().set_job(made, expanded)
+        if isinstance(finished, WarningEvent):
+            return finished
+        return annotations_over(finished, made) or finished
 
     def closing(self, room: int, out: Deploy, build: Build) -> list[JobCreate | WarningEvent]:
         """The finally Jobs, expanded as the flows' (params and context)."""
