@@ -6,7 +6,8 @@ Shared by the webhook (which refuses the JobFlow) and the controller (a stored o
 * `spec.params`: a list of `{name, value}` objects, each name unique, `[A-Za-z_][A-Za-z0-9_-]*` and
   at most `MAX_PARAM_NAME_LENGTH` characters, each value a string;
 * a flow's `when`: a list of at most `MAX_WHEN_EXPRESSIONS` `{input, operator, values}`, the
-  operator `in` or `notin`, `values` a non-empty list of at most `MAX_WHEN_VALUES` strings;
+  operator `in` or `notin`, `values` a non-empty list of at most `MAX_WHEN_VALUES` strings, or
+  `{cel}` (validation/when_cel.py);
 * a flow's `matrix`: `params` a non-empty list of `{name, values}` (names as above, unique;
   `values` a non-empty list of strings), at most `MAX_MATRIX_COMBINATIONS` combinations,
   `maxParallel` at least 1, and its last Job's name `<jobflow>-<flow>-<N-1>` a valid Job name;
@@ -38,6 +39,7 @@ from jobflow_controller.apis.params import (
 from jobflow_controller.validation.limits import MAX_FLOWS, MAX_MATRIX_PARAMS, MAX_PARAMS
 from jobflow_controller.validation.names import MAX_JOB_NAME_LENGTH, is_subdomain, job_name
 from jobflow_controller.validation.rawflows import raw_flows
+from jobflow_controller.validation.when_cel import cel_item_problems, neither_problem
 
 __all__ = ["OPERATORS", "PARAM_NAME", "flow_params_problems", "params_problems", "params_spec"]
 
@@ -170,6 +172,12 @@ def _when_problems(prefix: str, raw: object) -> list[str]:
         where = f"{prefix}: when[{index}]"
         if not isinstance(entry, Mapping):
             problems.append(f"{where}: must be an object with input, operator and values, got {_json(entry)}")
+            continue
+        if "cel" in entry:  # docs/results.md
+            problems.extend(cel_item_problems(where, entry))
+            continue
+        if (neither := neither_problem(where, entry)) is not None:
+            problems.append(neither)
             continue
         problems.extend(_string_problems(f"{where}.input", entry.get("input")))
         operator = entry.get("operator")
