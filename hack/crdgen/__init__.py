@@ -85,6 +85,8 @@ from crdgen.params import (
     NAME_SHAPE_RULE,
     NAMES_UNIQUE_RULE,
     PARAMS_POINTERS,
+    WHEN_ONE_OF_MESSAGE,
+    WHEN_ONE_OF_RULE,
     params_patch,
     params_rules_patch,
 )
@@ -138,6 +140,8 @@ __all__ = [
     "NAME_SHAPE_RULE",
     "OUR_ADDITIONS",
     "PARAMS_POINTERS",
+    "WHEN_ONE_OF_MESSAGE",
+    "WHEN_ONE_OF_RULE",
     "PROBE_NEEDS_ALL_COMPLETED_RULE",
     "RESULTS_POINTERS",
     "RETRY_FIELD_POINTER",
