@@ -97,11 +97,16 @@ class CompiledCel:
 
 def compile_cel(text: str) -> CompiledCel:
     """`text` compiled, after our static limits; raises `CelError` with the reason. Cached by text."""
+    _check_length(text)
+    return _compile_cached(text)
+
+
+def _check_length(text: object) -> None:
+    """First of all: the scan below is quadratic at worst (an unterminated string tried from each quote)."""
     if not isinstance(text, str):
         raise CelError(f"must be a string, not {type(text).__name__}")
     if len(text) > MAX_CEL_LENGTH:
         raise CelError(f"longer than {MAX_CEL_LENGTH} characters ({len(text)})")
-    return _compile_cached(text)
 
 
 @functools.lru_cache(maxsize=CACHE_SIZE)
@@ -155,6 +160,7 @@ class _Shape:
 
 def check_shape(text: str) -> None:
     """Raise `CelError` when `text` breaks one of the static limits of the module docstring."""
+    _check_length(text)
     tokens = [(m.lastgroup or "", m.group(), m.start()) for m in _TOKEN.finditer(text) if m.lastgroup != "skip"]
     shape = _Shape()
     for i, (kind, token, at) in enumerate(tokens):

@@ -19,7 +19,8 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from jobflow_controller.apis.cel_expression import CelError, compile_cel, evaluate_cel
-from jobflow_controller.apis.results import result_reference
+from jobflow_controller.apis.results import MAX_TOTAL_RESULT_BYTES, result_reference
+from jobflow_controller.apis.tenant_text import load_json
 from jobflow_controller.jobflow.plan import WarningEvent
 
 #: The Normal `Skipped` event's message for a flow whose `cel` item is false (the reason is
@@ -34,6 +35,8 @@ MAX_QUOTED: Final = 200
 #: The longest error quoted (the library's message may quote the expression).
 MAX_ERROR: Final = 300
 
+#: The longest `[*]` value read: every result of the JobFlow, each escaped (results_policy.py writes it).
+MAX_ARRAY_BYTES: Final = 2 * MAX_TOTAL_RESULT_BYTES
 _PREFIXES: Final = {"params.": "params", "context.": "context"}
 
 
@@ -99,9 +102,8 @@ def cel_variables(variables: Mapping[str, str]) -> dict[str, Any]:
 
 def _array(value: str) -> list[str]:
     """A matrix flow's `[*]` value (a JSON array of strings, results_policy.py's) as a list."""
-    try:
-        found = json.loads(value)
-    except ValueError:
+    found, problem = load_json(value, "results", max_bytes=MAX_ARRAY_BYTES)
+    if problem is not None:
         return []
     return [v if isinstance(v, str) else json.dumps(v) for v in found] if isinstance(found, list) else []
 
