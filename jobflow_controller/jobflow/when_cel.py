@@ -13,7 +13,10 @@ Compiled programs are cached by text (apis/cel_expression.py).
 
 from __future__ import annotations
 
+import hashlib
 import json
+import threading
+from collections import OrderedDict
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Final
@@ -35,6 +38,8 @@ MAX_QUOTED: Final = 200
 #: The longest error quoted (the library's message may quote the expression).
 MAX_ERROR: Final = 300
 
+#: Values kept by (expression, variables): a few per flow with a `cel` of the JobFlows in flight.
+VERDICTS_CACHED: Final = 1024
 #: The longest `[*]` value read: every result of the JobFlow, each escaped (results_policy.py writes it).
 MAX_ARRAY_BYTES: Final = 2 * MAX_TOTAL_RESULT_BYTES
 _PREFIXES: Final = {"params.": "params", "context.": "context"}
@@ -74,13 +79,53 @@ def invalid_when_warnings(invalid: Mapping[str, WhenInvalid]) -> list[tuple[str,
 
 def judge_cel(index: int, text: str, variables: Mapping[str, str]) -> WhenCelFalse | WhenInvalid | None:
     """None when the item holds, `WhenCelFalse` when it is false, `WhenInvalid` when it cannot say."""
+    verdict = _VERDICTS.get(text, variables)
+    if isinstance(verdict, str):
+        return WhenInvalid(index, text, verdict)
+    return None if verdict else WhenCelFalse(text)
+
+
+def _verdict(text: str, variables: Mapping[str, str]) -> bool | str:
+    """True or False, or why the expression cannot be judged."""
     try:
         value = evaluate_cel(compile_cel(text), cel_variables(variables))
     except CelError as err:
-        return WhenInvalid(index, text, str(err))
+        return str(err)
     if not isinstance(value, bool):
-        return WhenInvalid(index, text, f"must return a bool, returned {type(value).__name__}")
-    return None if value else WhenCelFalse(text)
+        return f"must return a bool, returned {type(value).__name__}"
+    return value
+
+
+class _Verdicts:
+    """Verdicts by (expression, a digest of the variables). CEL is pure (no clock, no I/O), and a flow
+    skipped or failed by `when` has no Job, so every sync of its JobFlow judges it again: with the same
+    results and params that costs a digest, not an evaluation. Bounded, least recently used first out;
+    only the verdict is kept (never the value, nor the variables)."""
+
+    def __init__(self, size: int) -> None:
+        self._size = size
+        self._lock = threading.Lock()
+        self._kept: OrderedDict[tuple[str, bytes], bool | str] = OrderedDict()
+
+    def get(self, text: str, variables: Mapping[str, str]) -> bool | str:
+        digest = hashlib.sha256()
+        for name, value in sorted(variables.items()):
+            digest.update(f"{len(name)}:{name}{len(value)}:".encode())
+            digest.update(value.encode("utf-8", "surrogatepass"))
+        key = (text, digest.digest())
+        with self._lock:
+            if key in self._kept:
+                self._kept.move_to_end(key)
+                return self._kept[key]
+        verdict = _verdict(text, variables)
+        with self._lock:
+            self._kept[key] = verdict
+            while len(self._kept) > self._size:
+                self._kept.popitem(last=False)
+        return verdict
+
+
+_VERDICTS: Final = _Verdicts(VERDICTS_CACHED)
 
 
 def cel_variables(variables: Mapping[str, str]) -> dict[str, Any]:

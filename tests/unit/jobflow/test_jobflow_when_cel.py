@@ -152,3 +152,21 @@ def test_the_warning_is_given_once_per_cause_and_generation() -> None:
     job_flow["metadata"]["generation"] = 2
     warnings.warn(job_flow, WarningEvent(REASON_INVALID_WHEN, "%s", ("publish/0",)), "publish/0")
     assert events == ["publish/0", "other/1", "publish/0"]
+
+
+def test_a_verdict_is_evaluated_once_for_the_same_expression_and_variables(monkeypatch: pytest.MonkeyPatch) -> None:
+    from jobflow_controller.jobflow import when_cel
+
+    calls: list[str] = []
+    real = when_cel.evaluate_cel
+
+    def counting(compiled: Any, variables: Any) -> object:
+        calls.append(compiled.text)
+        return real(compiled, variables)
+
+    monkeypatch.setattr(when_cel, "evaluate_cel", counting)
+    text = "params['mode'] == 'once'"
+    for _ in range(3):
+        assert judge_cel(0, text, {"params.mode": "once"}) is None
+    assert isinstance(judge_cel(0, text, {"params.mode": "twice"}), WhenCelFalse)
+    assert calls == [text, text]
