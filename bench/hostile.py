@@ -45,6 +45,8 @@ Scenarios, one after another on that controller, each with ``BYSTANDERS`` "bysta
   it, tracebacks, and the Warnings on it (one per cause is the target; issue 33 item 2).
 * ``cron_overflow`` and ``cron_foreign_run``: CronJobFlows with values admission would refuse, and
   a run re-created by someone else under its name (issue 42 items 3-4; ``bench/_hostile_cron.py``).
+* ``cel_hostile``: JobFlows whose flows' ``when[].cel`` items are the costliest that pass admission
+  (issue 43; ``bench/_hostile_cel.py``).
 
 Reported per scenario: the controller's peak RSS (VmHWM, reset through ``/proc/<pid>/clear_refs``
 at the start of the scenario; VmRSS sampled every 0.25 s as a fallback), its CPU seconds, the
@@ -84,7 +86,7 @@ sys.path.insert(0, str(_BENCH_DIR.parent))
 
 from prometheus_client.parser import text_string_to_metric_families  # noqa: E402
 
-from bench import _hostile_cron, _hostile_params  # noqa: E402
+from bench import _hostile_cel, _hostile_cron, _hostile_params  # noqa: E402
 from bench._common import (  # noqa: E402
     BenchError,
     Watchdog,
@@ -165,6 +167,7 @@ SCENARIOS = (
     "param_expansion",
     "cron_overflow",
     "cron_foreign_run",
+    "cel_hostile",
 )
 #: A namespace with this label is not sent to the webhook (annotation_storm's, as a CRD-only install).
 NO_WEBHOOK_LABEL = "bench.jobflow.volcano.sh/no-webhook"
@@ -812,6 +815,10 @@ class Bench:
     def cron_foreign_run(self) -> dict[str, Any]:
         return _hostile_cron.cron_foreign_run(self.clientset)
 
+    # issue 43: the heaviest when[].cel that passes admission (bench/_hostile_cel.py)
+    def cel_hostile(self) -> dict[str, Any]:
+        return _hostile_cel.cel_hostile(self)
+
     def baseline(self) -> dict[str, Any]:
         return {}
 
@@ -870,6 +877,7 @@ def verdicts(scenarios: dict[str, Any]) -> dict[str, Any]:
             second = result["second_client"]
             checks["second_client_all_answered"] = second["sent"] > 0 and second["answered_200"] == second["sent"]
         checks |= _hostile_cron.checks(name, result)
+        checks |= _hostile_cel.checks(name, result)
         out[name] = checks
     return out
 
@@ -904,6 +912,7 @@ def main() -> int:
                     "hostile-annotations",
                     "hostile-matrix",
                     "hostile-params",
+                    _hostile_cel.NAMESPACE,
                     *_hostile_cron.NAMESPACES,
                 ],
             )
