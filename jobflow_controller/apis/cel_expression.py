@@ -39,8 +39,8 @@ MAX_COMPREHENSION_TEXT: Final = 100
 #: `+` operators in one expression.
 MAX_ADDITIONS: Final = 8
 #: `matches()` calls in one expression, and the longest pattern (a string literal).
-MAX_MATCHES: Final = 2
-MAX_PATTERN_LENGTH: Final = 64
+MAX_MATCHES: Final = 1
+MAX_PATTERN_LENGTH: Final = 32
 #: Values in the variables of one evaluation (list elements, map entries, scalars), and in one list
 #: or map (what a comprehension iterates over).
 MAX_INPUT_ITEMS: Final = 4096
