@@ -39,7 +39,7 @@ from jobflow_controller.apis.params import (
 from jobflow_controller.validation.limits import MAX_FLOWS, MAX_MATRIX_PARAMS, MAX_PARAMS
 from jobflow_controller.validation.names import MAX_JOB_NAME_LENGTH, is_subdomain, job_name
 from jobflow_controller.validation.rawflows import raw_flows
-from jobflow_controller.validation.when_cel import cel_item_problems, neither_problem
+from jobflow_controller.validation.when_cel import cel_count_problem, cel_item_problems, neither_problem
 
 __all__ = ["OPERATORS", "PARAM_NAME", "flow_params_problems", "params_problems", "params_spec"]
 
@@ -63,8 +63,11 @@ def params_problems(job_flow: Mapping[str, Any]) -> list[str]:
     name = metadata.get("name") if isinstance(metadata.get("name"), str) else ""
     jobs = 0
     any_matrix = False
+    too_many_cel = cel_count_problem(flow for _, flow in raw_flows(job_flow))
+    if too_many_cel is not None:
+        problems.append(too_many_cel)
     for prefix, flow in raw_flows(job_flow):
-        flow_problems, size = flow_params_problems(prefix, flow, str(name))
+        flow_problems, size = flow_params_problems(prefix, flow, str(name), compile_cel=too_many_cel is None)
         problems.extend(flow_problems)
         any_matrix = any_matrix or flow.get("matrix") is not None
         jobs += size
@@ -80,9 +83,12 @@ def params_spec(job_flow: Mapping[str, Any]) -> Any:
     return _mapping(_mapping(job_flow).get("spec")).get("params") or None
 
 
-def flow_params_problems(prefix: str, flow: Mapping[str, Any], job_flow_name: str) -> tuple[list[str], int]:
-    """One flow's `when` and `matrix` problems, and how many Jobs it makes (1 without a valid matrix)."""
-    problems = _when_problems(prefix, flow.get("when"))
+def flow_params_problems(
+    prefix: str, flow: Mapping[str, Any], job_flow_name: str, *, compile_cel: bool = True
+) -> tuple[list[str], int]:
+    """One flow's `when` and `matrix` problems, and how many Jobs it makes (1 without a valid matrix).
+    `compile_cel` False: a `when` item's `cel` is not compiled (the JobFlow has too many)."""
+    problems = _when_problems(prefix, flow.get("when"), compile_cel)
     raw = flow.get("matrix")
     if raw is None:
         return problems, 1
@@ -160,7 +166,7 @@ def _matrix_clash_problems(job_flow: Mapping[str, Any]) -> list[str]:
     return problems
 
 
-def _when_problems(prefix: str, raw: object) -> list[str]:
+def _when_problems(prefix: str, raw: object, compile_cel: bool = True) -> list[str]:
     if raw is None:
         return []
     if not isinstance(raw, list):
@@ -174,7 +180,7 @@ def _when_problems(prefix: str, raw: object) -> list[str]:
             problems.append(f"{where}: must be an object with input, operator and values, got {_json(entry)}")
             continue
         if "cel" in entry:  # docs/results.md
-            problems.extend(cel_item_problems(where, entry))
+            problems.extend(cel_item_problems(where, entry, compile_cel=compile_cel))
             continue
         if (neither := neither_problem(where, entry)) is not None:
             problems.append(neither)
