@@ -22,7 +22,7 @@ from jobflow_controller.apis.params import MAX_WHEN_EXPRESSIONS
 #: The most `cel` items in one JobFlow: compiling a 1 KiB expression takes the library up to ~10 ms
 #: (500 flows of 16 would hold a webhook call or the controller's validation for over a minute), and a
 #: sync may judge every one (with the limits of apis/cel_expression.py, up to a few ms each).
-MAX_CEL_ITEMS: Final = 32
+MAX_CEL_ITEMS: Final = 16
 #: The fields `cel` replaces in an item.
 CLASSIC_FIELDS: Final = ("input", "operator", "values")
 

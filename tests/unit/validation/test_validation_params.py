@@ -217,10 +217,10 @@ def test_refused_with_message(job_flow: dict[str, Any], message: str) -> None:
     assert message in validate_job_flow(job_flow)
 
 
-def test_more_than_32_cel_items_are_refused_and_none_is_compiled() -> None:
+def test_more_than_16_cel_items_are_refused_and_none_is_compiled() -> None:
     when = [{"cel": "params.mode =="}] * 16  # would not compile: not even tried
     flows = [{"name": f"f{i}", "when": when} for i in range(3)]
-    assert validate_job_flow(jf(flows)) == ["jobflow has 48 when items with cel, more than the 32 allowed"]
+    assert validate_job_flow(jf(flows)) == ["jobflow has 48 when items with cel, more than the 16 allowed"]
     assert validate_job_flow(jf([{"name": "f", "when": [{"cel": "true"}] * 16}] * 1)) == []
 
 
