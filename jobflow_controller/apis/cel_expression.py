@@ -2,17 +2,19 @@
 evaluated with the `common-expression-language` library (docs/decisions/0001-cel-library.md).
 
 The library has no cost limit and runs on the calling thread's stack, so this module bounds what it
-may be given before it sees it (docs/hostile-input.md):
-* the text: at most `MAX_CEL_LENGTH` characters, brackets nested at most `MAX_NESTING` deep, at most
-  `MAX_COMPREHENSIONS` comprehension macros (`all`, `exists`, `exists_one`, `map`, `filter`), none
-  inside another's arguments (each iterates once over one list: no product of lists), and at most
-  `MAX_ADDITIONS` `+` operators (the one operator that makes a string or a list longer);
-* the variables: at most `MAX_INPUT_ITEMS` values (each list element, map entry and scalar) and
-  `MAX_INPUT_CHARS` characters of strings (keys and values) in all.
-So one evaluation iterates at most `MAX_COMPREHENSIONS` times over a list of at most
-`MAX_INPUT_ITEMS` (or a literal of at most `MAX_CEL_LENGTH / 2`) elements, and its strings grow at
-most `2 ** MAX_ADDITIONS` times. The text is scanned by the same lexical rules as CEL's (string
-literals, raw and triple-quoted, and `//` comments hide brackets and operators).
+may be given before it sees it (docs/hostile-input.md; each limit measured in the decision record):
+* the text: at most `MAX_CEL_LENGTH` characters (so at most ~512 levels deep: a 1 MiB stack is
+  enough, our threads have 8 MiB), brackets nested at most `MAX_NESTING` deep; at most
+  `MAX_COMPREHENSIONS` comprehensions (`all`, `exists`, `exists_one`, `filter`), none inside
+  another (no product of lists), each at most `MAX_COMPREHENSION_TEXT` characters, and inside one
+  `in` only on a list literal (else a nested loop); no `map()` (its result can copy the variables per
+  element); at most `MAX_ADDITIONS` `+` (the one operator that makes a string or a list longer); at
+  most `MAX_MATCHES` `matches()`, outside comprehensions, on a string literal of at most
+  `MAX_PATTERN_LENGTH` characters without `{n}` (the library compiles the regex at every call);
+* the variables: at most `MAX_INPUT_ITEMS` values (each list element, map entry and scalar),
+  `MAX_CONTAINER_ITEMS` in one list or map, `MAX_INPUT_CHARS` characters of strings in all.
+The text is scanned by the same lexical rules as CEL's (string literals, raw and triple-quoted, and
+`//` comments hide brackets and operators), its length checked first.
 The library is imported on first use: a controller that never meets a CEL expression does not load it.
 """
 
