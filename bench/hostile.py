@@ -49,6 +49,8 @@ Scenarios, one after another on that controller, each with ``BYSTANDERS`` "bysta
   pod): ~900 keys, not JSON, deeply nested JSON; a matrix flow whose 17 Jobs report 4,000 bytes each
   (past the 64 KiB per JobFlow) and a template reading a 4,000-byte result 100 times (issue 43;
   ``bench/_hostile_results.py``).
+* ``cel_hostile``: JobFlows whose flows' ``when[].cel`` items are the costliest that pass admission
+  (issue 43; ``bench/_hostile_cel.py``).
 
 Reported per scenario: the controller's peak RSS (VmHWM, reset through ``/proc/<pid>/clear_refs``
 at the start of the scenario; VmRSS sampled every 0.25 s as a fallback), its CPU seconds, the
@@ -88,7 +90,7 @@ sys.path.insert(0, str(_BENCH_DIR.parent))
 
 from prometheus_client.parser import text_string_to_metric_families  # noqa: E402
 
-from bench import _hostile_cron, _hostile_params, _hostile_results  # noqa: E402
+from bench import _hostile_cel, _hostile_cron, _hostile_params, _hostile_results  # noqa: E402
 from bench._common import (  # noqa: E402
     BenchError,
     Watchdog,
@@ -170,6 +172,7 @@ SCENARIOS = (
     "cron_overflow",
     "cron_foreign_run",
     "results_hostile",
+    "cel_hostile",
 )
 #: A namespace with this label is not sent to the webhook (annotation_storm's, as a CRD-only install).
 NO_WEBHOOK_LABEL = "bench.jobflow.volcano.sh/no-webhook"
@@ -821,6 +824,10 @@ class Bench:
     def results_hostile(self) -> dict[str, Any]:
         return _hostile_results.results_hostile(self)
 
+    # issue 43: the heaviest when[].cel that passes admission (bench/_hostile_cel.py)
+    def cel_hostile(self) -> dict[str, Any]:
+        return _hostile_cel.cel_hostile(self)
+
     def baseline(self) -> dict[str, Any]:
         return {}
 
@@ -880,6 +887,7 @@ def verdicts(scenarios: dict[str, Any]) -> dict[str, Any]:
             checks["second_client_all_answered"] = second["sent"] > 0 and second["answered_200"] == second["sent"]
         checks |= _hostile_cron.checks(name, result)
         checks |= _hostile_results.checks(name, result)
+        checks |= _hostile_cel.checks(name, result)
         out[name] = checks
     return out
 
@@ -914,6 +922,7 @@ def main() -> int:
                     "hostile-annotations",
                     "hostile-matrix",
                     "hostile-params",
+                    _hostile_cel.NAMESPACE,
                     *_hostile_cron.NAMESPACES,
                     *_hostile_results.NAMESPACES,
                 ],

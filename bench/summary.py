@@ -223,6 +223,7 @@ _HOSTILE = (
     "cron_overflow",
     "cron_foreign_run",
     "results_hostile",
+    "cel_hostile",
 )
 
 

@@ -52,11 +52,13 @@ class Param:
 
 @dataclass(frozen=True)
 class WhenExpression:
-    """One entry of a flow's `when`: `input` (expanded first) `operator` `values`."""
+    """One entry of a flow's `when`: `input` (expanded first) `operator` `values`, or a `cel` expression
+    (docs/results.md; `input`, `operator` and `values` then empty)."""
 
     input: str
     operator: str
     values: tuple[str, ...]
+    cel: str | None = None
 
 
 @dataclass(frozen=True)
@@ -145,6 +147,7 @@ def when_expressions(raw: object) -> tuple[WhenExpression, ...]:
                 input=_text(entry.get("input")),
                 operator=_text(entry.get("operator")),
                 values=tuple(_text(v) for v in values) if isinstance(values, list) else (),
+                cel=_text(entry["cel"]) if "cel" in entry else None,
             )
         )
     return tuple(out)

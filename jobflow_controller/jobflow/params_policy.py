@@ -10,7 +10,8 @@ the policy's named points:
   most `maxParallel` unfinished at once, none after a failure (`matrix.next_indexes`); each Job
   carries the `$(VAR)` values it is expanded with, and a matrix Job its index label and values
   annotation;
-- `record_outcomes`: the `Skipped` event of a flow skipped by `when` names the expression.
+- `record_outcomes`: the `Skipped` event of a flow skipped by `when` names the expression; a `cel`
+  item that cannot be judged (when_cel.py) fails the flow, with one `InvalidWhen` Warning.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from jobflow_controller.apis.params import (
     ParamsSpec,
     matrix_params_json,
 )
+from jobflow_controller.apis.rules import Outcome
 from jobflow_controller.apis.substitution import context_variables, job_variables
 from jobflow_controller.jobflow import constants as c
 from jobflow_controller.jobflow.flow_policy import UPSTREAM, FlowHooks
@@ -52,7 +54,8 @@ from jobflow_controller.jobflow.plan import (
     World,
 )
 from jobflow_controller.jobflow.rules_policy import FailureAwarePolicy
-from jobflow_controller.jobflow.when import MESSAGE_SKIPPED_WHEN, WhenFalse, judge_when
+from jobflow_controller.jobflow.when import WhenFalse, judge_when
+from jobflow_controller.jobflow.when_cel import WhenCelFalse, WhenInvalid, invalid_when_warnings
 
 
 class ParamsPolicy(FailureAwarePolicy):
@@ -64,7 +67,9 @@ class ParamsPolicy(FailureAwarePolicy):
         #: Each matrix flow's Jobs' states, in index order, as the outcomes were decided.
         self._states: dict[str, list[JobState]] = {}
         #: The flows Skipped by `when`, and the expression that did not hold.
-        self._when_false: dict[str, WhenFalse] = {}
+        self._when_false: dict[str, WhenFalse | WhenCelFalse] = {}
+        #: The flows Failed by a `when` item's `cel` that could not be judged (when_cel.py).
+        self._when_invalid: dict[str, WhenInvalid] = {}
         self._combinations: dict[str, list[tuple[tuple[str, str], ...]]] = {}
         self.world = world
         #: The flows whose `when` inputs are over their budget (params_budget.py): never judged.
@@ -82,16 +87,20 @@ class ParamsPolicy(FailureAwarePolicy):
         self._states[flow.name] = states
         return matrix_outcome(states), any(s != JobState.ABSENT for s in states)
 
-    def skipped_when_met(self, flow: jf.Flow) -> bool:
+    def outcome_when_met(self, flow: jf.Flow) -> str | None:
         expressions = self.params.when.get(flow.name)
         if not expressions or flow.name in self._when_over_budget:
-            return False  # an input over its budget is never expanded: the flow waits, with its Warning
+            return None  # an input over its budget is never expanded: the flow waits, with its Warning
         verdict = judge_when(expressions, self._when_variables(flow.name))
+        self._when_false.pop(flow.name, None)
+        self._when_invalid.pop(flow.name, None)
         if verdict is None:
-            self._when_false.pop(flow.name, None)
-            return False
+            return None
+        if isinstance(verdict, WhenInvalid):  # docs/results.md: the flow counts as Failed
+            self._when_invalid[flow.name] = verdict
+            return Outcome.FAILED
         self._when_false[flow.name] = verdict
-        return True
+        return Outcome.SKIPPED
 
     @cached_property
     def over_budget(self) -> dict[str, str]:
@@ -164,8 +173,9 @@ class ParamsPolicy(FailureAwarePolicy):
         for i, notice in enumerate(plan.notices):
             name = notice.args[0] if notice.reason == c.REASON_SKIPPED and notice.args else None
             if name in self._when_false:
-                args = self._when_false[name].message_args(name)
-                plan.notices[i] = Notice(c.REASON_SKIPPED, MESSAGE_SKIPPED_WHEN, args)
+                verdict = self._when_false[name]
+                plan.notices[i] = Notice(c.REASON_SKIPPED, verdict.message_fmt, verdict.message_args(name))
+        plan.once_warnings.extend(invalid_when_warnings(self._when_invalid))
 
     def rerun_jobs(self, flow: jf.Flow) -> list[str]:
         """A matrix flow's Failed Jobs (its never-created ones are created as it runs again)."""

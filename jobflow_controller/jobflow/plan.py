@@ -305,6 +305,9 @@ class SyncPlan:
     size_warning: WarningEvent | None = None
     #: Normal events to record after the status write (a flow newly Skipped, docs/rules.md).
     notices: list[Notice] = field(default_factory=list)
+    #: Warnings given once per (cause, JobFlow generation) whatever the number of syncs (a `when`
+    #: item's `cel` that cannot be judged, docs/results.md): (cause, Warning).
+    once_warnings: list[tuple[str, WarningEvent]] = field(default_factory=list)
     #: Jobs to terminate, after the creates (a shutdown or a deadline, docs/lifecycle.md).
     terminations: list[Termination] = field(default_factory=list)
     #: Write the status at once (not paced): Jobs are deleted after it (a re-run, docs/lifecycle.md).

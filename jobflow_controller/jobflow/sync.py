@@ -252,6 +252,8 @@ class JobFlowSyncer:
             deploy_err = self.lifecycle.terminate(job_flow, plan.terminations) or deploy_err
         if plan.retry_warning is not None:
             self.input_warnings.warn(job_flow, plan.retry_warning)
+        for cause, warning in plan.once_warnings:
+            self.input_warnings.warn(job_flow, warning, cause)
         assert plan.status is not None
         return deploy_err, str((self._writer.stored_status(job_flow).get("state") or {}).get("phase") or "")
 
