@@ -67,6 +67,7 @@ lint: install
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy
 	$(BIN)/lint-imports
+	$(BIN)/python hack/unused_code.py
 
 # tests/unit/kube against the newest `kubernetes` release on PyPI (not the pinned one), so a stand-in of
 # kube/client_library.py that an upgrade breaks fails a test (docs/decisions/0002-client-library-stand-ins.md).

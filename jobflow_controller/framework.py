@@ -1,4 +1,4 @@
-"""What the controllers share, as Volcano's `pkg/controllers/framework`: the registry, the options, the queue and its workers.
+"""What the controllers share, as Volcano's `pkg/controllers/framework`: registry, options, queue, workers.
 
 As upstream's framework.go, a controller registers itself (`register_controller`, upstream's
 `RegisterController` in each package's init), is built from one `ControllerOption` (`initialize`,
@@ -6,8 +6,8 @@ upstream's `Initialize(opt)`), and runs until its stop (`run`); the manager iter
 (`registered_controllers`, upstream's `ForeachController`) instead of naming each controller.
 Registering another is a decorator on its class and an import in manager/controllers.py.
 
-A controller holds a `QueueController` (made with `new_queue_controller`), hands it its sync
-handler and its drop event, and gets the client-go worker loop in three layers: `_run_worker` loops until the queue shuts down,
+A controller's `Wiring` holds its `QueueController`, hands it the sync handler and drop event, and
+gives the client-go worker loop in three layers: `_run_worker` loops until the queue shuts down,
 `_process_next_work_item` does the queue bookkeeping, `sync_handler` holds the business logic and
 knows nothing of retries. `handle_err` is upstream's `handleJobFlowErr`/`handleJobTemplateErr`.
 
