@@ -11,7 +11,7 @@ all Succeed, peak RSS, and writes per JobFlow (the API server's count, which a b
 client metrics still has) are kept, and the medians and ratios (ours / other) printed as one JSON
 document on stdout.
 
-``--http-stacks urllib3,http.client`` compares instead our controller with itself on different HTTP
+``--http-stacks urllib3,http.client,http1`` compares instead our controller with itself on different HTTP
 stacks for its non-watch requests (``bench/e2e_flows.py --http-stack``, bench/_http_stack), the runs
 alternated the same way; the ratios are each stack's over the last one's (docs/decisions/0001-http-stack.md).
 """

@@ -1,27 +1,35 @@
 """Loaded by the controller when a benchmark puts this folder on its PYTHONPATH (``--http-stack``).
 
-Chooses the HTTP stack of the controller's non-watch requests, for bench/versus.py's A/B:
-``$JOBFLOW_BENCH_HTTP_STACK`` is ``urllib3`` (the kubernetes client's pool, as it ships: what the
-watches use), ``http1`` (kube/http1.py, the hand-written reader, on kube/transport.py's pool), or
-``http.client`` (the product: kube/transport.py's pool and resend rules with kube/stdlib_http.py).
-Not part of the product.
+Chooses the HTTP stack of the controller's non-watch requests, for bench/versus.py's A/B
+(docs/decisions/0001-http-stack.md): ``$JOBFLOW_BENCH_HTTP_STACK`` is ``urllib3`` (the kubernetes
+client's pool, as it ships: what the watches use), ``http.client`` (the standard library's, on
+kube/transport.py's pool and resend rules: stdlib_http.py here), or ``http1`` (the product:
+kube/transport.py with kube/http1.py). Not part of the product.
 """
 
 import os
 
-_stack = os.environ.get("JOBFLOW_BENCH_HTTP_STACK", "http.client")
+_stack = os.environ.get("JOBFLOW_BENCH_HTTP_STACK", "http1")
 if _stack == "urllib3":
     from jobflow_controller.kube import rest
 
     rest.transport_supports = lambda configuration: False
-elif _stack == "http1":
-    from jobflow_controller.kube import http1, transport
+elif _stack == "http.client":
+    import stdlib_http
 
-    def _http1_exchange(conn, method, target, host, headers, body):
-        conn.sock.sendall(http1.encode_request(method, target, host, headers, body))
-        return http1.read_reply(conn.reader, method)
+    from jobflow_controller.kube import transport
 
-    transport.Connection = http1.Connection
-    transport.exchange = _http1_exchange
-elif _stack != "http.client":
-    raise SystemExit(f"JOBFLOW_BENCH_HTTP_STACK={_stack!r}: not urllib3 or http.client")
+    transport.Connection = stdlib_http.Connection
+
+    def _stdlib_exchange(self, conn, method, target, headers, body, read_timeout):
+        conn.sock.settimeout(read_timeout)
+        reply = stdlib_http.exchange(conn, method, target, self._host_header, headers, body)
+        if reply.will_close:
+            conn.close()
+        else:
+            self._checkin(conn)
+        return transport.Response(reply.status, reply.data)
+
+    transport.Transport._exchange = _stdlib_exchange
+elif _stack != "http1":
+    raise SystemExit(f"JOBFLOW_BENCH_HTTP_STACK={_stack!r}: not urllib3, http.client or http1")

@@ -29,7 +29,7 @@ from typing import Any, NamedTuple
 from urllib.parse import urlsplit
 
 from jobflow_controller.kube.client_library import client as k8s_client
-from jobflow_controller.kube.stdlib_http import Connection, exchange
+from jobflow_controller.kube.http1 import Connection, encode_request, read_reply
 
 __all__ = ["Response", "Transport", "supports"]
 
@@ -152,7 +152,8 @@ class Transport:
         read_timeout: float,
     ) -> Response:
         conn.sock.settimeout(read_timeout)
-        reply = exchange(conn, method, target, self._host_header, headers, body)
+        conn.sock.sendall(encode_request(method, target, self._host_header, headers, body))
+        reply = read_reply(conn.reader, method)
         if reply.will_close:
             conn.close()
         else:

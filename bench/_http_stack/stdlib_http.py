@@ -1,9 +1,8 @@
-"""One request and its response on a kept-alive socket, written and read by the standard library's `http.client`.
-
-Why `http.client` and not a reader of our own: the measured difference is under 5 % of the
-controller's CPU (docs/decisions/0001-http-stack.md), and well-kept code beats a parser we would
-have to keep strict and fuzzed ourselves. The socket (TLS or not) is made and pooled by
-`transport.py`; here `http.client` only frames the bytes.
+"""Variant (b) of bench/versus.py's HTTP A/B: a request and its response on kube/transport.py's kept-alive
+socket, written and read by the standard library's `http.client`. Not part of the product: it cost
+the controller more CPU than kube/http1.py (docs/decisions/0001-http-stack.md), and is kept here so
+that the A/B can be run again. The socket (TLS or not) is made and pooled by `transport.py`; here
+`http.client` only frames the bytes.
 
 On top of `http.client`'s own limits (a status or header line of 64 KiB, 100 headers, a chunk-size
 line of 64 KiB) the response's framing is checked where `http.client` would read on leniently and a
@@ -22,9 +21,10 @@ from __future__ import annotations
 import http.client
 import io
 import socket
+from collections.abc import Callable
 from typing import Any, NamedTuple
 
-__all__ = ["MAX_BODY", "READ_PIECE", "Connection", "Reply", "exchange", "framing"]
+__all__ = ["MAX_BODY", "READ_PIECE", "Connection", "Reply", "exchange", "framing", "read_reply"]
 
 #: The largest body read. The controller decodes every body it reads into Python objects, about 5-10
 #: times its size, so a body past 1 GiB could not be used by any controller pod: failing the request
@@ -99,7 +99,12 @@ def framing(message: http.client.HTTPMessage, will_close: bool) -> Framing:
 
 def _body(response: http.client.HTTPResponse, length: int | None) -> bytes:
     if length is not None:
-        return response.read()  # http.client reads an announced length exactly, or raises IncompleteRead
+        # http.client reads an announced length exactly, or raises IncompleteRead; a list of one
+        # value ("2, 2") it did not parse is read here to that length (and the connection closed).
+        data = response.read() if response.length == length else response.read(length)
+        if len(data) < length:
+            raise http.client.IncompleteRead(data, length - len(data))
+        return data
     out = io.BytesIO()
     while piece := response.read(READ_PIECE):
         out.write(piece)
@@ -115,10 +120,15 @@ def exchange(
     `http.client` adds them) and read the whole response. A header with a line break is a
     `ValueError` before anything is sent (nothing to resend)."""
     conn.http.request(method, target, body, {"Host": host, **headers})
+    return read_reply(conn.http.getresponse, method)
+
+
+def read_reply(response: Callable[[], http.client.HTTPResponse], method: str) -> Reply:
+    """The response `response()` reads (its status line and headers), checked, and its whole body."""
     try:
-        return _reply(conn.http.getresponse(), method)
+        return _reply(response(), method)
     except http.client.IncompleteRead as err:
-        raise ConnectionResetError(f"the server closed the connection inside a response: {err!r}") from err
+        raise ConnectionResetError(f"the server closed the connection inside a response: {err!r}"[:300]) from err
     except (http.client.HTTPException, ValueError) as err:
         if isinstance(err, ConnectionError):  # RemoteDisconnected: a close before any reply
             raise
@@ -130,4 +140,5 @@ def _reply(response: http.client.HTTPResponse, method: str) -> Reply:
         response.read()
         return Reply(response.status, b"", bool(response.will_close))
     frame = framing(response.msg, bool(response.will_close))
-    return Reply(response.status, _body(response, frame.length), frame.will_close)
+    parsed_alike = frame.length is None or response.length == frame.length
+    return Reply(response.status, _body(response, frame.length), frame.will_close or not parsed_alike)
