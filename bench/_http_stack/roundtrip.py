@@ -19,18 +19,8 @@ from jobflow_controller.kube.clientset import Clientset  # noqa: E402
 PRODUCT_EXCHANGE = transport.Transport._exchange
 
 
-def _stdlib_exchange(self, conn, method, target, headers, body, read_timeout):
-    conn.sock.settimeout(read_timeout)
-    reply = stdlib_http.exchange(conn, method, target, self._host_header, headers, body)
-    if reply.will_close:
-        conn.close()
-    else:
-        self._checkin(conn)
-    return transport.Response(reply.status, reply.data)
-
-
 STACKS = {
-    "http.client": (stdlib_http.Connection, _stdlib_exchange),
+    "http.client": (stdlib_http.Connection, stdlib_http.transport_exchange),
     "http1": (http1.Connection, PRODUCT_EXCHANGE),
     "urllib3": (http1.Connection, PRODUCT_EXCHANGE),
 }

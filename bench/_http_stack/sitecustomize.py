@@ -20,16 +20,6 @@ elif _stack == "http.client":
     from jobflow_controller.kube import transport
 
     transport.Connection = stdlib_http.Connection
-
-    def _stdlib_exchange(self, conn, method, target, headers, body, read_timeout):
-        conn.sock.settimeout(read_timeout)
-        reply = stdlib_http.exchange(conn, method, target, self._host_header, headers, body)
-        if reply.will_close:
-            conn.close()
-        else:
-            self._checkin(conn)
-        return transport.Response(reply.status, reply.data)
-
-    transport.Transport._exchange = _stdlib_exchange
+    transport.Transport._exchange = stdlib_http.transport_exchange
 elif _stack != "http1":
     raise SystemExit(f"JOBFLOW_BENCH_HTTP_STACK={_stack!r}: not urllib3, http.client or http1")

@@ -142,3 +142,18 @@ def _reply(response: http.client.HTTPResponse, method: str) -> Reply:
     frame = framing(response.msg, bool(response.will_close))
     parsed_alike = frame.length is None or response.length == frame.length
     return Reply(response.status, _body(response, frame.length), frame.will_close or not parsed_alike)
+
+
+def transport_exchange(
+    transport: Any, conn: Connection, method: str, target: str, headers: Any, body: Any, timeout: float
+) -> Any:
+    """`kube/transport.py`'s `Transport._exchange` on this stack (bench/_http_stack patches it in)."""
+    from jobflow_controller.kube.transport import Response
+
+    conn.sock.settimeout(timeout)
+    reply = exchange(conn, method, target, transport._host_header, headers, body)
+    if reply.will_close:
+        conn.close()
+    else:
+        transport._checkin(conn)
+    return Response(reply.status, reply.data)

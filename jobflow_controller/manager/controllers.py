@@ -59,20 +59,11 @@ def controller_option(
     )
 
 
-def build_controllers(
-    clientset: Clientset,
-    factory: VolcanoInformerFactory,
-    recorder: object,
-    options: Options,
-    jobflow_metrics: Callable[[], JobFlowMetrics],
-    queue_metrics: object,
-    cron_metrics: Callable[[], CronJobFlowMetrics | None] = lambda: None,
-) -> list[Controller]:
-    """The registered controllers --controllers enables, over one client and one informer factory, in
-    the order of `KNOWN_CONTROLLERS` (the JobFlow controller first), whatever order they were imported in."""
-    opt = controller_option(clientset, factory, recorder, options, jobflow_metrics, queue_metrics, cron_metrics)
-    enabled = [c for c in registered_controllers() if is_controller_enabled(c.name, options.controllers)]
-    return [controller.initialize(opt) for controller in sorted(enabled, key=_known_order)]
+def build_controllers(opt: ControllerOption, enabled: list[str]) -> list[Controller]:
+    """The registered controllers `enabled` (--controllers) names, all from the one `opt`, in the order
+    of `KNOWN_CONTROLLERS` (the JobFlow controller first), whatever order they were imported in."""
+    chosen = [c for c in registered_controllers() if is_controller_enabled(c.name, enabled)]
+    return [controller.initialize(opt) for controller in sorted(chosen, key=_known_order)]
 
 
 def _known_order(controller: type[Controller]) -> tuple[int, str]:

@@ -46,8 +46,8 @@ def registry(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
 
 
 def build(names: str) -> list[Any]:
-    options = Options(controllers=names.split(","))
-    return controllers.build_controllers(None, None, None, options, lambda: None, None)  # type: ignore[arg-type]
+    opt = controllers.controller_option(None, None, None, Options(), lambda: None, None)  # type: ignore[arg-type,return-value]
+    return controllers.build_controllers(opt, names.split(","))
 
 
 def test_the_three_controllers_are_registered_under_their_names() -> None:
