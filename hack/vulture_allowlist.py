@@ -22,9 +22,8 @@ _.verify_request  # socketserver calls it before a request is handled (ui/server
 _.handle_error  # socketserver calls it when a handler raises
 _.server_name  # HTTPServer.server_bind sets it; read by the handlers' environment (webhook/server.py)
 
-# -- called by io and http.client ----------------------------------------------------------------------
+# -- called by io and PyYAML ----------------------------------------------------------------------------
 _.readinto  # io.RawIOBase's read path calls it (webhook/connection.py, ui/connections.py, jobflow/probes/net.py)
-_.auto_open  # http.client.HTTPConnection reads it: 0 = never dial (kube/stdlib_http.py)
 _.ignore_aliases  # PyYAML's Dumper calls it (jobflow_sdk/_yaml.py)
 
 # -- Python's own protocol hooks, on a metaclass (kube/client_library.py's deferred classes) ---------
