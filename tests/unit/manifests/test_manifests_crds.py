@@ -341,7 +341,7 @@ def test_crd_file_below_its_header_is_upstreams_file_byte_for_byte_but_for_our_b
     header, separator, body = text.partition("\n---\n")
     assert separator and all(line.startswith("#") for line in header.splitlines())
     # The JobFlow CRD's retry block is 14 lines (retry:, properties:, backoff's 4, maxRetries' 5, required's 2,
-    # type:), and it has one line per cap (targets come first in the file); no other file has either.
+    # and type:), and it has one line per cap (targets come first in the file); no other file has either.
     # The failure-aware blocks: failurePolicy and rule an enum (5 and 9 lines), continueOnFailure a boolean (2),
     # skippedJobs a list of at most 600 strings of at most 253 (6), finally its entries (a name and a patch of
     # the flows' schema). Issue 42 bounded each field of ours: a maxLength, maxItems or maximum line apiece.
