@@ -70,7 +70,7 @@ lint: install
 	$(BIN)/python hack/unused_code.py
 
 # tests/unit/kube against the newest `kubernetes` release on PyPI (not the pinned one), so a stand-in of
-# kube/client_library.py that an upgrade breaks fails a test (docs/decisions/0002-client-library-stand-ins.md).
+# kube/client_library.py that an upgrade breaks fails a test (docs/decisions/0003-client-library-stand-ins.md).
 # A throwaway virtualenv layered on .venv (its packages read through a .pth file): only the client and
 # whatever new dependency it brings are installed into it. About 35 s on a loaded machine; `make test` runs it.
 CLIENT_LATEST_VENV := .venv-client-latest

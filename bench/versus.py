@@ -13,7 +13,7 @@ document on stdout.
 
 ``--http-stacks urllib3,http.client,http1`` compares instead our controller with itself on different HTTP
 stacks for its non-watch requests (``bench/e2e_flows.py --http-stack``, bench/_http_stack), the runs
-alternated the same way; the ratios are each stack's over the last one's (docs/decisions/0001-http-stack.md).
+alternated the same way; the ratios are each stack's over the last one's (docs/decisions/0002-http-stack.md).
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """CPU per request of each HTTP stack, in one process against a real kube-apiserver (GET and PUT of a
 JobTemplate), blocks alternated: `python bench/_http_stack/roundtrip.py REQUESTS_PER_BLOCK_HALF ROUNDS`.
 Not part of the product; bench/versus.py --http-stacks is the A/B on the whole controller
-(docs/decisions/0001-http-stack.md)."""
+(docs/decisions/0002-http-stack.md)."""
 
 import json
 import sys

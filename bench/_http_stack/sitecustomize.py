@@ -1,7 +1,7 @@
 """Loaded by the controller when a benchmark puts this folder on its PYTHONPATH (``--http-stack``).
 
 Chooses the HTTP stack of the controller's non-watch requests, for bench/versus.py's A/B
-(docs/decisions/0001-http-stack.md): ``$JOBFLOW_BENCH_HTTP_STACK`` is ``urllib3`` (the kubernetes
+(docs/decisions/0002-http-stack.md): ``$JOBFLOW_BENCH_HTTP_STACK`` is ``urllib3`` (the kubernetes
 client's pool, as it ships: what the watches use), ``http.client`` (the standard library's, on
 kube/transport.py's pool and resend rules: stdlib_http.py here), or ``http1`` (the product:
 kube/transport.py with kube/http1.py). Not part of the product.

@@ -1,6 +1,6 @@
 """Variant (b) of bench/versus.py's HTTP A/B: a request and its response on kube/transport.py's kept-alive
 socket, written and read by the standard library's `http.client`. Not part of the product: it cost
-the controller more CPU than kube/http1.py (docs/decisions/0001-http-stack.md), and is kept here so
+the controller more CPU than kube/http1.py (docs/decisions/0002-http-stack.md), and is kept here so
 that the A/B can be run again. The socket (TLS or not) is made and pooled by `transport.py`; here
 `http.client` only frames the bytes.
 

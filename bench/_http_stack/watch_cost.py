@@ -1,7 +1,7 @@
 """CPU per watch event: the client library's urllib3 stream (the product's watches) against kube/http1.py's
 chunk reader on the same events, at the same time, and the decode alone: whether the watches should
 move onto the requests' stack. `python bench/_http_stack/watch_cost.py EVENTS`. Not part of the
-product (docs/decisions/0001-http-stack.md)."""
+product (docs/decisions/0002-http-stack.md)."""
 
 import json
 import subprocess
