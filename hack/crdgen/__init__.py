@@ -85,6 +85,8 @@ from crdgen.params import (
     NAME_SHAPE_RULE,
     NAMES_UNIQUE_RULE,
     PARAMS_POINTERS,
+    WHEN_ONE_OF_MESSAGE,
+    WHEN_ONE_OF_RULE,
     params_patch,
     params_rules_patch,
 )
@@ -148,6 +150,8 @@ __all__ = [
     "TARGETS_MAX_ITEMS_POINTER",
     "UPSTREAM_CRD_SHA256",
     "VALIDATION_PATCH_FILE",
+    "WHEN_ONE_OF_MESSAGE",
+    "WHEN_ONE_OF_RULE",
     "all_crds",
     "apply_patch",
     "canonical_sha256",

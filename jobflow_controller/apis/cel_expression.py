@@ -2,17 +2,19 @@
 evaluated with the `common-expression-language` library (docs/decisions/0001-cel-library.md).
 
 The library has no cost limit and runs on the calling thread's stack, so this module bounds what it
-may be given before it sees it (docs/hostile-input.md):
-* the text: at most `MAX_CEL_LENGTH` characters, brackets nested at most `MAX_NESTING` deep, at most
-  `MAX_COMPREHENSIONS` comprehension macros (`all`, `exists`, `exists_one`, `map`, `filter`), none
-  inside another's arguments (each iterates once over one list: no product of lists), and at most
-  `MAX_ADDITIONS` `+` operators (the one operator that makes a string or a list longer);
-* the variables: at most `MAX_INPUT_ITEMS` values (each list element, map entry and scalar) and
-  `MAX_INPUT_CHARS` characters of strings (keys and values) in all.
-So one evaluation iterates at most `MAX_COMPREHENSIONS` times over a list of at most
-`MAX_INPUT_ITEMS` (or a literal of at most `MAX_CEL_LENGTH / 2`) elements, and its strings grow at
-most `2 ** MAX_ADDITIONS` times. The text is scanned by the same lexical rules as CEL's (string
-literals, raw and triple-quoted, and `//` comments hide brackets and operators).
+may be given before it sees it (docs/hostile-input.md; each limit measured in the decision record):
+* the text: at most `MAX_CEL_LENGTH` characters (so at most ~512 levels deep: a 1 MiB stack is
+  enough, our threads have 8 MiB), brackets nested at most `MAX_NESTING` deep; at most
+  `MAX_COMPREHENSIONS` comprehensions (`all`, `exists`, `exists_one`, `filter`), none inside
+  another (no product of lists), each at most `MAX_COMPREHENSION_TEXT` characters, and inside one
+  `in` only on a list literal (else a nested loop); no `map()` (its result can copy the variables per
+  element); at most `MAX_ADDITIONS` `+` (the one operator that makes a string or a list longer); at
+  most `MAX_MATCHES` `matches()`, outside comprehensions, on a string literal of at most
+  `MAX_PATTERN_LENGTH` characters without `{n}` (the library compiles the regex at every call);
+* the variables: at most `MAX_INPUT_ITEMS` values (each list element, map entry and scalar),
+  `MAX_CONTAINER_ITEMS` in one list or map, `MAX_INPUT_CHARS` characters of strings in all.
+The text is scanned by the same lexical rules as CEL's (string literals, raw and triple-quoted, and
+`//` comments hide brackets and operators), its length checked first.
 The library is imported on first use: a controller that never meets a CEL expression does not load it.
 """
 
@@ -39,8 +41,8 @@ MAX_COMPREHENSION_TEXT: Final = 100
 #: `+` operators in one expression.
 MAX_ADDITIONS: Final = 8
 #: `matches()` calls in one expression, and the longest pattern (a string literal).
-MAX_MATCHES: Final = 2
-MAX_PATTERN_LENGTH: Final = 64
+MAX_MATCHES: Final = 1
+MAX_PATTERN_LENGTH: Final = 32
 #: Values in the variables of one evaluation (list elements, map entries, scalars), and in one list
 #: or map (what a comprehension iterates over).
 MAX_INPUT_ITEMS: Final = 4096
@@ -97,11 +99,16 @@ class CompiledCel:
 
 def compile_cel(text: str) -> CompiledCel:
     """`text` compiled, after our static limits; raises `CelError` with the reason. Cached by text."""
+    _check_length(text)
+    return _compile_cached(text)
+
+
+def _check_length(text: object) -> None:
+    """First of all: the scan below is quadratic at worst (an unterminated string tried from each quote)."""
     if not isinstance(text, str):
         raise CelError(f"must be a string, not {type(text).__name__}")
     if len(text) > MAX_CEL_LENGTH:
         raise CelError(f"longer than {MAX_CEL_LENGTH} characters ({len(text)})")
-    return _compile_cached(text)
 
 
 @functools.lru_cache(maxsize=CACHE_SIZE)
@@ -155,6 +162,7 @@ class _Shape:
 
 def check_shape(text: str) -> None:
     """Raise `CelError` when `text` breaks one of the static limits of the module docstring."""
+    _check_length(text)
     tokens = [(m.lastgroup or "", m.group(), m.start()) for m in _TOKEN.finditer(text) if m.lastgroup != "skip"]
     shape = _Shape()
     for i, (kind, token, at) in enumerate(tokens):

@@ -19,6 +19,7 @@ from jobflow_controller.apis.patch_fields import PatchFields
 from jobflow_controller.jobflow import action
 from jobflow_controller.jobflow.deleted_jobs import DeletedJobs, recorded_completed
 from jobflow_controller.jobflow.expectations import CreateExpectations
+from jobflow_controller.jobflow.flow_policy import FlowPolicy
 from jobflow_controller.jobflow.owned_jobs import jobs_created_by_job_flow
 from jobflow_controller.jobflow.plan import JobFlowSpec, World
 from jobflow_controller.jobflow.probes.judge import ProbeJudge
@@ -83,6 +84,10 @@ class JobFlowObserver:
         )
         return world
 
+    def expect_created(self, namespace: str, job_name: str) -> None:
+        """A Job this sync created: until the informer shows it, `observe` counts it as there."""
+        self.create_expectations.created(namespace, job_name)
+
     def read_results(self, world: World) -> World:
         """Ours (docs/results.md): the results of the Jobs that ended and were not read yet, one GET of a
         pod each (results_reader.py). A JobFlow that declares none is returned as it is."""
@@ -90,13 +95,13 @@ class JobFlowObserver:
             return world
         return self._results.read(world)
 
-    def check_probes(self, world: World) -> World:
+    def check_probes(self, world: World, policy: FlowPolicy) -> World:
         """Ours (docs/probe.md): the verdicts of the probe flows `deploy_job` will judge, their checks
         started now (a check the pool finishes at once counts in this sync; one still running puts
         the JobFlow back when it ends). A JobFlow without a probe is returned as it is."""
         if not any(f.probe is not None for f in world.spec.flows):
             return world
-        probes = self._probes.judge_probes(world.job_flow, action.flows_to_judge(world), world.named_jobs)
+        probes = self._probes.judge_probes(world.job_flow, action.flows_to_judge(world, policy), world.named_jobs)
         return replace(world, probes=probes)
 
 

@@ -16,7 +16,6 @@ import json
 import queue
 import threading
 from collections.abc import Collection, Hashable, Mapping
-from dataclasses import dataclass
 from typing import Any, Final
 
 import structlog
@@ -28,14 +27,14 @@ from jobflow_controller.apis import jobflowtrigger as jft
 from jobflow_controller.apis import meta
 from jobflow_controller.apis.constants import JOB_FLOW_TRIGGER_KIND
 from jobflow_controller.cronjobflow.crd_wait import wait_for_crd
-from jobflow_controller.framework import QueueController
+from jobflow_controller.framework import ControllerOption, QueueController, register_controller
 from jobflow_controller.jobflowtrigger import events as ev
-from jobflow_controller.jobflowtrigger.auth import Authenticator
 from jobflow_controller.jobflowtrigger.bindings import BindingError, bind, parse_body
 from jobflow_controller.jobflowtrigger.match import event_fires
 from jobflow_controller.jobflowtrigger.ratelimit import TriggerRateLimiter
 from jobflow_controller.jobflowtrigger.runs import FireError, TriggerRuns
 from jobflow_controller.jobflowtrigger.server import Answer, TriggerServer, stop_with
+from jobflow_controller.jobflowtrigger.settings import TriggerEndpoint, TriggerSettings
 from jobflow_controller.jobflowtrigger.watches import WatchSet
 from jobflow_controller.kube import resources
 from jobflow_controller.kube.clientset import Clientset
@@ -62,33 +61,7 @@ def _error(code: int, message: str) -> Answer:
     return Answer(code, {"code": code, "message": message})
 
 
-@dataclass(frozen=True)
-class TriggerEndpoint:
-    """Where and how the HTTP endpoint is served (`--trigger-address` and its certificate flags); its
-    TokenReviews and SubjectAccessReviews go through `clientset`, a client with a QPS budget of its own,
-    so a flood of callers cannot spend the controllers' budget."""
-
-    address: tuple[str, int]
-    clientset: Clientset
-    cert_file: str | None = None
-    key_file: str | None = None
-
-    def serve(self, controller: JobFlowTriggerController) -> TriggerServer:
-        auth = Authenticator(self.clientset)
-        return TriggerServer(self.address, auth, controller, cert_file=self.cert_file, key_file=self.key_file)
-
-
-@dataclass(frozen=True)
-class TriggerSettings:
-    """What the manager gives the trigger controller beyond the common options: the kinds it may
-    watch (--trigger-watch-kinds), its endpoint (--trigger-address, None: off) and the client its
-    firings go through (None: the controllers' own)."""
-
-    watch_kinds: tuple[str, ...] = ()
-    endpoint: TriggerEndpoint | None = None
-    runs_clientset: Clientset | None = None
-
-
+@register_controller
 class JobFlowTriggerController:
     """Fires JobFlowTriggers and keeps their runs and status."""
 
@@ -162,6 +135,19 @@ class JobFlowTriggerController:
             endpoint=settings.endpoint,
             runs_clientset=settings.runs_clientset,
             queue_metrics_provider=queue_metrics_provider,
+        )
+
+    @classmethod
+    def initialize(cls, opt: ControllerOption) -> JobFlowTriggerController:
+        """Upstream's `Initialize`: the trigger settings (watchable kinds, the endpoint, the firing
+        client) are the manager's `TriggerSettings` in `opt`, else none watched and no endpoint."""
+        settings = opt.setting(TriggerSettings) or TriggerSettings(())
+        return cls.with_settings(
+            opt.clientset,
+            opt.informer_factory,
+            opt.recorder,
+            settings,
+            queue_metrics_provider=opt.queue_metrics_provider,
         )
 
     # -- start -----------------------------------------------------------------------------------

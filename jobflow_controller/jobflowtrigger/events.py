@@ -20,7 +20,6 @@ MESSAGE_CREATE: Final = "cannot create the jobflow: %s"
 MESSAGE_RATE: Final = "%s event dropped: over the trigger's rate of %g per second (burst %d)"
 MESSAGE_NOT_WATCHABLE: Final = "the controller may not watch %s (allowed: %s; the chart's triggers.watchKinds)"
 MESSAGE_UNKNOWN_KIND: Final = "the API server serves no kind %s: %s"
-MESSAGE_NOT_HTTP: Final = "not an http trigger"
 #: Messages quote tenant text cut to this many characters.
 MAX_QUOTED: Final = 300
 

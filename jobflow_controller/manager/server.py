@@ -47,6 +47,7 @@ from jobflow_controller.manager.config import Options
 from jobflow_controller.manager.controllers import (
     Controller,
     build_controllers,
+    controller_option,
     run_controllers,
     serve_controller_endpoints,
 )
@@ -151,7 +152,8 @@ class Manager:
         triggers = TriggerSettings(
             tuple(self.options.trigger_watch_kinds), self._trigger_endpoint(trigger_rest), Clientset(trigger_rest)
         )
-        return build_controllers(self.clientset, self.factory, self.recorder, self.options, *metrics, triggers)
+        opt = controller_option(self.clientset, self.factory, self.recorder, self.options, *metrics, triggers)
+        return build_controllers(opt, self.options.controllers)
 
     def _trigger_endpoint(self, rest: RestClient) -> TriggerEndpoint | None:
         """--trigger-address's endpoint (not in sharded mode: one port, one process-wide server)."""

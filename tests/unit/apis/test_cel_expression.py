@@ -150,3 +150,33 @@ def test_a_compiled_program_runs_on_another_thread() -> None:
     thread.start()
     thread.join()
     assert out == [True]
+
+
+def test_the_deepest_admitted_expressions_run_on_a_1_mib_thread_stack() -> None:
+    """The library evaluates on the calling thread's stack, and a Rust stack overflow kills the process
+    (measured: 510 levels crash a 256 KiB stack). The length limit bounds the depth to ~512 levels;
+    our threads have Python's default stack (8 MiB on Linux): here an eighth of it suffices, in a child
+    process so that a crash fails the test instead of killing the test run."""
+    import subprocess
+    import sys
+
+    script = """
+import threading
+from jobflow_controller.apis.cel_expression import CelError, compile_cel, evaluate_cel, MAX_CEL_LENGTH
+deep = ["1" + "-1" * 511, "params" + ".a" * 509, "params" + "['a']" * 202, "true" + " && true" * 127,
+        "1" + " == 1" * 203, "-" * 1023 + "1", "!" * 1020 + "true"]
+def run():
+    for text in deep:
+        assert len(text) <= MAX_CEL_LENGTH, len(text)
+        try:
+            evaluate_cel(compile_cel(text), {"params": {}})
+        except CelError:
+            pass
+    print("ok")
+threading.stack_size(1024 * 1024)
+thread = threading.Thread(target=run)
+thread.start()
+thread.join()
+"""
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120, check=False)
+    assert (done.returncode, done.stdout.strip()) == (0, "ok"), done.stderr[-2000:]
