@@ -19,13 +19,19 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
+import orjson
+
 from jobflow_controller.apis import jobflow as jf
 from jobflow_controller.apis.meta import Obj
 
 #: The label every run of a template carries (the controller adds it if the creator did not).
 TEMPLATE_LABEL: Final = "flow.volcano.sh/jobflowtemplate"
-#: Where a run keeps the spec it was resolved to (as Argo's `status.storedWorkflowTemplateSpec`).
+#: Where a run keeps the spec it was resolved to (as Argo's `status.storedWorkflowTemplateSpec`), as
+#: compact JSON text: a string is bounded by one `maxLength`, where an object of the spec's schema
+#: would double the JobFlow CRD past what a client-side `kubectl apply` can store (256 KiB).
 STORED_SPEC_FIELD: Final = "storedJobFlowTemplateSpec"
+#: The longest stored spec, in bytes of JSON: half of the status's 1 MiB (jobflow/status_size.py).
+MAX_STORED_SPEC_BYTES: Final = 512 * 1024
 #: The run's fields that name the template and give its values; the rest of a run's spec overrides the template's.
 REF_FIELD: Final = "jobFlowTemplateRef"
 PARAMS_FIELD: Final = "params"
@@ -146,10 +152,27 @@ def resolve(template: Obj, run: Obj) -> tuple[dict[str, Any] | None, tuple[str, 
     return spec, ()
 
 
+def stored_spec_text(spec: Mapping[str, Any]) -> str:
+    """The stored form of a resolved spec: compact JSON, keys sorted (the same spec, the same text)."""
+    return orjson.dumps(spec, option=orjson.OPT_SORT_KEYS).decode()
+
+
+def is_resolved(job_flow: Obj) -> bool:
+    """Whether the run was fixed to a spec already (whatever that text holds)."""
+    return isinstance(jf.status(job_flow).get(STORED_SPEC_FIELD), str)
+
+
 def stored_spec(job_flow: Obj) -> Mapping[str, Any] | None:
-    """The spec a run was fixed to at its first sync (None: not resolved yet)."""
-    value = jf.status(job_flow).get(STORED_SPEC_FIELD)
-    return value if isinstance(value, Mapping) else None
+    """The spec a run was fixed to at its first sync; None when not resolved yet, or when the text is no
+    JSON object within `MAX_STORED_SPEC_BYTES` (orjson refuses nesting past 1,024 levels)."""
+    text = jf.status(job_flow).get(STORED_SPEC_FIELD)
+    if not isinstance(text, str) or len(text) > MAX_STORED_SPEC_BYTES:
+        return None
+    try:
+        value = orjson.loads(text)
+    except orjson.JSONDecodeError:
+        return None
+    return value if isinstance(value, dict) else None
 
 
 def effective_spec(stored: Mapping[str, Any], run: Obj) -> dict[str, Any]:

@@ -35,6 +35,7 @@ from jobflow_controller.jobflow.plan import Deploy, JobCreate, SyncPlan, Warning
 from jobflow_controller.jobflow.state import UpdateJobFlowStatusFn, new_state
 from jobflow_controller.jobflow.state.metrics import JobFlowMetrics
 from jobflow_controller.jobflow.status_writer import StatusWriter, WriteResult
+from jobflow_controller.jobflow.template_ref import TemplateRefs
 from jobflow_controller.jobflow.validated import ValidationMemory
 from jobflow_controller.kube.clientset import Clientset
 from jobflow_controller.kube.conflict import DEFAULT_RETRY, retry_on_conflict
@@ -57,8 +58,10 @@ class JobFlowSyncer:
         status_writer: StatusWriter,
         metrics: JobFlowMetrics,
         memories: JobFlowMemories,
+        templates: TemplateRefs | None = None,
     ) -> None:
         self._clientset = clientset
+        self._templates = templates  # docs/templates.md
         self._recorder = recorder
         self._queue = queue
         self._observer = observer
@@ -118,6 +121,11 @@ class JobFlowSyncer:
         name = req.job_flow_name
         # A status computed and not written yet is where this sync starts (own_writes.py).
         job_flow = self._writer.with_pending(job_flow)
+        # A run from a template is planned from the spec it was fixed to (template_ref.py).
+        resolved = job_flow if self._templates is None else self._templates.effective(job_flow)
+        if resolved is None:
+            return
+        job_flow = resolved
         invalid = self._reported_invalid(req, job_flow)
         if not invalid and self._lifecycle_first(job_flow):
             return
