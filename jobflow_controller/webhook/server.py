@@ -39,6 +39,7 @@ import structlog
 from jobflow_controller.apis.patch_fields import PatchFields
 from jobflow_controller.webhook.admission import (
     ReviewError,
+    TemplateGetter,
     body_length,
     check_content_type,
     decode_review,
@@ -162,7 +163,7 @@ class _Handler(BaseHTTPRequestHandler):
             return
         try:
             review = decode_review(body, self.headers.get("Content-Type"))
-            answer = review_response(review, self.server.patch_fields)
+            answer = review_response(review, self.server.patch_fields, self.server.templates)
         except ReviewError as err:
             self._refuse(err)
             return
@@ -247,6 +248,8 @@ class _TLSServer(BoundedHTTPServer):
     def __init__(self, address: Address, certificates: CertificateFiles, patch_fields: PatchFields | None) -> None:
         self.certificates = certificates
         self.patch_fields = patch_fields
+        #: How a run's template is read (docs/templates.md); None: runs' params are the controller's to check.
+        self.templates: TemplateGetter | None = None
         self.shares = ClientShares(
             max_connections=MAX_CONNECTIONS,
             max_connections_per_client=MAX_CONNECTIONS_PER_CLIENT,
@@ -339,9 +342,16 @@ class WebhookServer:
     """
 
     def __init__(
-        self, address: Address, cert_file: str, key_file: str, *, patch_fields: PatchFields | None = None
+        self,
+        address: Address,
+        cert_file: str,
+        key_file: str,
+        *,
+        patch_fields: PatchFields | None = None,
+        templates: TemplateGetter | None = None,
     ) -> None:
         self._server = _TLSServer(address, CertificateFiles(cert_file, key_file), patch_fields)
+        self._server.templates = templates
         self._thread = threading.Thread(
             target=self._server.serve_forever, name=f"webhook-{self.port}", kwargs={"poll_interval": 0.1}, daemon=True
         )
