@@ -11,8 +11,8 @@ run gets the `flow.volcano.sh/jobflowtemplate` label if its creator did not set 
 the template is never read again for this run: editing or deleting it changes nothing in flight.
 
 What cannot be resolved is reported with a Warning `InvalidJobFlowTemplate` (once per run
-generation and message) and the run is planned as it is, with no flows: Pending, no Job, as an
-invalid JobFlow. A template that does not exist: the same Warning, and the run waits for it (the
+generation and message) and the run is not planned: Pending (written once), no Job, as an invalid
+JobFlow. A template that does not exist: the same Warning, and the run waits for it (the
 template's add event resumes it, template_source.py). While the template cache cannot answer yet
 (CRD just installed, cache syncing) the run is put back for later, with no Warning.
 """
@@ -90,18 +90,36 @@ class TemplateRefs:
             return job_flow
         if is_resolved(job_flow):
             return self._stored(job_flow, name)
-        if template_ref_problems(job_flow):
-            return job_flow  # InvalidJobFlow (validated.py) says what is wrong with it
+        ref_problems = template_ref_problems(job_flow)
+        if ref_problems:
+            self._warn(job_flow, MESSAGE_INVALID, name, "; ".join(ref_problems))
+            self._pending(job_flow)
+            return None
         template = self.source.get(meta.namespace(job_flow), name)
         if template is NOT_READY:
             self._queue.react(meta.namespace(job_flow), meta.name(job_flow), NOT_READY_DELAY)
             return None
         if not isinstance(template, Mapping):
             self._warn(job_flow, MESSAGE_NOT_FOUND, name)
-            return job_flow
+            self._pending(job_flow)
+            return None
         return self._resolve(job_flow, name, template)
 
-    def _resolve(self, job_flow: Obj, name: str, template: Obj) -> Obj:
+    def _pending(self, job_flow: Obj) -> None:
+        """A run that cannot be planned (waiting, or refused): Pending, as an invalid JobFlow, and nothing
+        else; its status is written once, when it has none yet. The planner never sees it (a JobFlow
+        without flows is no upstream JobFlow to plan)."""
+        if jf.phase(job_flow):
+            return
+        ns, name = meta.namespace(job_flow), meta.name(job_flow)
+        body = {
+            "metadata": {"resourceVersion": meta.resource_version(job_flow)},
+            "status": {"state": {"phase": "Pending"}},
+        }
+        stored = self._clientset.job_flows(ns).patch_status(name, body)
+        self._writer.own_writes.wrote(job_flow, stored)
+
+    def _resolve(self, job_flow: Obj, name: str, template: Obj) -> Obj | None:
         problems = template_problems(template)
         spec, merge_problems = resolve(template, job_flow)
         problems.extend(merge_problems)
@@ -116,7 +134,8 @@ class TemplateRefs:
             problems.extend([message] if message else [])
         if problems or spec is None:
             self._warn(job_flow, MESSAGE_INVALID, name, "; ".join(problems))
-            return job_flow
+            self._pending(job_flow)
+            return None
         stored = self._store(job_flow, name, text)
         return effective_job_flow(stored)
 
@@ -135,7 +154,7 @@ class TemplateRefs:
         log.info(f"JobFlow {run} runs JobFlowTemplate {name}", jobflow=f"{ns}/{run}")
         return stored
 
-    def _stored(self, job_flow: Obj, name: str) -> Obj:
+    def _stored(self, job_flow: Obj, name: str) -> Obj | None:
         """A resolved run: its stored spec, checked again whenever its text differs from the last one
         checked (the controller never trusts what it reads)."""
         key, uid = (meta.namespace(job_flow), meta.name(job_flow)), meta.uid(job_flow)
@@ -156,7 +175,8 @@ class TemplateRefs:
                 self._checked[key] = (uid, generation, text, problem)
         if problem is not None:
             self._warn(job_flow, MESSAGE_INVALID, name, f"{STORED_SPEC_FIELD}: {problem}")
-            return job_flow
+            self._pending(job_flow)
+            return None
         return effective_job_flow(job_flow)
 
     def _warn(self, job_flow: Obj, message_fmt: str, *args: str) -> None:
