@@ -77,12 +77,10 @@ class Endpoints:
         cert, key = o.webhook_tls_cert_file, o.webhook_tls_private_key_file
         assert cert and key  # options.validate requires both
         try:
-            self.webhook = WebhookServer(
-                split_address(o.webhook_address), cert, key, patch_fields=o.patch_fields(), templates=self.templates
-            )
+            self.webhook = WebhookServer(split_address(o.webhook_address), cert, key, patch_fields=o.patch_fields())
         except OSError as err:  # ssl.SSLError included: a certificate and key that do not load
             raise StartupError(f"cannot serve the webhook on {o.webhook_address} with {cert}: {err}") from err
-        self.webhook.start()
+        self.webhook.start(self.templates)
 
     def stop(self) -> None:
         for server in self.servers:

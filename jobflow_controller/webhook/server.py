@@ -39,7 +39,6 @@ import structlog
 from jobflow_controller.apis.patch_fields import PatchFields
 from jobflow_controller.webhook.admission import (
     ReviewError,
-    TemplateGetter,
     body_length,
     check_content_type,
     decode_review,
@@ -244,12 +243,11 @@ class _TLSServer(BoundedHTTPServer):
     with ``HEADERS_DEADLINE`` for its handshake and headers (the ``connection_deadline``)."""
 
     request_queue_size = LISTEN_BACKLOG
+    templates: Any = None  # how a run's template is read (TemplateGetter, docs/templates.md): WebhookServer.start
 
     def __init__(self, address: Address, certificates: CertificateFiles, patch_fields: PatchFields | None) -> None:
         self.certificates = certificates
         self.patch_fields = patch_fields
-        #: How a run's template is read (docs/templates.md); None: runs' params are the controller's to check.
-        self.templates: TemplateGetter | None = None
         self.shares = ClientShares(
             max_connections=MAX_CONNECTIONS,
             max_connections_per_client=MAX_CONNECTIONS_PER_CLIENT,
@@ -342,16 +340,9 @@ class WebhookServer:
     """
 
     def __init__(
-        self,
-        address: Address,
-        cert_file: str,
-        key_file: str,
-        *,
-        patch_fields: PatchFields | None = None,
-        templates: TemplateGetter | None = None,
+        self, address: Address, cert_file: str, key_file: str, *, patch_fields: PatchFields | None = None
     ) -> None:
         self._server = _TLSServer(address, CertificateFiles(cert_file, key_file), patch_fields)
-        self._server.templates = templates
         self._thread = threading.Thread(
             target=self._server.serve_forever, name=f"webhook-{self.port}", kwargs={"poll_interval": 0.1}, daemon=True
         )
@@ -374,7 +365,8 @@ class WebhookServer:
         """Request body bytes held now by every connection (``MAX_BODY_BYTES_IN_FLIGHT`` at most)."""
         return self._server.shares.held
 
-    def start(self) -> WebhookServer:
+    def start(self, templates: Any = None) -> WebhookServer:
+        self._server.templates = templates  # None: a run's params are the controller's to check
         self._thread.start()
         log.info("serving the JobFlow validating webhook", address=f"{self.host}:{self.port}", path=VALIDATE_PATH)
         return self
