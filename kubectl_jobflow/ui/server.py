@@ -51,6 +51,7 @@ STATIC_FILES = {
     "app.js": "text/javascript; charset=utf-8",
     "dag.js": "text/javascript; charset=utf-8",
     "cron.js": "text/javascript; charset=utf-8",
+    "templates.js": "text/javascript; charset=utf-8",
     "app.css": "text/css; charset=utf-8",
 }
 SECURITY_HEADERS = {
@@ -268,6 +269,8 @@ class _Handler(http.server.BaseHTTPRequestHandler):
             self._json(200, page_doc) if page_doc is not None else self._error(404, f"JobFlow {key} not found")
         elif path == "/api/cronjobflows":
             self._json(200, self.app.backend.cron_snapshot())
+        elif path == "/api/jobflowtemplates":
+            self._json(200, self.app.backend.templates.snapshot())
         elif path == "/api/stream/list":
             self._stream(lambda: [("snapshot", self.app.backend.list_snapshot())], self._list_changes)
         elif path == "/api/stream/jobflow":
