@@ -45,6 +45,9 @@ Scenarios, one after another on that controller, each with ``BYSTANDERS`` "bysta
   it, tracebacks, and the Warnings on it (one per cause is the target; issue 33 item 2).
 * ``cron_overflow`` and ``cron_foreign_run``: CronJobFlows with values admission would refuse, and
   a run re-created by someone else under its name (issue 42 items 3-4; ``bench/_hostile_cron.py``).
+* ``template_hostile``: a JobFlowTemplate of 500 flows (about 400 KB of spec) and 40 runs of it at once:
+  every run resolved and its spec stored, no Job (every flow Skipped), bystanders as ever
+  (docs/templates.md; ``bench/_hostile_templates.py``).
 
 Reported per scenario: the controller's peak RSS (VmHWM, reset through ``/proc/<pid>/clear_refs``
 at the start of the scenario; VmRSS sampled every 0.25 s as a fallback), its CPU seconds, the
@@ -84,7 +87,7 @@ sys.path.insert(0, str(_BENCH_DIR.parent))
 
 from prometheus_client.parser import text_string_to_metric_families  # noqa: E402
 
-from bench import _hostile_cron, _hostile_params  # noqa: E402
+from bench import _hostile_cron, _hostile_params, _hostile_templates  # noqa: E402
 from bench._common import (  # noqa: E402
     BenchError,
     Watchdog,
@@ -165,6 +168,7 @@ SCENARIOS = (
     "param_expansion",
     "cron_overflow",
     "cron_foreign_run",
+    "template_hostile",
 )
 #: A namespace with this label is not sent to the webhook (annotation_storm's, as a CRD-only install).
 NO_WEBHOOK_LABEL = "bench.jobflow.volcano.sh/no-webhook"
@@ -812,6 +816,10 @@ class Bench:
     def cron_foreign_run(self) -> dict[str, Any]:
         return _hostile_cron.cron_foreign_run(self.clientset)
 
+    # 7. JobFlowTemplates (docs/templates.md, bench/_hostile_templates.py)
+    def template_hostile(self) -> dict[str, Any]:
+        return _hostile_templates.template_hostile(self, NO_WEBHOOK_LABEL)
+
     def baseline(self) -> dict[str, Any]:
         return {}
 
@@ -866,6 +874,7 @@ def verdicts(scenarios: dict[str, Any]) -> dict[str, Any]:
                 "warnings_on_it_by_reason_count"
             ] == {"InvalidRetryRequest": 1, "InvalidRetryPolicy": 1}
         checks |= _hostile_params.checks(name, result)
+        checks |= _hostile_templates.checks(name, result)
         if name == "webhook_clients":
             second = result["second_client"]
             checks["second_client_all_answered"] = second["sent"] > 0 and second["answered_200"] == second["sent"]

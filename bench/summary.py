@@ -194,6 +194,7 @@ _HOSTILE = (
     "param_expansion",
     "cron_overflow",
     "cron_foreign_run",
+    "template_hostile",
 )
 
 
