@@ -160,7 +160,6 @@ class JobFlowController:
             lambda: self.clientset.serves(resources.JOB_FLOW_TEMPLATES),
             self.job_flow_lister,
             self.job_flow_queue,
-            self.clock,
         )
         refs = TemplateRefs(
             self.template_source, self.clientset, self.recorder, self.job_flow_queue, self.status_writer

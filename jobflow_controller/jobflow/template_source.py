@@ -26,7 +26,6 @@ from jobflow_controller.apis import jobflow as jf
 from jobflow_controller.apis.jobflowtemplate import is_resolved, template_ref_name
 from jobflow_controller.jobflow.job_flow_queue import JobFlowQueue
 from jobflow_controller.kube.informers import JobFlowLister, VolcanoInformerFactory
-from workqueue import Clock
 
 log = structlog.get_logger(__name__)
 
@@ -48,13 +47,11 @@ class TemplateSource:
         served: Callable[[], bool],
         job_flow_lister: JobFlowLister,
         queue: JobFlowQueue,
-        clock: Clock,
     ) -> None:
         self._factory = informer_factory
         self._served = served
         self._job_flow_lister = job_flow_lister
         self._queue = queue
-        self._clock = clock
         self._informer: SharedIndexInformer | None = None
         self._lister: Any = None
         self._lock = threading.Lock()
@@ -98,7 +95,9 @@ class TemplateSource:
             if not logged:
                 log.info(MESSAGE_WAITING)
                 logged = True
-            if self._clock.sleep(CRD_POLL_INTERVAL, stop):
+            # Real time, not the injected clock: discovery is asked of a real server, and a test's fake
+            # clock must not count this loop among its waiters.
+            if stop.wait(CRD_POLL_INTERVAL):
                 return
 
     # -- event handlers ---------------------------------------------------------------------------
