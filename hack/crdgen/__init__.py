@@ -43,6 +43,7 @@ from crdgen.files import (
     CRD_FILES,
     CRON_VALIDATION_PATCH_FILE,
     JOB_CRD_FILE,
+    TEMPLATE_VALIDATION_PATCH_FILE,
     UPSTREAM_CRD_SHA256,
     VALIDATION_PATCH_FILE,
     all_crds,
@@ -108,6 +109,7 @@ from crdgen.rules import (
 )
 from crdgen.schema import CONTROLLER_GEN_VERSION
 from crdgen.templates import (
+    REF_EXCLUSIVE_MESSAGE,
     REF_EXCLUSIVE_RULE,
     TEMPLATE_RUN_POINTERS,
     jobflowtemplate_crd,
@@ -146,6 +148,7 @@ __all__ = [
     "OUR_ADDITIONS",
     "PARAMS_POINTERS",
     "PROBE_NEEDS_ALL_COMPLETED_RULE",
+    "REF_EXCLUSIVE_MESSAGE",
     "REF_EXCLUSIVE_RULE",
     "RESULTS_POINTERS",
     "RETRY_FIELD_POINTER",
@@ -154,6 +157,7 @@ __all__ = [
     "SHUTDOWN_TRANSITION_RULE",
     "TARGETS_MAX_ITEMS_POINTER",
     "TEMPLATE_RUN_POINTERS",
+    "TEMPLATE_VALIDATION_PATCH_FILE",
     "UPSTREAM_CRD_SHA256",
     "VALIDATION_PATCH_FILE",
     "all_crds",
