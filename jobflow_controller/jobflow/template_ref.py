@@ -25,6 +25,7 @@ from typing import Any, Final
 
 import structlog
 
+from informers.errors import NotFoundError
 from jobflow_controller.apis import jobflow as jf
 from jobflow_controller.apis import meta
 from jobflow_controller.apis.jobflowtemplate import (
@@ -57,6 +58,8 @@ MESSAGE_NOT_FOUND: Final = 'JobFlowTemplate "%s" not found; the JobFlow waits fo
 MESSAGE_INVALID: Final = 'JobFlowTemplate "%s" cannot run this JobFlow: %s'
 #: While the template cache cannot answer yet, the run is looked at again after this long.
 NOT_READY_DELAY: Final = 1.0
+#: The most template verdicts remembered (cleared past it: one more check each, never a wrong answer).
+MAX_TEMPLATE_VERDICTS: Final = 4096
 #: A message quoted in an event is cut to this many characters (tenant text, docs/hostile-input.md).
 MAX_MESSAGE: Final = 1024
 
@@ -82,6 +85,8 @@ class TemplateRefs:
         self._warned: dict[tuple[str, str], tuple[str, int, str]] = {}
         #: (namespace, name) -> (uid, generation, the stored spec's JSON, its problem or None).
         self._checked: dict[tuple[str, str], tuple[str, int, str, str | None]] = {}
+        #: (namespace, template) -> ((uid, resourceVersion), its problems): a template checked once.
+        self._template_verdicts: dict[tuple[str, str], tuple[tuple[str, str], tuple[str, ...]]] = {}
 
     def effective(self, job_flow: Obj) -> Obj | None:
         """The JobFlow the sync plans, or None when this sync has nothing to do (put back for later)."""
@@ -100,10 +105,20 @@ class TemplateRefs:
             self._queue.react(meta.namespace(job_flow), meta.name(job_flow), NOT_READY_DELAY)
             return None
         if not isinstance(template, Mapping):
+            template = self._get(meta.namespace(job_flow), name)  # the cache may lag a template just created
+        if not isinstance(template, Mapping):
             self._warn(job_flow, MESSAGE_NOT_FOUND, name)
             self._pending(job_flow)
             return None
         return self._resolve(job_flow, name, template)
+
+    def _get(self, namespace: str, name: str) -> Obj | None:
+        """The template from the API server, None when it does not exist (one GET per such sync)."""
+        try:
+            found: Obj = self._clientset.job_flow_templates(namespace).get(name)
+        except NotFoundError:
+            return None
+        return found
 
     def _pending(self, job_flow: Obj) -> None:
         """A run that cannot be planned (waiting, or refused): Pending, as an invalid JobFlow, and nothing
@@ -119,8 +134,22 @@ class TemplateRefs:
         stored = self._clientset.job_flows(ns).patch_status(name, body)
         self._writer.own_writes.wrote(job_flow, stored)
 
-    def _resolve(self, job_flow: Obj, name: str, template: Obj) -> Obj | None:
+    def _template_problems(self, template: Obj) -> list[str]:
+        """The template's own problems, once per (uid, resourceVersion): its runs share the verdict."""
+        version = (meta.uid(template), meta.resource_version(template))
+        with self._lock:
+            seen = self._template_verdicts.get((meta.namespace(template), meta.name(template)))
+        if seen is not None and seen[0] == version and all(version):
+            return list(seen[1])
         problems = template_problems(template)
+        with self._lock:
+            if len(self._template_verdicts) >= MAX_TEMPLATE_VERDICTS:
+                self._template_verdicts.clear()
+            self._template_verdicts[(meta.namespace(template), meta.name(template))] = (version, tuple(problems))
+        return problems
+
+    def _resolve(self, job_flow: Obj, name: str, template: Obj) -> Obj | None:
+        problems = self._template_problems(template)
         spec, merge_problems = resolve(template, job_flow)
         problems.extend(merge_problems)
         text = stored_spec_text(spec) if spec is not None else ""
@@ -137,6 +166,13 @@ class TemplateRefs:
             self._pending(job_flow)
             return None
         stored = self._store(job_flow, name, text)
+        with self._lock:  # checked just now: the next syncs need not check the same text again
+            self._checked[(meta.namespace(stored), meta.name(stored))] = (
+                meta.uid(stored),
+                meta.generation(stored),
+                text,
+                None,
+            )
         return effective_job_flow(stored)
 
     def _store(self, job_flow: Obj, name: str, text: str) -> Obj:

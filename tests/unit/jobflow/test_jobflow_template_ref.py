@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from informers.errors import NotFoundError
 from jobflow_controller.apis import jobflowtemplate as jft
 from jobflow_controller.jobflow.template_ref import REASON_INVALID_TEMPLATE, TemplateRefs
 from jobflow_controller.jobflow.template_source import NOT_READY
@@ -52,6 +53,20 @@ class Api:
 
     def job_flows(self, namespace: str) -> Client:
         return Client(self)
+
+    def job_flow_templates(self, namespace: str) -> Templates:
+        return Templates(self)
+
+
+class Templates:
+    """The API server's templates: none (the cache's answer is the test's)."""
+
+    def __init__(self, api: Api) -> None:
+        self.api = api
+
+    def get(self, name: str) -> dict[str, Any]:
+        self.api.calls.append(("get", name, None))
+        raise NotFoundError(f'jobflowtemplates.flow.volcano.sh "{name}" not found')
 
 
 class Recorder:
@@ -135,8 +150,8 @@ def test_a_missing_template_warns_once_and_the_run_is_pending_and_not_planned() 
     assert recorder.events == [
         ("Warning", REASON_INVALID_TEMPLATE, 'JobFlowTemplate "etl" not found; the JobFlow waits for it')
     ]
-    assert [c[0] for c in api.calls] == ["patch_status"]
-    assert api.calls[0][2]["status"] == {"state": {"phase": "Pending"}}
+    assert [c[0] for c in api.calls] == ["get", "patch_status", "get"]  # the cache is asked, then the server
+    assert api.calls[1][2]["status"] == {"state": {"phase": "Pending"}}
 
 
 def test_params_the_template_refuses_give_the_warning_and_no_spec() -> None:
@@ -192,3 +207,27 @@ def test_a_run_is_forgotten_with_its_memories() -> None:
     assert seam.memory_sizes()["template_warnings"] == 1
     seam.forget_job_flow("ns", "r", "u")
     assert seam.memory_sizes() == {"template_warnings": 0, "template_specs_checked": 0}
+
+
+def test_a_template_the_cache_has_not_seen_yet_is_read_from_the_server() -> None:
+    seam, api, recorder, _ = refs(None, run(dataset="d"))
+    api.job_flow_templates = lambda namespace: type("T", (), {"get": lambda self, name: TEMPLATE})()  # type: ignore[method-assign]
+    effective = seam.effective(api.obj)
+    assert effective is not None and effective["spec"]["flows"] == [{"name": "a"}]
+    assert recorder.events == []
+
+
+def test_a_template_is_checked_once_for_all_its_runs(monkeypatch: Any) -> None:
+    import jobflow_controller.jobflow.template_ref as module
+
+    calls = []
+    checked = module.template_problems
+    monkeypatch.setattr(module, "template_problems", lambda t: calls.append(1) or checked(t))
+    tmpl = {**TEMPLATE, "metadata": {**TEMPLATE["metadata"], "uid": "t1"}}
+    seam, _, _, _ = refs(tmpl, run(dataset="d"))
+    for i in range(3):
+        job_flow = run(dataset="d")
+        job_flow["metadata"]["name"] = f"r{i}"
+        seam._clientset = Api(job_flow)  # type: ignore[assignment]
+        assert seam.effective(job_flow) is not None
+    assert calls == [1]
