@@ -7,7 +7,9 @@ request, no memory). A run is returned with the spec it was fixed to in place of
 template (`apis.jobflowtemplate.resolve`: the template's `spec.jobFlow`, the params merged) and
 written into `status.storedJobFlowTemplateSpec` before anything is planned, with a resourceVersion
 precondition (a second resolution against an edited template can never replace the first), and the
-run gets the `flow.volcano.sh/jobflowtemplate` label if its creator did not set it. From then on
+run gets the `flow.volcano.sh/jobflowtemplate` label if its creator did not set it; that sync ends
+there, and the run is planned by the next one, queued at once (a large template's resolution and its
+planning are two turns of a worker, so the syncs waiting meanwhile get one in between). From then on
 the template is never read again for this run: editing or deleting it changes nothing in flight.
 
 What cannot be resolved is reported with a Warning `InvalidJobFlowTemplate` (once per run
@@ -166,14 +168,17 @@ class TemplateRefs:
             self._pending(job_flow)
             return None
         stored = self._store(job_flow, name, text)
-        with self._lock:  # checked just now: the next syncs need not check the same text again
+        with self._lock:  # checked just now: the next sync need not check the same text again
             self._checked[(meta.namespace(stored), meta.name(stored))] = (
                 meta.uid(stored),
                 meta.generation(stored),
                 text,
                 None,
             )
-        return effective_job_flow(stored)
+        # The run is planned by its next sync, at once: resolving a large template and planning it are
+        # two turns of a worker, so the syncs waiting meanwhile get one in between.
+        self._queue.react(meta.namespace(stored), meta.name(stored))
+        return None
 
     def _store(self, job_flow: Obj, name: str, text: str) -> Obj:
         """The label (if missing), then the resolved spec with the run's resourceVersion as precondition:

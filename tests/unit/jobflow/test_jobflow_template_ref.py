@@ -118,8 +118,10 @@ def test_a_jobflow_without_a_reference_is_planned_as_it_is_with_no_request() -> 
     assert (api.calls, recorder.events) == ([], [])
 
 
-def test_the_first_sync_labels_the_run_then_stores_its_spec_before_anything_is_planned() -> None:
-    seam, api, recorder, _ = refs(TEMPLATE, run(dataset="d"))
+def test_the_first_sync_labels_the_run_then_stores_its_spec_and_plans_nothing() -> None:
+    seam, api, recorder, queue = refs(TEMPLATE, run(dataset="d"))
+    assert seam.effective(api.obj) is None
+    assert queue.reacted == [("ns", "r", 0.0)]  # planned by the next sync, at once
     effective = seam.effective(api.obj)
     assert effective is not None
     assert effective["spec"] == {
@@ -135,7 +137,7 @@ def test_the_first_sync_labels_the_run_then_stores_its_spec_before_anything_is_p
 
 def test_a_resolved_run_never_reads_its_template_again() -> None:
     seam, api, _, _ = refs(TEMPLATE, run(dataset="d"))
-    seam.effective(api.obj)
+    assert seam.effective(api.obj) is None
     stored = api.obj
     seam_without, api2, recorder, _ = refs(None, stored)  # the template is gone
     effective = seam_without.effective(stored)
@@ -212,6 +214,7 @@ def test_a_run_is_forgotten_with_its_memories() -> None:
 def test_a_template_the_cache_has_not_seen_yet_is_read_from_the_server() -> None:
     seam, api, recorder, _ = refs(None, run(dataset="d"))
     api.job_flow_templates = lambda namespace: type("T", (), {"get": lambda self, name: TEMPLATE})()  # type: ignore[method-assign]
+    assert seam.effective(api.obj) is None  # resolved from the server's copy
     effective = seam.effective(api.obj)
     assert effective is not None and effective["spec"]["flows"] == [{"name": "a"}]
     assert recorder.events == []
@@ -229,5 +232,6 @@ def test_a_template_is_checked_once_for_all_its_runs(monkeypatch: Any) -> None:
         job_flow = run(dataset="d")
         job_flow["metadata"]["name"] = f"r{i}"
         seam._clientset = Api(job_flow)  # type: ignore[assignment]
-        assert seam.effective(job_flow) is not None
+        assert seam.effective(job_flow) is None
+        assert seam._clientset.obj["status"][jft.STORED_SPEC_FIELD]  # type: ignore[attr-defined]
     assert calls == [1]
