@@ -8,7 +8,7 @@ STAMP := $(VENV)/.installed
 # process starts its own control plane. PYTEST_PARALLEL= runs everything in one process.
 PYTEST_PARALLEL ?= -n 2 --dist loadfile
 
-.PHONY: install runtime-venv test test-unit test-e2e lint control-plane helm chart browser bench demo clean sdk-models
+.PHONY: install runtime-venv test test-unit test-e2e test-client-latest lint control-plane helm chart browser bench demo clean sdk-models
 
 $(STAMP): pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -67,6 +67,24 @@ lint: install
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy
 	$(BIN)/lint-imports
+	$(BIN)/python hack/unused_code.py
+
+# tests/unit/kube against the newest `kubernetes` release on PyPI (not the pinned one), so a stand-in of
+# kube/client_library.py that an upgrade breaks fails a test (docs/decisions/0003-client-library-stand-ins.md).
+# A throwaway virtualenv layered on .venv (its packages read through a .pth file): only the client and
+# whatever new dependency it brings are installed into it. About 35 s on a loaded machine; `make test` runs it.
+CLIENT_LATEST_VENV := .venv-client-latest
+# Another release to try instead: make test-client-latest CLIENT_LATEST=kubernetes==36.0.3
+CLIENT_LATEST ?= kubernetes
+test-client-latest: install
+	rm -rf $(CLIENT_LATEST_VENV)
+	$(PYTHON) -m venv $(CLIENT_LATEST_VENV)
+	$(BIN)/python -c 'import sysconfig; print("import site; site.addsitedir(%r)" % sysconfig.get_paths()["purelib"])' \
+		> "$$($(CLIENT_LATEST_VENV)/bin/python -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')/layered-on-venv.pth"
+	$(CLIENT_LATEST_VENV)/bin/python -m pip install --quiet --disable-pip-version-check --upgrade "$(CLIENT_LATEST)"
+	@$(CLIENT_LATEST_VENV)/bin/python -c 'import importlib.metadata as m; print("kubernetes", m.version("kubernetes"), "(CLIENT_LATEST=$(CLIENT_LATEST))")'
+	$(CLIENT_LATEST_VENV)/bin/python -m pytest -q -p no:cacheprovider tests/unit/kube
+	rm -rf $(CLIENT_LATEST_VENV)
 
 test-unit: install helm
 	$(BIN)/pytest tests/unit
@@ -74,7 +92,7 @@ test-unit: install helm
 test-e2e: install control-plane helm browser
 	$(BIN)/pytest $(PYTEST_PARALLEL) tests/e2e
 
-test: install control-plane helm browser lint
+test: install control-plane helm browser lint test-client-latest
 	$(BIN)/pytest $(PYTEST_PARALLEL) tests
 
 demo: install control-plane

@@ -105,6 +105,8 @@ CONTROLLER_ENVIRONMENT = {"MALLOC_ARENA_MAX": "2"}
 HEAP_SNAPSHOT = False
 #: --gc-probe: the cyclic garbage collector's passes and CPU, by generation (bench/_gc_probe).
 GC_PROBE = False
+#: --http-stack: the controller's HTTP stack for non-watch requests (bench/_http_stack), None: the product's.
+HTTP_STACK: str | None = None
 
 
 # -- the workload ----------------------------------------------------------------------------------
@@ -385,6 +387,8 @@ def run_once(workers: int, client_flags: list[str], watchdog: Watchdog, run_time
             environment.update(
                 PYTHONPATH=str(_BENCH_DIR / "_gc_probe"), JOBFLOW_BENCH_GC_PROBE=str(plane.root / "gc.json")
             )
+        if HTTP_STACK is not None:
+            environment.update(PYTHONPATH=str(_BENCH_DIR / "_http_stack"), JOBFLOW_BENCH_HTTP_STACK=HTTP_STACK)
         controller_args = [
             *(["env", *(f"{k}={v}" for k, v in environment.items())] if environment else []),
             controller_command(),
@@ -577,6 +581,11 @@ def main() -> None:
     parser.add_argument("--heap-snapshot", action="store_true", help="trace allocations; by package at the end")
     parser.add_argument("--gc-probe", action="store_true", help="the garbage collector's passes and CPU")
     parser.add_argument(
+        "--http-stack",
+        choices=("urllib3", "http.client", "http1"),
+        help="the controller's HTTP stack for non-watch requests (bench/_http_stack; default: the product's)",
+    )
+    parser.add_argument(
         "--controller-flag",
         action="append",
         default=[],
@@ -589,9 +598,12 @@ def main() -> None:
         return
 
     client_flags = ([] if args.default_qps else FAST_CLIENT_FLAGS) + args.controller_flag
-    global CONTROLLER_ENVIRONMENT, HEAP_SNAPSHOT, GC_PROBE
+    global CONTROLLER_ENVIRONMENT, HEAP_SNAPSHOT, GC_PROBE, HTTP_STACK
     CONTROLLER_ENVIRONMENT = {} if args.default_malloc else CONTROLLER_ENVIRONMENT
     HEAP_SNAPSHOT, GC_PROBE = args.heap_snapshot, args.gc_probe
+    if args.http_stack and args.gc_probe:
+        parser.error("--http-stack and --gc-probe each need their own sitecustomize")
+    HTTP_STACK = args.http_stack
     # At 50 requests/s the controller needs minutes per run: give that mode more time.
     slow = (3.0 if args.default_qps else 1.0) * args.time_scale
     watchdog = Watchdog(TIME_LIMIT * slow, "bench/e2e_flows.py")
@@ -612,6 +624,7 @@ def main() -> None:
             if not args.default_qps
             else ["defaults: --kube-api-qps=50 --kube-api-burst=100", *client_flags]
         ),
+        "controller_http_stack": HTTP_STACK or "the product's",
         "simulator": f"separate process, {NAMESPACES} JobSimulators (one per namespace), no client-side rate limit",
         "runs": [],
     }

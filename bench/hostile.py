@@ -45,6 +45,12 @@ Scenarios, one after another on that controller, each with ``BYSTANDERS`` "bysta
   it, tracebacks, and the Warnings on it (one per cause is the target; issue 33 item 2).
 * ``cron_overflow`` and ``cron_foreign_run``: CronJobFlows with values admission would refuse, and
   a run re-created by someone else under its name (issue 42 items 3-4; ``bench/_hostile_cron.py``).
+* ``results_hostile``: pods whose three containers write 4 KiB termination messages each (12 KiB per
+  pod): ~900 keys, not JSON, deeply nested JSON; a matrix flow whose 17 Jobs report 4,000 bytes each
+  (past the 64 KiB per JobFlow) and a template reading a 4,000-byte result 100 times (issue 43;
+  ``bench/_hostile_results.py``).
+* ``cel_hostile``: JobFlows whose flows' ``when[].cel`` items are the costliest that pass admission
+  (issue 43; ``bench/_hostile_cel.py``).
 * ``template_hostile``: a JobFlowTemplate of 500 flows (about 400 KB of spec) and 40 runs of it at once:
   every run resolved and its spec stored, no Job (every flow Skipped), bystanders as ever
   (docs/templates.md; ``bench/_hostile_templates.py``).
@@ -87,7 +93,7 @@ sys.path.insert(0, str(_BENCH_DIR.parent))
 
 from prometheus_client.parser import text_string_to_metric_families  # noqa: E402
 
-from bench import _hostile_cron, _hostile_params, _hostile_templates  # noqa: E402
+from bench import _hostile_cel, _hostile_cron, _hostile_params, _hostile_results, _hostile_templates  # noqa: E402
 from bench._common import (  # noqa: E402
     BenchError,
     Watchdog,
@@ -168,6 +174,8 @@ SCENARIOS = (
     "param_expansion",
     "cron_overflow",
     "cron_foreign_run",
+    "results_hostile",
+    "cel_hostile",
     "template_hostile",
 )
 #: A namespace with this label is not sent to the webhook (annotation_storm's, as a CRD-only install).
@@ -816,7 +824,15 @@ class Bench:
     def cron_foreign_run(self) -> dict[str, Any]:
         return _hostile_cron.cron_foreign_run(self.clientset)
 
-    # 7. JobFlowTemplates (docs/templates.md, bench/_hostile_templates.py)
+    # 7. results (issue 43; bench/_hostile_results.py)
+    def results_hostile(self) -> dict[str, Any]:
+        return _hostile_results.results_hostile(self)
+
+    # issue 43: the heaviest when[].cel that passes admission (bench/_hostile_cel.py)
+    def cel_hostile(self) -> dict[str, Any]:
+        return _hostile_cel.cel_hostile(self)
+
+    # 8. JobFlowTemplates (docs/templates.md, bench/_hostile_templates.py)
     def template_hostile(self) -> dict[str, Any]:
         return _hostile_templates.template_hostile(self, NO_WEBHOOK_LABEL)
 
@@ -879,6 +895,8 @@ def verdicts(scenarios: dict[str, Any]) -> dict[str, Any]:
             second = result["second_client"]
             checks["second_client_all_answered"] = second["sent"] > 0 and second["answered_200"] == second["sent"]
         checks |= _hostile_cron.checks(name, result)
+        checks |= _hostile_results.checks(name, result)
+        checks |= _hostile_cel.checks(name, result)
         out[name] = checks
     return out
 
@@ -913,7 +931,9 @@ def main() -> int:
                     "hostile-annotations",
                     "hostile-matrix",
                     "hostile-params",
+                    _hostile_cel.NAMESPACE,
                     *_hostile_cron.NAMESPACES,
+                    *_hostile_results.NAMESPACES,
                 ],
             )
             cert, key, ca_pem = webhook_files(Path(tmp))

@@ -178,6 +178,34 @@ def _med(name: str) -> Callable[[Doc], float | None]:
     return value
 
 
+def _results_cost_figures() -> list[Figure]:
+    """bench/results_cost.py (issue 43): a JobFlow without results costs no request about pods."""
+    without, with_results = "without_results", "with_results"
+    return [
+        Figure(
+            "results_cost",
+            "no results: pod requests per JobFlow",
+            _field(without, "pod_requests_per_jobflow"),
+            at_most=0,
+        ),
+        Figure("results_cost", "no results: API requests per JobFlow", _field(without, "requests_total_per_jobflow")),
+        Figure(
+            "results_cost",
+            "results: pod LISTs per 3-Job JobFlow",
+            _field(with_results, "pod_requests_per_jobflow"),
+            at_most=3,
+        ),
+        Figure(
+            "results_cost",
+            "results: memory kept per JobFlow, extra",
+            _field("extra_memory_bytes_per_jobflow_with_results", scale=1 / 1024),
+            " KiB",
+        ),
+        Figure("results_cost", "no results: sync CPU per JobFlow", _field(without, "sync_cpu_ms_per_jobflow"), " ms"),
+        Figure("results_cost", "results: sync CPU per JobFlow", _field(with_results, "sync_cpu_ms_per_jobflow"), " ms"),
+    ]
+
+
 #: bench/hostile.py's SCENARIOS, in the order it runs them (a unit test keeps the two equal: this
 #: file reads only JSON and cannot import the benchmark).
 _HOSTILE = (
@@ -194,6 +222,8 @@ _HOSTILE = (
     "param_expansion",
     "cron_overflow",
     "cron_foreign_run",
+    "results_hostile",
+    "cel_hostile",
     "template_hostile",
 )
 
@@ -375,6 +405,7 @@ FIGURES: tuple[Figure, ...] = (
     Figure("webhook_hostile", "webhook peak RSS, hostile input", _field("webhook_peak_rss_mib"), " MiB", at_most=150.0),
     Figure("webhook_hostile", "normal review p99, hostile input", _field("normal_reviews", "p99_ms"), " ms"),
     *_hostile_figures(),
+    *_results_cost_figures(),
 )
 
 

@@ -10,6 +10,10 @@ that adds ``--controllers=jobflow-controller,jobtemplate-controller``). Each run
 all Succeed, peak RSS, and writes per JobFlow (the API server's count, which a build without
 client metrics still has) are kept, and the medians and ratios (ours / other) printed as one JSON
 document on stdout.
+
+``--http-stacks urllib3,http.client,http1`` compares instead our controller with itself on different HTTP
+stacks for its non-watch requests (``bench/e2e_flows.py --http-stack``, bench/_http_stack), the runs
+alternated the same way; the ratios are each stack's over the last one's (docs/decisions/0002-http-stack.md).
 """
 
 from __future__ import annotations
@@ -38,7 +42,7 @@ DEFAULT_OTHER = Path(os.environ.get("JOBFLOW_CACHE", Path.home() / ".cache" / "j
 CONTROLLER_WRITES = ("PUT jobflows/status", "POST jobs ", "POST events", "PUT jobtemplates/status", "PATCH events")
 
 
-def one_run(controller: str | None, time_scale: float) -> dict[str, Any]:
+def one_run(controller: str | None, time_scale: float, http_stack: str | None = None) -> dict[str, Any]:
     environment = dict(os.environ)
     environment.pop("JOBFLOW_BENCH_CONTROLLER", None)
     if controller is not None:
@@ -50,6 +54,7 @@ def one_run(controller: str | None, time_scale: float) -> dict[str, Any]:
         "3",
         "--time-scale",
         str(time_scale),
+        *([f"--http-stack={http_stack}"] if http_stack else []),
     ]
     done = subprocess.run(command, env=environment, capture_output=True, text=True, check=False)
     if done.returncode != 0:
@@ -68,21 +73,30 @@ def one_run(controller: str | None, time_scale: float) -> dict[str, Any]:
     }
 
 
-def series(other: str, rounds: int, time_scale: float) -> dict[str, Any]:
-    runs: dict[str, list[dict[str, Any]]] = {"ours": [], "other": []}
+#: A contender: a name, the controller executable (None: ours) and its HTTP stack (None: the product's).
+Contender = tuple[str, str | None, str | None]
+RATIO_KEYS = ("cpu_seconds", "seconds_until_all_succeed", "peak_rss_mib", "controller_writes_per_jobflow")
+
+
+def series(contenders: list[Contender], rounds: int, time_scale: float) -> dict[str, Any]:
+    """`rounds` runs of each contender, alternated; medians, and each one's ratios over the last's."""
+    runs: dict[str, list[dict[str, Any]]] = {name: [] for name, _, _ in contenders}
     for index in range(rounds):
-        for name, controller in (("ours", None), ("other", other)):
-            runs[name].append(one_run(controller, time_scale))
+        for name, controller, stack in contenders:
+            runs[name].append(one_run(controller, time_scale, stack))
             log(f"  round {index + 1} {name}: {runs[name][-1]}")
     medians = {
         name: {key: statistics.median(r[key] for r in found) for key in found[0]} for name, found in runs.items()
     }
+    base = contenders[-1][0]
     ratios = {
-        key: round(medians["ours"][key] / medians["other"][key], 2)
-        for key in ("cpu_seconds", "seconds_until_all_succeed", "peak_rss_mib", "controller_writes_per_jobflow")
-        if medians["other"][key]
+        f"{name}_over_{base}": {
+            key: round(medians[name][key] / medians[base][key], 3) for key in RATIO_KEYS if medians[base][key]
+        }
+        for name in runs
+        if name != base
     }
-    return {"runs": runs, "medians": medians, "ours_over_other": ratios}
+    return {"runs": runs, "medians": medians, **ratios}
 
 
 def main() -> None:
@@ -95,21 +109,29 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=3, help="runs of each build per condition (default %(default)s)")
     parser.add_argument("--time-scale", type=float, default=3.0, help="bench/e2e_flows.py's --time-scale")
     parser.add_argument("--no-hog", action="store_true", help="only the quiet series")
+    parser.add_argument(
+        "--http-stacks",
+        help="comma-separated HTTP stacks of our controller to compare instead (urllib3, http.client, http1)",
+    )
     args = parser.parse_args()
     result: dict[str, Any] = {"benchmark": "versus", **machine(), "other": args.other}
-    if not os.access(args.other, os.X_OK):
+    contenders: list[Contender] = [("ours", None, None), ("other", args.other, None)]
+    if args.http_stacks:
+        contenders = [(stack, None, stack) for stack in args.http_stacks.split(",")]
+        result["other"] = "our controller on each HTTP stack (the ratios: each over the last one)"
+    elif not os.access(args.other, os.X_OK):
         # make bench runs every benchmark: without the other build there is nothing to compare.
         result["not_run"] = f"no executable {args.other}: build it with hack/build-upstream.sh SOURCE_DIR"
         log(result["not_run"])
         emit(result)
         return
     log("== quiet")
-    result["quiet"] = series(args.other, args.rounds, args.time_scale)
+    result["quiet"] = series(contenders, args.rounds, args.time_scale)
     if not args.no_hog:
         log("== beside `yes > /dev/null`")
         hog = subprocess.Popen(["yes"], stdout=subprocess.DEVNULL)
         try:
-            result["beside_a_hog"] = series(args.other, args.rounds, args.time_scale)
+            result["beside_a_hog"] = series(contenders, args.rounds, args.time_scale)
         finally:
             hog.kill()
             hog.wait()

@@ -1,127 +1,99 @@
-"""The files one Job update passes through to the JobFlow's status write, traced on a real control plane.
+"""The path one Job update takes to the JobFlow's status write: the project files entered, and the frames.
 
-Starts the local control plane (etcd, kube-apiserver), runs the JobFlow controller in this process
-as the manager builds it (real informers, queue, workers, REST client), creates a JobTemplate and a
-one-flow JobFlow, waits for its Job, then sets the Job's phase to Running through the status
-subresource (as Volcano's job controller does) and records, with `sys.settrace` on every thread but
-this one, each project file a function of which runs from that moment until the JobFlow's status
-PUT carrying `runningJobs` has returned. Prints one JSON document: the files in the order first
-entered, each with its thread and first function, and how many times `status_writer.py` was entered.
-docs/architecture.md lists the result. Run: `.venv/bin/python hack/trace_job_update.py`.
+Runs the real controller (informers, handlers, queue, worker loop, sync, status writer) on the unit
+tests' recording clientset (tests/unit/jobflow/jobflow_fakes.py: only the API is fake): a one-flow
+JobFlow in Pending, synced once already, whose Job `f-a` moves from Pending to Running. The Job update goes through the
+update handler into the queue; then, with `sys.setprofile` on, one `_process_next_work_item` runs
+until the status PUT, where the stack is taken. Prints one JSON document:
+
+- `files`: the project files (jobflow_controller/, kube/ excluded, as the issue counts them) a
+  function of which ran between the dequeue and the PUT, in the order first entered;
+- `frames`: the call chain from `_process_next_work_item` to the PUT (`update_status`), one
+  `file:function` each.
+
+docs/architecture.md lists the output; tests/unit/layers/test_short_path.py fails when the path
+grows past that list. Run: `.venv/bin/python hack/trace_job_update.py`.
 """
 
 from __future__ import annotations
 
 import json
 import sys
-import threading
-import time
+import traceback
 from pathlib import Path
 from types import FrameType
 from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
+sys.path[:0] = [str(ROOT), str(ROOT / "tests/unit/jobflow")]
 
-from jobflow_controller.jobflow import JobFlowController  # noqa: E402
-from jobflow_controller.kube.clientset import Clientset  # noqa: E402
-from jobflow_controller.kube.config import build_config  # noqa: E402
-from jobflow_controller.kube.informers import VolcanoInformerFactory  # noqa: E402
-from jobflow_controller.kube.rest import RestClient  # noqa: E402
-from jobflow_controller.local.controlplane import ControlPlane  # noqa: E402
-from jobflow_controller.local.kubectl import install_crds  # noqa: E402
-from jobflow_controller.local.resources import NAMESPACES  # noqa: E402
-from jobflow_controller.record import FakeRecorder  # noqa: E402
+from jobflow_fakes import FakeResourceClient, job, job_flow, job_template, new_fake_controller  # noqa: E402
 
-NS = "trace"
-PROJECT = tuple(str(ROOT / d) for d in ("jobflow_controller", "informers", "workqueue"))
-
-_lock = threading.Lock()
-_recording = threading.Event()
-_seen: dict[str, tuple[int, str, str]] = {}
-_entered: dict[str, int] = {}
+PACKAGE = ROOT / "jobflow_controller"
+SKIPPED = PACKAGE / "kube"
 
 
-def _tracer(frame: FrameType, event: str, arg: Any) -> None:
-    if event != "call" or not _recording.is_set() or threading.current_thread() is threading.main_thread():
+def _project_file(path: str) -> str | None:
+    """`path` relative to the project root when it counts (jobflow_controller/ but kube/), else None."""
+    p = Path(path)
+    if not p.is_relative_to(PACKAGE) or p.is_relative_to(SKIPPED):
         return None
-    path = frame.f_code.co_filename
-    if not path.startswith(PROJECT):
-        return None
-    rel = str(Path(path).relative_to(ROOT))
-    with _lock:
-        if rel not in _seen:
-            _seen[rel] = (len(_seen), threading.current_thread().name, frame.f_code.co_name)
-        _entered[rel] = _entered.get(rel, 0) + 1
-    return None
+    return str(p.relative_to(ROOT))
 
 
-def main() -> None:
-    plane = ControlPlane()
-    plane.start()
-    stop = threading.Event()
+def trace() -> dict[str, Any]:
+    """One Job update from the worker loop to the status PUT: the files entered and the frames."""
+    controller, clientset, _ = new_fake_controller()
+    flow = job_flow("f", flows=[{"name": "a"}], phase="Pending", status={"pendingJobs": ["f-a"]}, uid="u1")
+    controller.job_flow_informer.get_indexer().add(flow)
+    controller.job_template_informer.get_indexer().add(job_template("a"))
+    old = job("f-a", flow="f", phase="Pending", created="2026-12-06T07:00:00Z", owner_uid="u1")
+    new = job("f-a", flow="f", phase="Running", created="2026-12-06T07:00:00Z", rv="2", owner_uid="u1")
+    # The JobFlow was synced once with its Job Pending (validated, status written): the update comes after.
+    controller.job_informer.get_indexer().add(old)
+    controller.handlers.enqueue_job_flow(controller.request_for("default", "f"))
+    assert controller.workers._process_next_work_item()
+    controller.job_informer.get_indexer().update(new)
+    controller.handlers.job_funcs().on_update(old, new)
+
+    files: list[str] = []
+    frames: list[str] = []
+    recording = [True]
+
+    def profile(frame: FrameType, event: str, arg: Any) -> None:
+        if event != "call" or not recording[0]:
+            return
+        rel = _project_file(frame.f_code.co_filename)
+        if rel is not None and rel not in files:
+            files.append(rel)
+
+    original = FakeResourceClient.update_status
+
+    def update_status(self: FakeResourceClient, obj: dict[str, Any]) -> dict[str, Any]:
+        if self.resource.plural == "jobflows" and not frames:
+            recording[0] = False
+            stack = traceback.extract_stack()[:-1]
+            start = next(i for i, f in enumerate(stack) if f.name == "_process_next_work_item")
+            frames.extend(f"{_short(f.filename)}:{f.name}" for f in stack[start:])
+            frames.append("kube/clientset.py:update_status")
+        return original(self, obj)
+
+    FakeResourceClient.update_status = update_status  # type: ignore[method-assign]
+    sys.setprofile(profile)
     try:
-        install_crds(plane.kubeconfig_path)
-        rest = RestClient(build_config(str(plane.kubeconfig_path)), qps=50, burst=100, user_agent="trace")
-        clientset = Clientset(rest)
-        clientset.resource(NAMESPACES).create({"metadata": {"name": NS}})
-        controller = JobFlowController(clientset, VolcanoInformerFactory(clientset), FakeRecorder())
-        threading.settrace(_tracer)
-        sys.settrace(_tracer)
-        threading.Thread(target=controller.run, args=(stop, 1), daemon=True, name="controller").start()
-        template = {"apiVersion": "flow.volcano.sh/v1alpha1", "kind": "JobTemplate", "metadata": {"name": "a"}}
-        pod = {"spec": {"containers": [{"name": "c", "image": "x"}]}}
-        template["spec"] = {"tasks": [{"name": "t", "replicas": 1, "template": pod}]}
-        clientset.job_templates(NS).create(template)
-        flow = {"apiVersion": "flow.volcano.sh/v1alpha1", "kind": "JobFlow", "metadata": {"name": "f"}}
-        flow["spec"] = {"flows": [{"name": "a"}], "jobRetainPolicy": "retain"}
-        clientset.job_flows(NS).create(flow)
-        job = _wait(lambda: _get(clientset.jobs(NS), "f-a"))
-        _wait(lambda: (clientset.job_flows(NS).get("f").get("status") or {}).get("state"))
-        time.sleep(1.0)  # everything the create caused has settled
-        job = clientset.jobs(NS).get("f-a")
-        job["status"] = {"state": {"phase": "Running"}}
-        _recording.set()
-        clientset.jobs(NS).update_status(job)
-        _wait(lambda: "f-a" in (clientset.job_flows(NS).get("f").get("status") or {}).get("runningJobs", []))
-        _recording.clear()
-        sys.settrace(None)
-        threading.settrace(None)  # type: ignore[arg-type]
-        files = [
-            {"file": f, "thread": t, "first_function": fn}
-            for f, (_, t, fn) in sorted(_seen.items(), key=lambda kv: kv[1][0])
-        ]
-        print(
-            json.dumps(
-                {
-                    "files": files,
-                    "count": len(files),
-                    "status_writer_entered": _entered.get("jobflow_controller/jobflow/status_writer.py", 0),
-                },
-                indent=1,
-            )
-        )
+        assert controller.workers._process_next_work_item()
     finally:
-        stop.set()
-        plane.stop()
+        sys.setprofile(None)
+        FakeResourceClient.update_status = original  # type: ignore[method-assign]
+    written = [a for a in clientset.api.actions if a.verb == "update_status"][1:]
+    assert written and written[-1].body["status"]["runningJobs"] == ["f-a"], "no status write with f-a Running"
+    return {"files": files, "file_count": len(files), "frames": frames, "frame_count": len(frames)}
 
 
-def _get(client: Any, name: str) -> Any:
-    try:
-        return client.get(name)
-    except Exception:  # noqa: BLE001
-        return None
-
-
-def _wait(predicate: Any, timeout: float = 60.0) -> Any:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = predicate()
-        if value:
-            return value
-        time.sleep(0.05)
-    raise TimeoutError("trace: the controller did not get there")
+def _short(path: str) -> str:
+    p = Path(path)
+    return str(p.relative_to(PACKAGE)) if p.is_relative_to(PACKAGE) else p.name
 
 
 if __name__ == "__main__":
-    main()
+    print(json.dumps(trace(), indent=1))

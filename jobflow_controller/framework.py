@@ -1,7 +1,13 @@
-"""What both controllers share, as Volcano's `pkg/controllers/framework`: the queue and its workers.
+"""What the controllers share, as Volcano's `pkg/controllers/framework`: registry, options, queue, workers.
 
-A controller holds a `QueueController`, hands it its sync handler and its drop event, and gets
-the client-go worker loop in three layers: `_run_worker` loops until the queue shuts down,
+As upstream's framework.go, a controller registers itself (`register_controller`, upstream's
+`RegisterController` in each package's init), is built from one `ControllerOption` (`initialize`,
+upstream's `Initialize(opt)`), and runs until its stop (`run`); the manager iterates the registry
+(`registered_controllers`, upstream's `ForeachController`) instead of naming each controller.
+Registering another is a decorator on its class and an import in manager/controllers.py.
+
+A controller's `Wiring` holds its `QueueController`, hands it the sync handler and drop event, and
+gives the client-go worker loop in three layers: `_run_worker` loops until the queue shuts down,
 `_process_next_work_item` does the queue bookkeeping, `sync_handler` holds the business logic and
 knows nothing of retries. `handle_err` is upstream's `handleJobFlowErr`/`handleJobTemplateErr`.
 
@@ -19,13 +25,16 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable, Hashable
-from typing import Any
+from collections.abc import Callable, Hashable, Iterator, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Protocol, Self, TypedDict, TypeVar, Unpack
 
 import structlog
 
-from informers import wait_for_cache_sync
+from informers import ResourceEventHandlerFuncs, wait_for_cache_sync
+from jobflow_controller.kube.clientset import Clientset
 from jobflow_controller.kube.errors import is_conflict
+from jobflow_controller.kube.informers import VolcanoInformerFactory
 from workqueue import Clock, QueueStorage, RateLimitingQueue, RealClock, default_controller_rate_limiter
 
 log = structlog.get_logger(__name__)
@@ -47,15 +56,114 @@ HARD_STOP_POLL = 0.05
 CONFLICT_REQUEUE_DELAY = 0.1
 
 
+T = TypeVar("T")
+
+
 def _request_keys(req: Any) -> dict[str, str]:
     return {"request": str(req)}
+
+
+@dataclass(frozen=True)
+class ControllerOption:
+    """Upstream's `framework.ControllerOption`: what every controller is built from, one object for all.
+
+    Upstream's struct carries every controller's own fields too; here those are in `settings`, a
+    factory per type (a controller's options, its metrics), so that this module names no controller
+    and a disabled controller's metrics are never made. `setting(T)` is the one of type T, or None.
+    """
+
+    clientset: Clientset
+    informer_factory: VolcanoInformerFactory
+    recorder: Any
+    max_requeue_num: int = DEFAULT_MAX_REQUEUE_NUM
+    queue_metrics_provider: object | None = None
+    clock: Clock | None = None
+    settings: Mapping[type, Callable[[], object]] = field(default_factory=dict)
+
+    def setting(self, kind: type[T]) -> T | None:
+        make = self.settings.get(kind)
+        value = make() if make is not None else None
+        return value if isinstance(value, kind) else None
+
+
+class Stops(TypedDict, total=False):
+    """How a controller's run ends besides `stop`: `QueueController.run_workers`' drain and hard stop."""
+
+    drain_timeout: float | None
+    hard_stop: threading.Event | None
+
+
+class Controller(Protocol):
+    """Upstream's `framework.Controller`: `Name()`, `Initialize(opt)`, `Run(stopCh)`.
+
+    `initialize` makes the controller (Python builds the object rather than filling a zero value);
+    `run` takes the drain and hard stop of framework's `QueueController.run_workers`."""
+
+    name: str
+
+    @classmethod
+    def initialize(cls, opt: ControllerOption) -> Self: ...
+
+    def run(self, stop: threading.Event, workers: int = 1, **stops: Unpack[Stops]) -> None: ...
+
+
+_REGISTRY: dict[str, type[Controller]] = {}
+ControllerType = TypeVar("ControllerType", bound=type[Controller])
+
+
+def register_controller(controller: ControllerType) -> ControllerType:
+    """Upstream's `RegisterController`, as a class decorator; a second controller of a name is refused."""
+    if _REGISTRY.get(controller.name, controller) is not controller:
+        raise ValueError(f"controller {controller.name!r} is already registered")
+    _REGISTRY[controller.name] = controller
+    return controller
+
+
+def registered_controllers() -> Iterator[type[Controller]]:
+    """Upstream's `ForeachController`: the registered controllers, in the order they registered."""
+    return iter(list(_REGISTRY.values()))
+
+
+class Wiring:
+    """What every controller is wired from, written once: its `QueueController` (the option's clock,
+    retries and queue metrics; `queue_kwargs` override them), the informers it watches, each with its
+    lister and handlers, and `run`, which starts the factory and waits for those informers' caches."""
+
+    def __init__(
+        self,
+        opt: ControllerOption,
+        name: str,
+        queue_name: str,
+        sync_handler: Callable[[Any], None],
+        on_dropped: Callable[[Any, BaseException], None] | None,
+        **queue_kwargs: Any,
+    ) -> None:
+        defaults = {"max_requeue_num": opt.max_requeue_num, "queue_metrics_provider": opt.queue_metrics_provider}
+        arguments: dict[str, Any] = {"clock": opt.clock, **defaults, **queue_kwargs}
+        self.workers = QueueController(name, queue_name, sync_handler, on_dropped, **arguments)
+        self.queue, self.clock = self.workers.queue, self.workers.clock
+        self.informer_factory = opt.informer_factory
+        self._informers: list[Any] = []
+
+    def watch(self, source: Any, handlers: ResourceEventHandlerFuncs | None = None) -> tuple[Any, Any]:
+        """client-go's `Informer().AddEventHandler(handlers)` and `Lister()` in one call; the informer's
+        cache is waited for by `run`."""
+        informer, lister = source.informer(), source.lister()
+        if handlers is not None:
+            informer.add_event_handler(handlers)
+        self._informers.append(informer)
+        return informer, lister
+
+    def run(self, stop: threading.Event, workers: int = 1, **stops: Unpack[Stops]) -> None:
+        synced = [informer.has_synced for informer in self._informers]
+        self.workers.run_workers(stop, workers, self.informer_factory.start, *synced, **stops)
 
 
 class QueueController:
     """A rate-limited queue drained by N workers through `sync_handler`, with bounded retries.
 
-    `sync_handler(req)` holds the business logic and raises on failure; `on_dropped(req, err)` is
-    called when a request has failed `max_requeue_num` times and leaves the queue; `log_keys(req)`
+    `sync_handler(req)` holds the business logic and raises on failure; `on_dropped(req, err)` (if
+    any) is called when a request has failed `max_requeue_num` times and leaves the queue; `log_keys(req)`
     gives the key=value pairs that name the request's object in log lines; `before_drain()` runs
     once the stop is asked for, before the queue shuts down (what must still be queued for the
     drain).
@@ -66,7 +174,7 @@ class QueueController:
         name: str,
         queue_name: str,
         sync_handler: Callable[[Any], None],
-        on_dropped: Callable[[Any, BaseException], None],
+        on_dropped: Callable[[Any, BaseException], None] | None,
         *,
         log_keys: Callable[[Any], dict[str, str]] = _request_keys,
         before_drain: Callable[[], None] | None = None,
@@ -237,6 +345,7 @@ class QueueController:
             log.info("requeue", controller=self.name, **self.log_keys(req), error=str(err))
             self.queue.add_rate_limited(req)
             return
-        self.on_dropped(req, err)
+        if self.on_dropped is not None:
+            self.on_dropped(req, err)
         log.info("dropping request out of the queue", controller=self.name, **self.log_keys(req), error=str(err))
         self.queue.forget(req)

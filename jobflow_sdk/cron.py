@@ -78,7 +78,9 @@ class CronJobFlow:
     def __enter__(self) -> CronJobFlow:
         return self
 
-    def __exit__(self, kind: type[BaseException] | None, error: BaseException | None, tb: TracebackType | None) -> None:
+    def __exit__(
+        self, kind: type[BaseException] | None, error: BaseException | None, _tb: TracebackType | None
+    ) -> None:
         return None
 
     def flow(self, step: str | JobTemplate, **fields: Any) -> Flow:

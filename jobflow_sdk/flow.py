@@ -11,8 +11,9 @@ import copy
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-#: A `when` condition: (input, operator, values), as the CRD spells it `{input, operator, values}`.
-When = tuple[str, str, Sequence[str] | str] | Mapping[str, Any]
+#: A `when` condition: (input, operator, values), as the CRD spells it `{input, operator, values}`; or
+#: a CEL expression, a bare string (`{cel}`, docs/results.md).
+When = tuple[str, str, Sequence[str] | str] | Mapping[str, Any] | str
 #: The fields a flow entry may have, in the order `to_dict` writes them.
 FLOW_FIELDS = (
     "name",
@@ -44,9 +45,12 @@ def results_dict(results: Sequence[str] | Mapping[str, Any], task: str | None) -
 
 
 def when_dict(condition: When) -> dict[str, Any]:
-    """A `when` entry from `(input, operator, values)` (one value may be a bare string) or a dict."""
+    """A `when` entry from `(input, operator, values)` (one value may be a bare string), a CEL
+    expression (a string: `{cel}`) or a dict."""
     if isinstance(condition, Mapping):
         return dict(condition)
+    if isinstance(condition, str):
+        return {"cel": condition}
     input_, operator, values = condition
     return {"input": input_, "operator": operator, "values": [values] if isinstance(values, str) else list(values)}
 

@@ -92,7 +92,9 @@ class JobFlow:
     def __enter__(self) -> JobFlow:
         return self
 
-    def __exit__(self, kind: type[BaseException] | None, error: BaseException | None, tb: TracebackType | None) -> None:
+    def __exit__(
+        self, kind: type[BaseException] | None, error: BaseException | None, _tb: TracebackType | None
+    ) -> None:
         return None
 
     def _adopt(self, step: str | JobTemplate) -> str:

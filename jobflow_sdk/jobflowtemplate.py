@@ -53,7 +53,9 @@ class JobFlowTemplate:
     def __enter__(self) -> JobFlowTemplate:
         return self
 
-    def __exit__(self, kind: type[BaseException] | None, error: BaseException | None, tb: TracebackType | None) -> None:
+    def __exit__(
+        self, kind: type[BaseException] | None, error: BaseException | None, _tb: TracebackType | None
+    ) -> None:
         return None
 
     def flow(self, step: str | JobTemplate, **fields: Any) -> Flow:

@@ -30,7 +30,6 @@ from jobflow_controller.kube.errors import AlreadyExistsError, ForbiddenError, I
 from jobflow_controller.kube.resources import CRON_JOB_FLOWS, JOB_FLOWS
 from jobflow_controller.validation.admission import job_flow_admission_problems
 
-FROM_PREFIX: Final = "cronjobflow/"
 _ALPHABET: Final = string.ascii_lowercase + string.digits
 
 

@@ -87,6 +87,8 @@ from crdgen.params import (
     NAME_SHAPE_RULE,
     NAMES_UNIQUE_RULE,
     PARAMS_POINTERS,
+    WHEN_ONE_OF_MESSAGE,
+    WHEN_ONE_OF_RULE,
     params_patch,
     params_rules_patch,
 )
@@ -160,6 +162,8 @@ __all__ = [
     "TEMPLATE_VALIDATION_PATCH_FILE",
     "UPSTREAM_CRD_SHA256",
     "VALIDATION_PATCH_FILE",
+    "WHEN_ONE_OF_MESSAGE",
+    "WHEN_ONE_OF_RULE",
     "all_crds",
     "apply_patch",
     "canonical_sha256",

@@ -9,7 +9,8 @@ parameters:
   ``MAX_PARAM_NAME_LENGTH`` characters, values at most ``MAX_PARAM_VALUE_LENGTH``;
 * ``spec.flows[].when``: at most ``MAX_WHEN_EXPRESSIONS`` of ``{input, operator, values}``,
   ``operator`` an enum (``in``, ``notin``), ``values`` one to ``MAX_WHEN_VALUES`` strings, the input
-  and each value at most ``MAX_PARAM_VALUE_LENGTH`` characters;
+  and each value at most ``MAX_PARAM_VALUE_LENGTH`` characters; or of ``{cel}``, at most
+  ``MAX_CEL_LENGTH`` characters (docs/results.md; the Component says which of the two sets);
 * ``spec.flows[].matrix``: ``params`` (1 to ``MAX_MATRIX_PARAMS`` lists of ``{name, values}``, each at
   least one and at most ``MAX_MATRIX_COMBINATIONS`` values of at most ``MAX_PARAM_VALUE_LENGTH``
   characters) and ``maxParallel`` (1 to the int32 maximum).
@@ -29,6 +30,7 @@ from __future__ import annotations
 from typing import Final
 
 from crdgen.schema import JSONDict, array, int32, obj, string
+from jobflow_controller.apis.cel_expression import MAX_CEL_LENGTH
 from jobflow_controller.apis.params import (
     MAX_MATRIX_COMBINATIONS,
     MAX_PARAM_NAME_LENGTH,
@@ -112,13 +114,16 @@ def params_schema() -> JSONDict:
 
 
 def when_schema() -> JSONDict:
+    """An item is ``{input, operator, values}`` or ``{cel}`` (docs/results.md): every field optional
+    here (a structural schema has no ``oneOf``), the Component's ``WHEN_ONE_OF_RULE`` refuses neither
+    and a mix, as the webhook and the controller do."""
     expression = obj(
         {
+            "cel": string(maxLength=MAX_CEL_LENGTH),
             "input": string(maxLength=MAX_PARAM_VALUE_LENGTH),
             "operator": string(enum=list(OPERATORS)),
             "values": array(string(maxLength=MAX_PARAM_VALUE_LENGTH), maxItems=MAX_WHEN_VALUES, minItems=1),
         },
-        required=["input", "operator", "values"],
     )
     return array(expression, maxItems=MAX_WHEN_EXPRESSIONS)
 
@@ -136,6 +141,14 @@ def matrix_schema() -> JSONDict:
         },
         required=["params"],
     )
+
+
+#: On each `when` item: `cel`, or all of `input`, `operator` and `values`, never a mix (docs/results.md).
+WHEN_ONE_OF_RULE: Final = (
+    "has(self.cel) ? !has(self.input) && !has(self.operator) && !has(self.values)"
+    " : has(self.input) && has(self.operator) && has(self.values)"
+)
+WHEN_ONE_OF_MESSAGE: Final = "jobflow Flow when item sets cel, or input, operator and values, not both"
 
 
 def params_patch() -> list[JSONDict]:
@@ -162,6 +175,11 @@ def params_rules_patch() -> list[JSONDict]:
             f"{MATRIX_POINTER}/properties/params", MATRIX_NAMES_UNIQUE_MESSAGE, MATRIX_NAME_SHAPE_MESSAGE
         ),
         {"op": "add", "path": f"{MATRIX_POINTER}/x-kubernetes-validations", "value": [product]},
+        {
+            "op": "add",
+            "path": f"{WHEN_POINTER}/items/x-kubernetes-validations",
+            "value": [{"message": WHEN_ONE_OF_MESSAGE, "rule": WHEN_ONE_OF_RULE}],
+        },
     ]
 
 

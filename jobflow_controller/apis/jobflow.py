@@ -46,6 +46,12 @@ def status(obj: Obj) -> Mapping[str, Any]:
     return value if isinstance(value, (dict, Mapping)) else {}
 
 
+def skipped_jobs(job_flow: Obj) -> list[str]:
+    """The stored status's `skippedJobs` (the Jobs of the flows a condition skipped), empty when unset."""
+    recorded = status(job_flow).get("skippedJobs")
+    return [str(n) for n in recorded] if isinstance(recorded, list) else []
+
+
 def raw_flow_list(job_flow: Obj) -> list[Any]:
     """`spec.flows` when it is a list (the CRD's schema says so), else empty."""
     value = spec(job_flow).get("flows")

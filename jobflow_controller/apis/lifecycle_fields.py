@@ -33,7 +33,6 @@ ACTIVE_DEADLINE_SECONDS: Final = "activeDeadlineSeconds"
 TTL_SECONDS_AFTER_FINISHED: Final = "ttlSecondsAfterFinished"
 #: The status fields the controller writes about them.
 SUSPENDED_SINCE: Final = "suspendedSince"
-FINISHED_AT: Final = "finishedAt"
 RETRY_REQUEST: Final = "retryRequest"
 
 #: The JobFlow annotation carrying a re-run request, and its two keys.

@@ -52,11 +52,13 @@ class Param:
 
 @dataclass(frozen=True)
 class WhenExpression:
-    """One entry of a flow's `when`: `input` (expanded first) `operator` `values`."""
+    """One entry of a flow's `when`: `input` (expanded first) `operator` `values`, or a `cel` expression
+    (docs/results.md; `input`, `operator` and `values` then empty)."""
 
     input: str
     operator: str
     values: tuple[str, ...]
+    cel: str | None = None
 
 
 @dataclass(frozen=True)
@@ -145,6 +147,7 @@ def when_expressions(raw: object) -> tuple[WhenExpression, ...]:
                 input=_text(entry.get("input")),
                 operator=_text(entry.get("operator")),
                 values=tuple(_text(v) for v in values) if isinstance(values, list) else (),
+                cel=_text(entry["cel"]) if "cel" in entry else None,
             )
         )
     return tuple(out)
@@ -209,3 +212,11 @@ class ParamsSpec:
         if found is None:
             return [jf.job_name(job_flow_name, flow_name)]
         return matrix_job_names(job_flow_name, flow_name, found)
+
+
+def flow_job_names(params: ParamsSpec | None, job_flow_name: str, flow_name: str) -> list[str]:
+    """The one answer to "which Jobs does this flow have": `<jobflow>-<flow>` (upstream's), or a matrix
+    flow's `<jobflow>-<flow>-<i>`, one per combination, in index order (docs/params.md)."""
+    if params is None:
+        return [jf.job_name(job_flow_name, flow_name)]
+    return params.job_names(job_flow_name, flow_name)

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Hashable, Mapping
-from typing import Any
+from typing import Any, Self, Unpack
 
 import structlog
 
@@ -29,11 +29,8 @@ from jobflow_controller.cronjobflow.crd_wait import wait_for_crd
 from jobflow_controller.cronjobflow.metrics import CronJobFlowMetrics
 from jobflow_controller.cronjobflow.stored import earliest_time
 from jobflow_controller.cronjobflow.sync import CronJobFlowSync
-from jobflow_controller.framework import QueueController
+from jobflow_controller.framework import ControllerOption, Stops, Wiring, register_controller
 from jobflow_controller.kube import resources
-from jobflow_controller.kube.clientset import Clientset
-from jobflow_controller.kube.informers import VolcanoInformerFactory
-from workqueue import Clock
 
 log = structlog.get_logger(__name__)
 
@@ -49,45 +46,31 @@ def _split_key(key: str) -> tuple[str, str]:
     return namespace, name
 
 
+@register_controller
 class CronJobFlowController:
     """Creates a CronJobFlow's JobFlows on its schedule, as CronJob creates Jobs."""
 
     name = CONTROLLER_NAME
 
-    def __init__(
-        self,
-        clientset: Clientset,
-        informer_factory: VolcanoInformerFactory,
-        recorder: Any,
-        *,
-        metrics: CronJobFlowMetrics | None = None,
-        clock: Clock | None = None,
-        queue_metrics_provider: object | None = None,
-    ) -> None:
-        self.workers = QueueController(
+    def __init__(self, opt: ControllerOption) -> None:
+        self.wiring = Wiring(
+            opt,
             CONTROLLER_NAME,
             QUEUE_NAME,
             self.sync_handler,
-            self.on_dropped,
+            None,  # CronJob's controller retries for ever: nothing is dropped
             log_keys=lambda key: {"cronjobflow": str(key)},
             max_requeue_num=RETRY_FOREVER,
-            clock=clock,
-            queue_metrics_provider=queue_metrics_provider,
         )
-        self.queue = self.workers.queue
-        self.clock = self.workers.clock
-        self.clientset = clientset
-        self.informer_factory = informer_factory
-        self.recorder = recorder
-        self.metrics = metrics
-        self.syncer = CronJobFlowSync(clientset, recorder, metrics)
-        job_flows = informer_factory.job_flows()
-        self.job_flow_informer = job_flows.informer()
-        self.job_flow_lister = job_flows.lister()
-        self.job_flow_informer.add_event_handler(
+        self.workers, self.queue, self.clock = self.wiring.workers, self.wiring.queue, self.wiring.clock
+        self.clientset, self.informer_factory, self.recorder = opt.clientset, opt.informer_factory, opt.recorder
+        self.metrics = opt.setting(CronJobFlowMetrics)
+        self.syncer = CronJobFlowSync(opt.clientset, opt.recorder, self.metrics)
+        self.job_flow_informer, self.job_flow_lister = self.wiring.watch(
+            opt.informer_factory.job_flows(),
             ResourceEventHandlerFuncs(
                 add_func=self.add_job_flow, update_func=self.update_job_flow, delete_func=self.delete_job_flow
-            )
+            ),
         )
         self.cron_job_flow_informer: Any = None
         self.cron_job_flow_lister: Any = None
@@ -95,42 +78,29 @@ class CronJobFlowController:
         self._missed_through: dict[str, Any] = {}
         self._missed_lock = threading.Lock()
 
+    @classmethod
+    def initialize(cls, opt: ControllerOption) -> Self:
+        return cls(opt)
+
     # -- the CronJobFlow informer, once the CRD is served ------------------------------------------
     def start_cron_job_flow_informer(self) -> None:
         """Make the CronJobFlow informer and its handlers (the CRD must be served by now)."""
         if self.cron_job_flow_informer is not None:
             return
-        informer = self.informer_factory.cron_job_flows()
-        self.cron_job_flow_lister = informer.lister()
-        self.cron_job_flow_informer = informer.informer()
-        self.cron_job_flow_informer.add_event_handler(
+        self.cron_job_flow_informer, self.cron_job_flow_lister = self.wiring.watch(
+            self.informer_factory.cron_job_flows(),
             ResourceEventHandlerFuncs(
                 add_func=self.add_cron_job_flow,
                 update_func=self.update_cron_job_flow,
                 delete_func=self.delete_cron_job_flow,
-            )
+            ),
         )
 
-    def run(
-        self,
-        stop: threading.Event,
-        workers: int = 1,
-        *,
-        drain_timeout: float | None = None,
-        hard_stop: threading.Event | None = None,
-    ) -> None:
+    def run(self, stop: threading.Event, workers: int = 1, **stops: Unpack[Stops]) -> None:
         if not wait_for_crd(lambda: self.clientset.serves(resources.CRON_JOB_FLOWS), stop, self.clock):
             return
         self.start_cron_job_flow_informer()
-        self.workers.run_workers(
-            stop,
-            workers,
-            self.informer_factory.start,
-            self.cron_job_flow_informer.has_synced,
-            self.job_flow_informer.has_synced,
-            drain_timeout=drain_timeout,
-            hard_stop=hard_stop,
-        )
+        self.wiring.run(stop, workers, **stops)
 
     # -- handlers ---------------------------------------------------------------------------------
     def enqueue(self, obj: Any, after: float | None = None) -> None:
@@ -244,7 +214,3 @@ class CronJobFlowController:
             self._missed_through[key] = through
         if self.metrics is not None:
             self.metrics.observe_missed(namespace, count)
-
-    def on_dropped(self, key: Hashable, err: BaseException) -> None:
-        """Never called (CronJob retries for ever); kept for the queue controller's contract."""
-        log.error("dropping cronjobflow out of the queue", cronjobflow=str(key), error=str(err))

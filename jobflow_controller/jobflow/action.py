@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from collections.abc import Set as AbstractSet
+from functools import partial
 from typing import Any
 
 from informers.errors import NotFoundError
@@ -27,13 +28,12 @@ from jobflow_controller.apis import job as vcjob
 from jobflow_controller.apis import jobflow as jf
 from jobflow_controller.apis.builders import new_job
 from jobflow_controller.apis.patch import PatchError
-from jobflow_controller.apis.retry import ATTEMPT_ANNOTATION, RECREATING
+from jobflow_controller.apis.retry import RECREATING
 from jobflow_controller.apis.status import Condition, JobRunningHistory, JobStatus
 from jobflow_controller.apis.timeutil import add_duration, format_time, parse_time
 from jobflow_controller.jobflow import lifecycle, retry, status_size
 from jobflow_controller.jobflow.flow_policy import FlowPolicy
 from jobflow_controller.jobflow.job_status_index import JobStatusIndex
-from jobflow_controller.jobflow.params_budget import annotations_over, expanded_job, invalid_params
 from jobflow_controller.jobflow.patch import check_patch, invalid_patch
 from jobflow_controller.jobflow.plan import Deploy, FlowJob, JobCreate, PlannedStatus, SyncPlan, WarningEvent, World
 from jobflow_controller.jobflow.policies import choose_policy
@@ -62,44 +62,39 @@ MAX_CREATES_PER_SYNC = 25
 MAX_RUNNING_HISTORIES = 8
 
 
-def sync_job_flow(world: World, update_state_fn: UpdateJobFlowStatusFn) -> SyncPlan:
+def sync_job_flow(world: World, update_state_fn: UpdateJobFlowStatusFn, policy: FlowPolicy | None = None) -> SyncPlan:
     """Upstream's `syncJobFlow`, decided: what to delete, create and write for this JobFlow.
 
-    The flow policy is chosen here, once (rules_policy.py); the steps between upstream's are our
-    extensions' named points: the retries (retry.py) and the lifecycle (lifecycle.py).
+    The flow policy is the one chosen for the sync (sync.py, before the probe checks; policies.py);
+    the steps between upstream's are our extensions' named points: the retries (retry.py) and the
+    lifecycle (lifecycle.py).
     """
     phase = jf.phase(world.job_flow)
     if world.spec.retain_policy == RetainPolicy.DELETE and phase == Phase.SUCCEED:
         return SyncPlan(retain_deletes=delete_all_jobs_created_by_job_flow(world))
-    policy = choose_policy(world)
-    plan = SyncPlan(deploy=deploy_job(world, policy), retry_warning=retry.invalid_policy_warning(world, phase))
-    status = get_all_job_status(world, policy)
+    policy = policy or choose_policy(world)
+    plan = SyncPlan(deploy=deploy_job(world, policy))  # upstream's deployJob
+    status = get_all_job_status(world, policy)  # upstream's getAllJobStatus
     policy.record_outcomes(status, plan)
-    retries = retry.plan_retries(world, phase, status)
-    policy.decide_phase(status, update_state_fn, len(world.spec.flows))
-    if (status.phase not in UNFINISHED_PHASES or policy.halted) and retries:
-        # Another flow failed the JobFlow: nothing is re-created any more, so nothing is deleted.
-        dropped = {meta.name(r.job) for r in retries}
-        status.retrying_jobs = [n for n in status.retrying_jobs if n not in dropped]
-        retries = []
+    retries = retry.plan_retries(world, phase, status, plan)  # ours: docs/retry.md
+    policy.decide_phase(status, update_state_fn, len(world.spec.flows))  # upstream's updateStateFn
+    retries = retry.unless_ended(status, retries, status.phase not in UNFINISHED_PHASES or policy.halted)
     lifecycle.apply(world, status, plan, policy.stop)  # ours: suspend, shutdown, deadlines (docs/lifecycle.md)
-    now = format_time(world.now)
-    for one in retries:
-        retry.record_retry(status, one, now)
-    plan.status, plan.retries = status, retries
-    plan.retry_deletes = retry.jobs_to_delete(world, status.retrying_jobs)
+    retry.record_retries(world, status, plan, retries)
+    plan.status = status
     return status_size.fit(plan, world.job_flow)
 
 
-def sync_job_flow_status(world: World, update_state_fn: UpdateJobFlowStatusFn) -> SyncPlan:
+def sync_job_flow_status(
+    world: World, update_state_fn: UpdateJobFlowStatusFn, policy: FlowPolicy | None = None
+) -> SyncPlan:
     """The status alone, for a JobFlow whose spec can never run (ours: `InvalidJobFlow`).
 
     Upstream syncs such a JobFlow like any other and writes its status (Pending, with no Job ever
     created); so do we, from the Jobs it has, by upstream's rule, and create, delete and retry nothing.
     """
-    status = get_all_job_status(world, FlowPolicy(world))
-    recorded = jf.status(world.job_flow).get("skippedJobs")
-    status.skipped_jobs = [str(n) for n in recorded] if isinstance(recorded, list) else []
+    status = get_all_job_status(world, policy or choose_policy(world, invalid=True))
+    status.skipped_jobs = jf.skipped_jobs(world.job_flow)
     update_state_fn(status, len(world.spec.flows))
     return status_size.fit(SyncPlan(status=status), world.job_flow)
 
@@ -125,19 +120,20 @@ def deploy_job(world: World, policy: FlowPolicy) -> Deploy:
             break
         if policy.is_due(made.flow, out, judge):
             creates += 1
-            out.steps.append(load_job_template_and_set_job(world, made))
+            out.steps.append(load_job_template_and_set_job(world, made, policy))
         else:
             warning = check_patch(world, made.flow)
             if warning is not None:
                 out.steps.append(warning)
-    out.steps.extend(policy.closing(MAX_CREATES_PER_SYNC - creates, out, load_job_template_and_set_job))
+    out.steps.extend(
+        policy.closing(MAX_CREATES_PER_SYNC - creates, out, partial(load_job_template_and_set_job, policy=policy))
+    )
     return out
 
 
-def flows_to_judge(world: World) -> list[jf.Flow]:
-    """The flows whose targets `deploy_job` judges in this world, by upstream's rule (their probes are
+def flows_to_judge(world: World, policy: FlowPolicy) -> list[jf.Flow]:
+    """The flows whose targets `deploy_job` judges in this world, by the sync's policy (their probes are
     checked first)."""
-    policy = FlowPolicy(world)
     if not policy.may_create():
         return []
     flows: dict[str, jf.Flow] = {}
@@ -147,12 +143,16 @@ def flows_to_judge(world: World) -> list[jf.Flow]:
     return list(flows.values())
 
 
-def judge(world: World, flow: jf.Flow, done: AbstractSet[str], missing: list[str]) -> bool:
+def judge(
+    world: World, flow: jf.Flow, done: AbstractSet[str], missing: list[str], passed: AbstractSet[str] = frozenset()
+) -> bool:
     """True only if every target's Job is ours and Completed (Completing is not enough).
 
     A Job of the target's name that this JobFlow does not control never satisfies a dependency. A
     target whose Job is gone (or only a squatter holds its name) satisfies it if the Job ran to
     completion (`done`): upstream would run it again first. A missing target is named in `missing`.
+    `passed` (empty under upstream's rule) names the targets whose Job counts as Completed already
+    (an extension's verdict: a probe flow's, probes/gate.py).
     """
     for target in flow.targets or ():
         target_job_name = world.job_name(target)
@@ -163,43 +163,40 @@ def judge(world: World, flow: jf.Flow, done: AbstractSet[str], missing: list[str
             missing.append(target_job_name)
             return False
         if meta.is_controlled_by(job, world.job_flow):
-            if vcjob.phase(job) != JobPhase.COMPLETED:
+            if vcjob.phase(job) != JobPhase.COMPLETED and target not in passed:
                 return False
         elif target_job_name not in done:
             return False
     return True
 
 
-def load_job_template_and_set_job(world: World, made: FlowJob) -> JobCreate | WarningEvent:
+def load_job_template_and_set_job(
+    world: World, made: FlowJob, policy: FlowPolicy | None = None
+) -> JobCreate | WarningEvent:
     """The Job to create for `made`; its template missing is the create's error, as upstream's lister says.
 
     A patch that cannot apply is no error of the sync (retrying cannot help until the JobFlow or
-    the template changes, and each of those enqueues the JobFlow): an `InvalidPatch` WarningEvent;
-    an expansion over its budget likewise (params_budget.py): an `InvalidParams` WarningEvent.
+    the template changes, and each of those enqueues the JobFlow): an `InvalidPatch` WarningEvent.
+    What the extensions add to the Job (or why they refuse it: a WarningEvent) is the policy's
+    (`refused`, `set_job`; None: upstream's rule).
     """
     flow, job_name = made.flow, made.job_name
     template = world.templates.get(flow.name)
     if template is None:
         error = NotFoundError.for_resource(FLOW_GROUP, "jobtemplate", flow.name)
         return JobCreate(flow.name, job_name, None, error=error, fresh_read=made.fresh_read)
-    if made.problem is not None:
-        return invalid_params(made, made.problem)
+    policy = policy or FlowPolicy(world)
+    refused = policy.refused(made)
+    if refused is not None:
+        return refused
     try:
         job = new_job(world.job_flow, flow.name, job_name, template, flow.patch, world.spec.patch_fields)
     except PatchError as err:
         return invalid_patch(job_name, flow.name, err)
-    if made.variables is not None:
-        expanded = expanded_job(job, made)
-        if isinstance(expanded, WarningEvent):
-            return expanded
-        job = expanded
-    annotations = job["metadata"]["annotations"]
-    if made.attempt > 0:
-        annotations[ATTEMPT_ANNOTATION] = str(made.attempt)
-    annotations.update(made.annotations)
-    job["metadata"]["labels"].update(made.labels)
-    too_large = annotations_over(job, made) if made.variables is not None else None
-    return too_large or JobCreate(flow.name, job_name, job, fresh_read=made.fresh_read)
+    finished = policy.set_job(made, job)
+    if isinstance(finished, WarningEvent):
+        return finished
+    return JobCreate(flow.name, job_name, finished, fresh_read=made.fresh_read)
 
 
 # -- step 3: the status -----------------------------------------------------------------------------
@@ -240,10 +237,10 @@ def get_all_job_status(world: World, policy: FlowPolicy) -> PlannedStatus:
     done = world.completed
     listed: set[str] = set()
     for flow in world.spec.flows:
-        name = world.job_name(flow.name)
-        if name in done and name not in existing and name not in listed:
-            listed.add(name)
-            status.deleted_completed_jobs.append(name)
+        for name in policy.jobs(flow):
+            if name in done and name not in existing and name not in listed:
+                listed.add(name)
+                status.deleted_completed_jobs.append(name)
     status.pending_jobs = buckets[JobPhase.PENDING]
     status.running_jobs = buckets[JobPhase.RUNNING]
     status.failed_jobs = buckets[JobPhase.FAILED]

@@ -15,13 +15,19 @@ import threading
 from collections.abc import Hashable
 from concurrent.futures import Executor
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Self, Unpack
 
 import structlog
 
 from jobflow_controller.apis import FlowRequest
 from jobflow_controller.apis.patch_fields import PatchFields
-from jobflow_controller.framework import DEFAULT_MAX_REQUEUE_NUM, QueueController
+from jobflow_controller.framework import (
+    DEFAULT_MAX_REQUEUE_NUM,
+    ControllerOption,
+    Stops,
+    Wiring,
+    register_controller,
+)
 from jobflow_controller.jobflow import constants as c
 from jobflow_controller.jobflow import urgency
 from jobflow_controller.jobflow.deleted_jobs import DeletedJobs
@@ -72,6 +78,7 @@ class JobFlowOptions:
     probe_executor: Executor | None = None
 
 
+@register_controller
 class JobFlowController:
     """Creates each flow's Job once its dependencies Completed and keeps the JobFlow status true."""
 
@@ -93,19 +100,20 @@ class JobFlowController:
         self.fair_share = FairShare(urgency.SYNC_COST_ESTIMATE)
         # Priority lanes (urgency.py): the syncs that may create a dependent go before status-only ones;
         # within a lane the namespaces take turns (docs/fairness.md).
-        self.workers = QueueController(
+        opt = ControllerOption(
+            clientset, informer_factory, recorder, options.max_requeue_num, queue_metrics_provider, clock
+        )
+        self.wiring = Wiring(
+            opt,
             CONTROLLER_NAME,
             c.QUEUE_NAME,
             self.sync_handler,
             self.on_dropped,
             log_keys=self.log_keys,
             before_drain=self.flush_statuses,
-            max_requeue_num=options.max_requeue_num,
-            clock=clock,
-            queue_metrics_provider=queue_metrics_provider,
             queue_storage=PriorityStorage(urgency.LANE_SHARES, urgency.tenant_of, self.fair_share),
         )
-        self.queue, self.clock = self.workers.queue, self.workers.clock
+        self.workers, self.queue, self.clock = self.wiring.workers, self.wiring.queue, self.wiring.clock
         self.job_flow_queue = JobFlowQueue(self.workers)
         self.clientset, self.informer_factory, self.recorder = clientset, informer_factory, recorder
         self.metrics = metrics or JobFlowMetrics()
@@ -135,11 +143,23 @@ class JobFlowController:
         self.job_informer.add_event_handler(self.handlers.job_funcs())
 
     def _set_informers(self, informer_factory: VolcanoInformerFactory) -> None:
-        job_flows, job_templates = informer_factory.job_flows(), informer_factory.job_templates()
-        jobs = informer_factory.jobs()
-        self.job_flow_informer, self.job_flow_lister = job_flows.informer(), job_flows.lister()
-        self.job_template_informer, self.job_template_lister = job_templates.informer(), job_templates.lister()
-        self.job_informer, self.job_lister = jobs.informer(), jobs.lister()
+        self.job_flow_informer, self.job_flow_lister = self.wiring.watch(informer_factory.job_flows())
+        self.job_template_informer, self.job_template_lister = self.wiring.watch(informer_factory.job_templates())
+        self.job_informer, self.job_lister = self.wiring.watch(informer_factory.jobs())
+
+    @classmethod
+    def initialize(cls, opt: ControllerOption) -> Self:
+        """From the manager's options: the JobFlow flags and metrics are `opt`'s settings of their types."""
+        options = opt.setting(JobFlowOptions) or JobFlowOptions(max_requeue_num=opt.max_requeue_num)
+        return cls(
+            opt.clientset,
+            opt.informer_factory,
+            opt.recorder,
+            options,
+            metrics=opt.setting(JobFlowMetrics),
+            clock=opt.clock,
+            queue_metrics_provider=opt.queue_metrics_provider,
+        )
 
     def _new_status_writer(self, options: JobFlowOptions) -> StatusWriter:
         own_writes = OwnWrites()
@@ -178,6 +198,7 @@ class JobFlowController:
             self.patch_fields,
             ResultsReader(pod_getter(lambda namespace: self.clientset.pods(namespace))),
         )
+        observer.templates = self._new_template_refs()  # docs/templates.md
         return JobFlowSyncer(
             self.clientset,
             self.recorder,
@@ -186,7 +207,6 @@ class JobFlowController:
             self.status_writer,
             self.metrics,
             self.memories,
-            self._new_template_refs(),
         )
 
     def _new_probe_judge(self, options: JobFlowOptions) -> ProbeJudge:
@@ -205,28 +225,12 @@ class JobFlowController:
 
     request_for = staticmethod(request_for)
 
-    def run(
-        self,
-        stop: threading.Event,
-        workers: int = 1,
-        *,
-        drain_timeout: float | None = None,
-        hard_stop: threading.Event | None = None,
-    ) -> None:
+    def run(self, stop: threading.Event, workers: int = 1, **stops: Unpack[Stops]) -> None:
         """Run until `stop`. Upstream runs one worker whatever --worker-threads says; we honour it."""
         self.probes.informer_stop = stop
         self.template_source.start(stop)
         try:
-            self.workers.run_workers(
-                stop,
-                workers,
-                self.informer_factory.start,
-                self.job_flow_informer.has_synced,
-                self.job_template_informer.has_synced,
-                self.job_informer.has_synced,
-                drain_timeout=drain_timeout,
-                hard_stop=hard_stop,
-            )
+            self.wiring.run(stop, workers, **stops)
         finally:
             self.probes.shutdown()
 

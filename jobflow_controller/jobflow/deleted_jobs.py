@@ -53,7 +53,7 @@ def recorded_completed(job_flow: Obj) -> set[str]:
     return names - again
 
 
-def superseded(job_flow: Obj, remembered: Mapping[str, Obj]) -> set[str]:
+def replaced_since_deleted(job_flow: Obj, remembered: Mapping[str, Obj]) -> set[str]:
     """The remembered Jobs that a retry or a re-run has since replaced (their attempt is behind).
 
     A re-run deletes Completed Jobs to create them again; the memory of such a Job must not make
@@ -121,7 +121,7 @@ class DeletedJobs:
             jobs = self._jobs.get(key, {}).get(meta.uid(job_flow))
             if not jobs:
                 return
-            for name in (recorded & jobs.keys()) | superseded({"status": stored_status}, jobs):
+            for name in (recorded & jobs.keys()) | replaced_since_deleted({"status": stored_status}, jobs):
                 del jobs[name]
             if not jobs:
                 self._drop(key, meta.uid(job_flow))

@@ -41,7 +41,7 @@ from jobflow_controller.apis import job as vcjob
 from jobflow_controller.apis import jobflow as jf
 from jobflow_controller.apis.jobflowtemplate import effective_job_flow
 from jobflow_controller.apis.lifecycle import Lifecycle, pending_retry_request, retry_request_to_sync
-from jobflow_controller.apis.params import ParamsSpec
+from jobflow_controller.apis.params import ParamsSpec, flow_job_names
 from jobflow_controller.apis.rules import template_names
 from jobflow_controller.jobflow import urgency
 from jobflow_controller.jobflow.deleted_jobs import DeletedJobs
@@ -176,23 +176,24 @@ class JobFlowEventHandlers:
         req = self._owner_request(new)
         if req is None:
             return
-        # Completed may make a dependent due, Failed fails the flow; a probe may pass on a Running
-        # Job's pods. Anything else can only change the status: the pacing says when (pacing.py).
-        status_only = vcjob.phase(new) in _STATUS_ONLY_PHASES and not self._has_probes(req)
-        self.status_writer.pacing.job_changed(req, status_only)
+        self.status_writer.job_changed(req, self._changes_status_only(req, new))
 
     def _owner_request(self, job: Mapping[str, Any]) -> FlowRequest | None:
         """The request of the JobFlow that owns `job`, or None when no JobFlow does."""
         name = get_job_flow_name_by_job(job)
         return self.request_for(meta.namespace(job), name) if name else None
 
-    def _has_probes(self, req: FlowRequest) -> bool:
-        """Whether the JobFlow of `req` has a flow whose dependency is judged by probes."""
+    def _changes_status_only(self, req: FlowRequest, job: Mapping[str, Any]) -> bool:
+        """Whether the Job's change can only change its JobFlow's status (the pacing then says when,
+        pacing.py). Completed may make a dependent due and Failed fails the flow; and a probe
+        (docs/probe.md) may pass on a Running Job's pods."""
+        if vcjob.phase(job) not in _STATUS_ONLY_PHASES:
+            return False
         try:
             job_flow = self.job_flow_lister.job_flows(req.namespace).get(req.job_flow_name)
         except NotFoundError:
-            return False
-        return jf.has_probes(effective_job_flow(job_flow))
+            return True
+        return not jf.has_probes(effective_job_flow(job_flow))
 
     def delete_job(self, obj: Any) -> None:
         if isinstance(obj, DeletedFinalStateUnknown):
@@ -289,6 +290,4 @@ def _job_names(job_flow: Mapping[str, Any]) -> set[str]:
     name = meta.name(job_flow)
     job_flow = effective_job_flow(job_flow)
     params = ParamsSpec.of(job_flow, jf.flows(job_flow))
-    if params is None:
-        return {jf.job_name(name, flow) for flow in template_names(job_flow)}
-    return {job for flow in template_names(job_flow) for job in params.job_names(name, flow)}
+    return {job for flow in template_names(job_flow) for job in flow_job_names(params, name, flow)}

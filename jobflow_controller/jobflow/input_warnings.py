@@ -47,15 +47,17 @@ class InputWarnings:
             return None
         return pending_retry_request(job_flow)
 
-    def warn(self, job_flow: Obj, warning: WarningEvent) -> None:
-        """The Warning, unless this generation of this JobFlow already had it."""
+    def warn(self, job_flow: Obj, warning: WarningEvent, cause: str = "") -> None:
+        """The Warning, unless this generation of this JobFlow already had it (for this `cause`: one
+        reason may have several, as a `when` item per flow)."""
         key = (meta.namespace(job_flow), meta.name(job_flow))
         mark = (meta.uid(job_flow), meta.generation(job_flow))
+        reason = f"{warning.reason}/{cause}" if cause else warning.reason
         with self._lock:
             causes = self._warned.setdefault(key, {})
-            if causes.get(warning.reason) == mark:
+            if causes.get(reason) == mark:
                 return
-            causes[warning.reason] = mark
+            causes[reason] = mark
         message = cut(warning.message_fmt % warning.args)
         self._recorder.eventf(job_flow, c.EVENT_WARNING, warning.reason, "%s", message)
 

@@ -25,8 +25,6 @@ def request_for(namespace: str, name: str) -> FlowRequest:
 class JobFlowQueue:
     """One request per JobFlow, in a lane, now or later; and whether the controller is stopping."""
 
-    request_for = staticmethod(request_for)
-
     def __init__(self, workers: QueueController) -> None:
         self._workers = workers
         self.queue: RateLimitingQueue[Hashable] = workers.queue

@@ -21,7 +21,7 @@ from jobflow_controller.apis.lifecycle import Shutdown
 from jobflow_controller.apis.status import JobFlowStatus
 from jobflow_controller.apis.timeutil import format_time, parse_time
 from jobflow_controller.jobflow import constants as c
-from jobflow_controller.jobflow.plan import Notice, SyncPlan, Termination, WarningEvent, World
+from jobflow_controller.jobflow.plan import Notice, PlannedStatus, SyncPlan, Termination, WarningEvent, World
 
 #: Why a JobFlow stops early: its shutdown, or its deadline (which stops it as Terminate does).
 DEADLINE = "DeadlineExceeded"
@@ -136,3 +136,16 @@ def _deadline(world: World) -> int:
 
 def _deleting(job: Mapping[str, Any]) -> bool:
     return bool(meta.metadata(job).get("deletionTimestamp"))
+
+
+class _LifecycleHook:
+    """The lifecycle at the flow policy's named points (flow_policy.py `LifecycleHook`)."""
+
+    def may_create(self, world: World) -> bool:
+        return not suspended(world)
+
+    def carry_stamps(self, world: World, status: PlannedStatus) -> None:
+        carry_stamps(world.job_flow, status)
+
+
+HOOK = _LifecycleHook()

@@ -19,11 +19,13 @@ from jobflow_controller.apis.patch_fields import PatchFields
 from jobflow_controller.jobflow import action
 from jobflow_controller.jobflow.deleted_jobs import DeletedJobs, recorded_completed
 from jobflow_controller.jobflow.expectations import CreateExpectations
+from jobflow_controller.jobflow.flow_policy import FlowPolicy
 from jobflow_controller.jobflow.owned_jobs import jobs_created_by_job_flow
 from jobflow_controller.jobflow.plan import JobFlowSpec, World
 from jobflow_controller.jobflow.probes.judge import ProbeJudge
 from jobflow_controller.jobflow.results_reader import ResultsReader
 from jobflow_controller.jobflow.status_writer import StatusWriter
+from jobflow_controller.jobflow.template_ref import TemplateRefs
 from jobflow_controller.kube.informers import JobFlowLister, JobLister, JobTemplateLister
 from workqueue import Clock
 
@@ -32,6 +34,9 @@ Obj = Mapping[str, Any]
 
 class JobFlowObserver:
     """Reads one JobFlow's `World` from the listers and the controller's memories of what they lag."""
+
+    #: Runs from a template (docs/templates.md), set by the controller; None: every JobFlow as it is.
+    templates: TemplateRefs | None = None
 
     def __init__(
         self,
@@ -52,6 +57,11 @@ class JobFlowObserver:
         self._clock = clock
         self._patch_fields = patch_fields
         self._results = results
+
+    def effective(self, job_flow: Obj) -> Obj | None:
+        """The JobFlow a sync plans: a run from a template with the spec it was fixed to, at its first
+        sync resolved and stored (template_ref.py); None when it is not to be planned now."""
+        return job_flow if self.templates is None else self.templates.effective(job_flow)
 
     def observe(self, job_flow: Obj) -> World:
         """What the sync of `job_flow` sees: its Jobs, the Jobs and templates its flows name, the time."""
@@ -83,6 +93,10 @@ class JobFlowObserver:
         )
         return world
 
+    def expect_created(self, namespace: str, job_name: str) -> None:
+        """A Job this sync created: until the informer shows it, `observe` counts it as there."""
+        self.create_expectations.created(namespace, job_name)
+
     def read_results(self, world: World) -> World:
         """Ours (docs/results.md): the results of the Jobs that ended and were not read yet, one GET of a
         pod each (results_reader.py). A JobFlow that declares none is returned as it is."""
@@ -90,13 +104,13 @@ class JobFlowObserver:
             return world
         return self._results.read(world)
 
-    def check_probes(self, world: World) -> World:
+    def check_probes(self, world: World, policy: FlowPolicy) -> World:
         """Ours (docs/probe.md): the verdicts of the probe flows `deploy_job` will judge, their checks
         started now (a check the pool finishes at once counts in this sync; one still running puts
         the JobFlow back when it ends). A JobFlow without a probe is returned as it is."""
         if not any(f.probe is not None for f in world.spec.flows):
             return world
-        probes = self._probes.judge_probes(world.job_flow, action.flows_to_judge(world), world.named_jobs)
+        probes = self._probes.judge_probes(world.job_flow, action.flows_to_judge(world, policy), world.named_jobs)
         return replace(world, probes=probes)
 
 

@@ -107,12 +107,13 @@ class FlowShape(Protocol):
     """The named seam where an extension says what a flow is beyond upstream's one Job (params_policy.py).
 
     `flow_outcome`: the flow's outcome and whether it is going, from its Jobs' (`job_outcome`);
-    `skipped_when_met`: a flow whose rule is met is Skipped instead (a `when` that does not hold).
+    `outcome_when_met`: what a flow whose rule is met gets instead of being due: Skipped (a `when`
+    that does not hold), Failed (a `when` that cannot be judged, docs/results.md), None (it is due).
     """
 
     def flow_outcome(self, flow: jf.Flow, job_outcome: JobOutcome) -> tuple[str | None, bool]: ...
 
-    def skipped_when_met(self, flow: jf.Flow) -> bool: ...
+    def outcome_when_met(self, flow: jf.Flow) -> str | None: ...
 
 
 def evaluate(world: World, stop: str | None = None, shape: FlowShape | None = None) -> Outcomes:
@@ -145,8 +146,11 @@ def _evaluate(world: World, halted: bool, stop: str | None = None, shape: FlowSh
         if flow.name in outcome or flow.name in going:
             continue
         state = MET if not flow.targets else rule_state(rule_of(flow), [outcome.get(t) for t in flow.targets])
-        if state == NEVER or (state == MET and shape is not None and shape.skipped_when_met(flow)):
+        instead = shape.outcome_when_met(flow) if state == MET and shape is not None else None
+        if state == NEVER:
             outcome[flow.name] = Outcome.SKIPPED
+        elif instead is not None:
+            outcome[flow.name] = instead
         elif state == MET:
             met.add(flow.name)
     handled = _handled(flows)
@@ -270,8 +274,7 @@ def _started(world: World, outcomes: Outcomes, running: bool) -> str:
 
 def skip_notices(world: World, outcomes: Outcomes) -> list[Notice]:
     """One `Skipped` event per flow newly Skipped (not in the status's `skippedJobs` yet)."""
-    recorded = jf.status(world.job_flow).get("skippedJobs")
-    already = {str(n) for n in recorded} if isinstance(recorded, list) else set()
+    already = set(jf.skipped_jobs(world.job_flow))
     by_name = {f.name: f for f in world.spec.flows}
     out = []
     for name in outcomes.skipped:

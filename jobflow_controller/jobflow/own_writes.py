@@ -36,7 +36,7 @@ class _Written:
     #: What the server answered to our write: the object as stored, with its new resourceVersion.
     obj: Obj
     #: The resourceVersions our write (or an earlier one of ours) replaced: older than `obj`'s.
-    superseded: frozenset[str]
+    older_versions: frozenset[str]
 
 
 @dataclass
@@ -66,7 +66,7 @@ class OwnWrites:
             written = self._written.get(key)
             if written is None:
                 return cached
-            if written.uid == meta.uid(cached) and rv in written.superseded:
+            if written.uid == meta.uid(cached) and rv in written.older_versions:
                 return written.obj
             if rv == meta.resource_version(written.obj):
                 del self._written[key]  # the cache caught up
@@ -76,15 +76,15 @@ class OwnWrites:
         """Remember `stored`, the server's answer to our write of `sent` (which it replaced)."""
         key = (meta.namespace(stored), meta.name(stored))
         uid = meta.uid(stored)
-        superseded = {meta.resource_version(sent)}
+        older_versions = {meta.resource_version(sent)}
         with self._lock:
             earlier = self._written.get(key)
             if earlier is not None and earlier.uid == uid:
                 # Written again before the cache showed the first write: both earlier versions are
                 # older than this one.
-                superseded |= earlier.superseded | {meta.resource_version(earlier.obj)}
-            superseded.discard(meta.resource_version(stored))
-            self._written[key] = _Written(uid, stored, frozenset(superseded))
+                older_versions |= earlier.older_versions | {meta.resource_version(earlier.obj)}
+            older_versions.discard(meta.resource_version(stored))
+            self._written[key] = _Written(uid, stored, frozenset(older_versions))
 
     def observed(self, obj: Obj) -> None:
         """The informer shows `obj`: drop our record once it shows our write (or anything newer)."""
@@ -93,7 +93,7 @@ class OwnWrites:
             written = self._written.get(key)
             if written is None:
                 return
-            if written.uid != meta.uid(obj) or meta.resource_version(obj) not in written.superseded:
+            if written.uid != meta.uid(obj) or meta.resource_version(obj) not in written.older_versions:
                 del self._written[key]
 
     def forget(self, namespace: str, name: str) -> None:

@@ -10,13 +10,15 @@ the policy's named points:
   most `maxParallel` unfinished at once, none after a failure (`matrix.next_indexes`); each Job
   carries the `$(VAR)` values it is expanded with, and a matrix Job its index label and values
   annotation;
-- `record_outcomes`: the `Skipped` event of a flow skipped by `when` names the expression.
+- `record_outcomes`: the `Skipped` event of a flow skipped by `when` names the expression; a `cel`
+  item that cannot be judged (when_cel.py) fails the flow, with one `InvalidWhen` Warning.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator
 from functools import cached_property
+from typing import Any
 
 from jobflow_controller.apis import jobflow as jf
 from jobflow_controller.apis.params import (
@@ -26,11 +28,19 @@ from jobflow_controller.apis.params import (
     ParamsSpec,
     matrix_params_json,
 )
+from jobflow_controller.apis.rules import Outcome
 from jobflow_controller.apis.substitution import context_variables, job_variables
 from jobflow_controller.jobflow import constants as c
+from jobflow_controller.jobflow.flow_policy import UPSTREAM, FlowHooks
 from jobflow_controller.jobflow.matrix import JobState, job_state, matrix_outcome, next_indexes
 from jobflow_controller.jobflow.outcomes import FlowShape, JobOutcome
-from jobflow_controller.jobflow.params_budget import jobs_over_budget, when_over_budget
+from jobflow_controller.jobflow.params_budget import (
+    annotations_over,
+    expanded_job,
+    invalid_params,
+    jobs_over_budget,
+    when_over_budget,
+)
 from jobflow_controller.jobflow.plan import (
     Build,
     Deploy,
@@ -44,24 +54,27 @@ from jobflow_controller.jobflow.plan import (
     World,
 )
 from jobflow_controller.jobflow.rules_policy import FailureAwarePolicy
-from jobflow_controller.jobflow.when import MESSAGE_SKIPPED_WHEN, WhenFalse, judge_when
+from jobflow_controller.jobflow.when import WhenFalse, judge_when
+from jobflow_controller.jobflow.when_cel import WhenCelFalse, WhenInvalid, invalid_when_warnings
 
 
 class ParamsPolicy(FailureAwarePolicy):
     """Conditions and fan-out on top of the failure-aware rules."""
 
-    def __init__(self, world: World) -> None:
+    def __init__(self, world: World, hooks: FlowHooks = UPSTREAM) -> None:
         assert world.spec.params is not None  # choose_policy picks this policy only then
         self.params: ParamsSpec = world.spec.params
         #: Each matrix flow's Jobs' states, in index order, as the outcomes were decided.
         self._states: dict[str, list[JobState]] = {}
         #: The flows Skipped by `when`, and the expression that did not hold.
-        self._when_false: dict[str, WhenFalse] = {}
+        self._when_false: dict[str, WhenFalse | WhenCelFalse] = {}
+        #: The flows Failed by a `when` item's `cel` that could not be judged (when_cel.py).
+        self._when_invalid: dict[str, WhenInvalid] = {}
         self._combinations: dict[str, list[tuple[tuple[str, str], ...]]] = {}
         self.world = world
         #: The flows whose `when` inputs are over their budget (params_budget.py): never judged.
         self._when_over_budget = when_over_budget(world, self.params, self._when_index_variables)
-        super().__init__(world)  # decides the outcomes, through `shape`
+        super().__init__(world, hooks)  # decides the outcomes, through `shape`
 
     # -- outcomes.py's seam ---------------------------------------------------------------------
     def shape(self) -> FlowShape:
@@ -74,16 +87,20 @@ class ParamsPolicy(FailureAwarePolicy):
         self._states[flow.name] = states
         return matrix_outcome(states), any(s != JobState.ABSENT for s in states)
 
-    def skipped_when_met(self, flow: jf.Flow) -> bool:
+    def outcome_when_met(self, flow: jf.Flow) -> str | None:
         expressions = self.params.when.get(flow.name)
         if not expressions or flow.name in self._when_over_budget:
-            return False  # an input over its budget is never expanded: the flow waits, with its Warning
+            return None  # an input over its budget is never expanded: the flow waits, with its Warning
         verdict = judge_when(expressions, self._when_variables(flow.name))
+        self._when_false.pop(flow.name, None)
+        self._when_invalid.pop(flow.name, None)
         if verdict is None:
-            self._when_false.pop(flow.name, None)
-            return False
+            return None
+        if isinstance(verdict, WhenInvalid):  # docs/results.md: the flow counts as Failed
+            self._when_invalid[flow.name] = verdict
+            return Outcome.FAILED
         self._when_false[flow.name] = verdict
-        return True
+        return Outcome.SKIPPED
 
     @cached_property
     def over_budget(self) -> dict[str, str]:
@@ -93,9 +110,6 @@ class ParamsPolicy(FailureAwarePolicy):
         return {**self._when_over_budget, **jobs}
 
     # -- what a flow is -------------------------------------------------------------------------
-    def jobs(self, flow: jf.Flow) -> list[str]:
-        return self.world.flow_job_names(flow.name)
-
     def unmade(self, out: Deploy) -> Iterator[FlowJob]:
         """Upstream's unmade Jobs, a matrix flow's only up to `maxParallel`; each with its values.
 
@@ -128,6 +142,23 @@ class ParamsPolicy(FailureAwarePolicy):
             return not self.found.halted
         return super().is_due(flow, out, judge)
 
+    def refused(self, made: FlowJob) -> WarningEvent | None:
+        """A flow over the JobFlow's expansion budget gets no Job: an `InvalidParams` WarningEvent."""
+        return invalid_params(made, made.problem) if made.problem is not None else None
+
+    def set_job(self, made: FlowJob, job: dict[str, Any]) -> dict[str, Any] | WarningEvent:
+        """The Job expanded with `made.variables` before the rest is added; its annotations within
+        Kubernetes' total (params_budget.py)."""
+        if made.variables is None:
+            return super().set_job(made, job)
+        expanded = expanded_job(job, made)
+        if isinstance(expanded, WarningEvent):
+            return expanded
+        finished = super().set_job(made, expanded)
+        if isinstance(finished, WarningEvent):
+            return finished
+        return annotations_over(finished, made) or finished
+
     def closing(self, room: int, out: Deploy, build: Build) -> list[JobCreate | WarningEvent]:
         """The finally Jobs, expanded as the flows' (params and context)."""
 
@@ -142,8 +173,9 @@ class ParamsPolicy(FailureAwarePolicy):
         for i, notice in enumerate(plan.notices):
             name = notice.args[0] if notice.reason == c.REASON_SKIPPED and notice.args else None
             if name in self._when_false:
-                args = self._when_false[name].message_args(name)
-                plan.notices[i] = Notice(c.REASON_SKIPPED, MESSAGE_SKIPPED_WHEN, args)
+                verdict = self._when_false[name]
+                plan.notices[i] = Notice(c.REASON_SKIPPED, verdict.message_fmt, verdict.message_args(name))
+        plan.once_warnings.extend(invalid_when_warnings(self._when_invalid))
 
     def rerun_jobs(self, flow: jf.Flow) -> list[str]:
         """A matrix flow's Failed Jobs (its never-created ones are created as it runs again)."""

@@ -8,16 +8,17 @@ is what lets a table test or a property test drive the algorithm with no control
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 from datetime import datetime
 from functools import cached_property
 from types import MappingProxyType
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, Protocol
 
 from jobflow_controller.apis import jobflow as jf
 from jobflow_controller.apis import meta, rules
 from jobflow_controller.apis.lifecycle import Lifecycle
-from jobflow_controller.apis.params import ParamsSpec
+from jobflow_controller.apis.params import ParamsSpec, flow_job_names
 from jobflow_controller.apis.patch_fields import PatchFields
 from jobflow_controller.apis.probe import Probe
 from jobflow_controller.apis.results import Reading, ResultsSpec
@@ -25,7 +26,7 @@ from jobflow_controller.apis.retry import RetryPolicies, retry_policies
 from jobflow_controller.apis.rules import FailurePolicy
 from jobflow_controller.apis.status import JobFlowStatus
 from jobflow_controller.jobflow import constants as c
-from jobflow_controller.jobflow.deleted_jobs import recorded_completed, superseded
+from jobflow_controller.jobflow.deleted_jobs import recorded_completed, replaced_since_deleted
 
 Obj = Mapping[str, Any]
 #: The readings of a sync that read none: one shared empty mapping (no new memory per sync).
@@ -79,10 +80,8 @@ class JobFlowSpec:
         return {f.name for f in self.flows} | {f.name for f in self.finally_flows}
 
     def job_names(self, job_flow_name: str, flow_name: str) -> list[str]:
-        """A flow's Jobs: `<jobflow>-<flow>`, or a matrix flow's `<jobflow>-<flow>-<i>` (docs/params.md)."""
-        if self.params is None:
-            return [jf.job_name(job_flow_name, flow_name)]
-        return self.params.job_names(job_flow_name, flow_name)
+        """A flow's Jobs (apis/params.py `flow_job_names`, the one answer, matrix included)."""
+        return flow_job_names(self.params, job_flow_name, flow_name)
 
 
 @dataclass(frozen=True)
@@ -120,6 +119,8 @@ class World:
     #: Ours (docs/results.md): what the ended Jobs' pods reported, read in this sync (results_reader.py),
     #: by Job name; empty for a JobFlow that declares no results.
     readings: Mapping[str, Reading] = field(default_factory=lambda: NO_READINGS)
+    #: More ended Jobs were due to be read than one sync reads (`MAX_READS_PER_SYNC`): sync again at once.
+    readings_left: bool = False
 
     @property
     def namespace(self) -> str:
@@ -130,10 +131,13 @@ class World:
         return meta.name(self.job_flow)
 
     def job_name(self, flow_name: str) -> str:
+        """`<jobflow>-<flow>`: a flow's one Job under upstream's rule, and the name a flow is listed
+        under as a whole (`skippedJobs`, a Warning); its Jobs are `flow_job_names`."""
         return jf.job_name(self.name, flow_name)
 
     def flow_job_names(self, flow_name: str) -> list[str]:
-        """The flow's Jobs (one; a matrix flow's, one per index: docs/params.md)."""
+        """The flow's Jobs (one; a matrix flow's, one per index): every step asks this (or the policy's
+        `jobs`, which is this)."""
         return self.spec.job_names(self.name, flow_name)
 
     @cached_property
@@ -144,7 +148,7 @@ class World:
     @cached_property
     def completed(self) -> frozenset[str]:
         """The Jobs of this JobFlow object that ran to completion: recorded so, or seen deleted so."""
-        gone = set(self.deleted_completed) - superseded(self.job_flow, self.deleted_completed)
+        gone = set(self.deleted_completed) - replaced_since_deleted(self.job_flow, self.deleted_completed)
         return self.recorded_completed | frozenset(gone)
 
 
@@ -240,8 +244,19 @@ class FlowJob(NamedTuple):
     problem: str | None = None
 
 
-#: Upstream's dependency rule, action.py's `judge(world, flow, done, missing)`.
-Judge = Callable[[World, jf.Flow, frozenset[str], list[str]], bool]
+class Judge(Protocol):
+    """Upstream's dependency rule, action.py's `judge(world, flow, done, missing, passed)`."""
+
+    def __call__(
+        self,
+        world: World,
+        flow: jf.Flow,
+        done: AbstractSet[str],
+        missing: list[str],
+        passed: AbstractSet[str] = ...,
+    ) -> bool: ...
+
+
 #: action.py's `load_job_template_and_set_job`, handed to the policy to build a Job.
 Build = Callable[[World, FlowJob], JobCreate | WarningEvent]
 
@@ -290,12 +305,20 @@ class SyncPlan:
     size_warning: WarningEvent | None = None
     #: Normal events to record after the status write (a flow newly Skipped, docs/rules.md).
     notices: list[Notice] = field(default_factory=list)
+    #: Warnings given once per (cause, JobFlow generation) whatever the number of syncs (a `when`
+    #: item's `cel` that cannot be judged, docs/results.md): (cause, Warning).
+    once_warnings: list[tuple[str, WarningEvent]] = field(default_factory=list)
     #: Jobs to terminate, after the creates (a shutdown or a deadline, docs/lifecycle.md).
     terminations: list[Termination] = field(default_factory=list)
     #: Write the status at once (not paced): Jobs are deleted after it (a re-run, docs/lifecycle.md).
     write_at_once: bool = False
     #: `status` as the JSON written, once status_size.py has measured it (so it is built once).
     body: dict[str, Any] | None = None
+
+    @property
+    def writes_at_once(self) -> bool:
+        """Whether the status skips the pacing: one recording a retry (the Job is deleted only after it)."""
+        return bool(self.retries) or self.write_at_once
 
     def status_body(self) -> dict[str, Any]:
         if self.body is None:

@@ -17,7 +17,6 @@ from jobflow_controller.apis import jobflow as jf
 from jobflow_controller.apis.lifecycle import RetryRequest
 from jobflow_controller.apis.retry import RERUN
 from jobflow_controller.apis.rules import Outcome
-from jobflow_controller.apis.status import JobRunningHistory
 from jobflow_controller.apis.timeutil import format_time
 from jobflow_controller.jobflow import action, outcomes, retry, status_size
 from jobflow_controller.jobflow import constants as c
@@ -44,9 +43,9 @@ def chosen_flows(world: World, request: RetryRequest, policy: FlowPolicy | None 
     return [n for n in names if n in picked]
 
 
-def plan_rerun(world: World, request: RetryRequest) -> SyncPlan:
+def plan_rerun(world: World, request: RetryRequest, policy: FlowPolicy | None = None) -> SyncPlan:
     """The status that records the re-run, and the Jobs to delete after it is written."""
-    policy = choose_policy(world)
+    policy = policy or choose_policy(world)
     flows = chosen_flows(world, request, policy)
     status = action.get_all_job_status(world, policy)
     status.retry_request = request.id
@@ -62,21 +61,14 @@ def plan_rerun(world: World, request: RetryRequest) -> SyncPlan:
     for entry in status.job_status_list:
         if entry.name not in job_names or retry.awaiting_recreate(entry):
             continue
-        if entry.running_histories and not entry.running_histories[-1].end_timestamp:
-            entry.running_histories[-1].end_timestamp = now
-        entry.running_histories.append(JobRunningHistory(state=RERUN, start_timestamp=now))
+        retry.open_history(entry, RERUN, now)
         entry.restart_count += 1
     existing = {meta.name(j) for j in world.jobs} & job_names
     status.retrying_jobs = sorted(existing)
-    status.skipped_jobs = [n for n in status_skipped(world) if n not in job_names]
+    status.skipped_jobs = [n for n in jf.skipped_jobs(world.job_flow) if n not in job_names]
     status.phase = Phase.RUNNING
     status.finished_at = None
     plan = SyncPlan(status=status, notices=[Notice(c.REASON_RETRIED, c.MESSAGE_RETRIED, (", ".join(flows),))])
     plan.write_at_once = True
     plan.retry_deletes = retry.jobs_to_delete(world, status.retrying_jobs)
     return status_size.fit(plan, world.job_flow)
-
-
-def status_skipped(world: World) -> list[str]:
-    recorded = jf.status(world.job_flow).get("skippedJobs")
-    return [str(n) for n in recorded] if isinstance(recorded, list) else []

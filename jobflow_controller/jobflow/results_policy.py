@@ -28,6 +28,7 @@ from jobflow_controller.apis.rules import Outcome
 from jobflow_controller.apis.tenant_text import excerpt_text
 from jobflow_controller.jobflow import constants as c
 from jobflow_controller.jobflow import own_results, retry
+from jobflow_controller.jobflow.flow_policy import UPSTREAM, FlowHooks
 from jobflow_controller.jobflow.job_status_index import RecordedEntries
 from jobflow_controller.jobflow.outcomes import JobOutcome
 from jobflow_controller.jobflow.params_policy import ParamsPolicy
@@ -41,14 +42,14 @@ MAX_QUOTED_PROBLEMS = 512
 class ResultsPolicy(ParamsPolicy):
     """The params policy, a declaring flow's Completed Job judged by its results too."""
 
-    def __init__(self, world: World) -> None:
+    def __init__(self, world: World, hooks: FlowHooks = UPSTREAM) -> None:
         assert world.spec.results is not None  # choose_policy picks this policy only then
         self.declared: ResultsSpec = world.spec.results
         self._entries = RecordedEntries(world.job_flow)
         #: Each flow's `$(flows.F.results.N)` variables, once per sync (a matrix flow asks per index).
         self._result_variables: dict[str, dict[str, str]] = {}
         self._plan: SyncPlan | None = None
-        super().__init__(world)
+        super().__init__(world, hooks)
 
     # -- outcomes.py's seam ---------------------------------------------------------------------
     def flow_outcome(self, flow: jf.Flow, job_outcome: JobOutcome) -> tuple[str | None, bool]:
@@ -151,6 +152,8 @@ class ResultsPolicy(ParamsPolicy):
         self._plan = plan  # decide_phase, which comes next, adds its Warning to it
         super().record_outcomes(status, plan)
         world = self.world
+        if world.readings_left:
+            plan.deploy.more = True  # the Jobs not read yet: in the next sync, queued at once
         for flow_name in self.declared.flows:
             job_names = set(world.flow_job_names(flow_name))
             for entry in status.job_status_list:

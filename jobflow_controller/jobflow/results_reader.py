@@ -33,6 +33,11 @@ Obj = Mapping[str, Any]
 READ_PHASES = frozenset({JobPhase.COMPLETED, JobPhase.FAILED})
 #: `(namespace, pod name) -> the pod, or None when not found`.
 GetPod = Callable[[str, str], Obj | None]
+#: The most pods one sync reads: a 256-Job matrix flow ending at once would otherwise hold a worker for
+#: 256 LISTs, one after another, while every other JobFlow waits (bench/hostile.py `results_hostile`).
+#: The rest are read by the next sync, queued at once behind what waits already (as the creates past
+#: action.py's `MAX_CREATES_PER_SYNC`); a Job not read yet has no outcome, so nothing depends on it yet.
+MAX_READS_PER_SYNC = 8
 
 
 def jobs_to_read(world: World) -> Iterator[tuple[str, Obj | None, FlowResults]]:
@@ -93,15 +98,20 @@ class ResultsReader:
         if world.spec.results is None:
             return world
         readings: dict[str, Reading] = {}
+        reads, left = 0, False
         for name, job, declared in jobs_to_read(world):
+            if job is not None and reads == MAX_READS_PER_SYNC:
+                left = True
+                break
             if job is None:
                 why = "its Job was deleted before its results were read"
                 readings[name] = Reading({}, tuple(f"result {n!r}: {why}" for n in declared.names), pod_missing=True)
                 continue
+            reads += 1
             readings[name] = read_pod(self._get_pod(world.namespace, pod_name(job, declared)), job, declared)
         if not readings:
             return world
-        return replace(world, readings=within_budget(world, readings))
+        return replace(world, readings=within_budget(world, readings), readings_left=left)
 
 
 def pod_getter(pods: Callable[[str], Any]) -> GetPod:

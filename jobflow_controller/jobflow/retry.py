@@ -19,12 +19,13 @@ from typing import Any
 
 from jobflow_controller.apis import FINISHED_PHASES, UNFINISHED_PHASES, JobPhase, meta
 from jobflow_controller.apis import job as vcjob
-from jobflow_controller.apis.retry import RECREATING, RERUN, RETRYING, RetryPolicy
+from jobflow_controller.apis import jobflow as jf
+from jobflow_controller.apis.retry import ATTEMPT_ANNOTATION, RECREATING, RERUN, RETRYING, RetryPolicy, job_attempt
 from jobflow_controller.apis.status import JobRunningHistory, JobStatus
-from jobflow_controller.apis.timeutil import parse_time
+from jobflow_controller.apis.timeutil import format_time, parse_time
 from jobflow_controller.jobflow import constants as c
 from jobflow_controller.jobflow.job_status_index import JobStatusIndex
-from jobflow_controller.jobflow.plan import PlannedStatus, Retry, WarningEvent, World
+from jobflow_controller.jobflow.plan import PlannedStatus, Retry, SyncPlan, WarningEvent, World
 
 Obj = Mapping[str, Any]
 
@@ -87,11 +88,13 @@ def invalid_policy_warning(world: World, phase: str) -> WarningEvent | None:
     return WarningEvent(c.REASON_INVALID_RETRY, c.MESSAGE_INVALID_RETRY, ("; ".join(problems),))
 
 
-def plan_retries(world: World, phase: str, status: PlannedStatus) -> list[Retry]:
+def plan_retries(world: World, phase: str, status: PlannedStatus, plan: SyncPlan) -> list[Retry]:
     """The flows' Jobs that ended Failed or Terminated and have retries left, in spec order.
 
-    Each is added to `status.retrying_jobs`, so the phase rules do not count it as a failure.
+    Each is added to `status.retrying_jobs`, so the phase rules do not count it as a failure. The
+    policies in force that are malformed get their Warning (`plan.retry_warning`).
     """
+    plan.retry_warning = invalid_policy_warning(world, phase)
     policies = world.spec.retry.policies
     if phase not in UNFINISHED_PHASES or not policies:
         return []
@@ -114,15 +117,40 @@ def plan_retries(world: World, phase: str, status: PlannedStatus) -> list[Retry]
     return out
 
 
+def unless_ended(status: PlannedStatus, retries: list[Retry], ended: bool) -> list[Retry]:
+    """`retries`, or none once another flow failed the JobFlow (or the flows halted): nothing is
+    re-created any more, so nothing is deleted, and the Jobs count as failed again."""
+    if not ended or not retries:
+        return retries
+    dropped = {meta.name(r.job) for r in retries}
+    status.retrying_jobs = [n for n in status.retrying_jobs if n not in dropped]
+    return []
+
+
+def record_retries(world: World, status: PlannedStatus, plan: SyncPlan, retries: list[Retry]) -> None:
+    """Each retry into the status (`record_retry`), and into the plan: its event after the write, then
+    the Jobs the status records as retried deleted."""
+    now = format_time(world.now)
+    for one in retries:
+        record_retry(status, one, now)
+    plan.retries = retries
+    plan.retry_deletes = jobs_to_delete(world, status.retrying_jobs)
+
+
 def record_retry(status: PlannedStatus, retry: Retry, now: str) -> None:
     """Close the Job's last history entry and open a `Retrying` one; count it in restartCount."""
     entry = JobStatusIndex(status.job_status_list).first(meta.name(retry.job))
     if entry is None:  # pragma: no cover - the Job exists, so get_all_job_status made its entry
         return
+    open_history(entry, RETRYING, now)
+    entry.restart_count = vcjob.retry_count(retry.job) + recreations(entry)
+
+
+def open_history(entry: JobStatus, state: str, now: str) -> None:
+    """Close the entry's last history entry (end = now) and open one in `state` (a retry, a re-run)."""
     if entry.running_histories and not entry.running_histories[-1].end_timestamp:
         entry.running_histories[-1].end_timestamp = now
-    entry.running_histories.append(JobRunningHistory(state=RETRYING, start_timestamp=now))
-    entry.restart_count = vcjob.retry_count(retry.job) + recreations(entry)
+    entry.running_histories.append(JobRunningHistory(state=state, start_timestamp=now))
 
 
 def jobs_to_delete(world: World, retrying: list[str]) -> list[Obj]:
@@ -131,3 +159,28 @@ def jobs_to_delete(world: World, retrying: list[str]) -> list[Obj]:
         return []
     names = set(retrying)
     return [j for j in world.jobs if meta.name(j) in names and not meta.metadata(j).get("deletionTimestamp")]
+
+
+class _AttemptsHook:
+    """Retries and re-runs at the flow policy's named points (flow_policy.py `AttemptsHook`)."""
+
+    def attempt(self, entry: JobStatus | None) -> int:
+        return recreations(entry)
+
+    def wait(self, world: World, flow: jf.Flow, entry: JobStatus | None) -> float:
+        if not awaiting_recreate(entry):
+            return 0.0
+        return backoff_left(entry, world.spec.retry.policies.get(flow.name), world.now)
+
+    def fresh_read(self, world: World, flow: jf.Flow) -> bool:
+        return flow.name in world.spec.retry.policies
+
+    def superseded(self, job: Obj, entry: JobStatus | None) -> bool:
+        return entry is not None and job_attempt(job) < recreations(entry)
+
+    def mark(self, job: dict[str, Any], attempt: int) -> None:
+        if attempt > 0:
+            job["metadata"]["annotations"][ATTEMPT_ANNOTATION] = str(attempt)
+
+
+HOOK = _AttemptsHook()

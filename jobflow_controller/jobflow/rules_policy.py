@@ -15,7 +15,7 @@ from jobflow_controller.apis import jobflow as jf
 from jobflow_controller.apis.rules import Rule, rule_of
 from jobflow_controller.jobflow import lifecycle, outcomes
 from jobflow_controller.jobflow.finally_flows import finally_creates
-from jobflow_controller.jobflow.flow_policy import FlowPolicy
+from jobflow_controller.jobflow.flow_policy import UPSTREAM, FlowHooks, FlowPolicy
 from jobflow_controller.jobflow.plan import (
     Build,
     Deploy,
@@ -32,8 +32,8 @@ from jobflow_controller.jobflow.state.base import UpdateJobFlowStatusFn
 class FailureAwarePolicy(FlowPolicy):
     """Due by each flow's rule over its targets' outcomes; the phase from the outcomes."""
 
-    def __init__(self, world: World) -> None:
-        super().__init__(world)
+    def __init__(self, world: World, hooks: FlowHooks = UPSTREAM) -> None:
+        super().__init__(world, hooks)
         self.found = outcomes.evaluate(world, lifecycle.halt_reason(world), self.shape())
 
     def ended(self, flow: jf.Flow) -> str | None:

@@ -1,23 +1,21 @@
 """Writing a JobFlow's status: the one call that ends a sync, and what the next sync builds on.
 
 `StatusWriter.write` writes the status a sync computed, or keeps it for a later sync when the
-pacing (pacing.py) says it can wait; it says which: `WRITTEN`, `UNCHANGED` (the API server holds
-it already) or `DEFERRED`. A status kept meanwhile is what the next sync builds on
-(`OwnWrites.with_pending`), so every phase a sync saw still shows in the histories; `flush` queues
-those JobFlows before a drain, so a stopping controller writes them. Our own last write is
-remembered until the informer shows it (own_writes.py), so a sync never starts from a JobFlow older
-than what it wrote.
+pacing (pacing.py) says it can wait; it says whether it wrote (a transition's metrics count only
+then). A status kept meanwhile is what the next sync builds on (`OwnWrites.with_pending`), so
+every phase a sync saw still shows in the histories; `flush` queues those JobFlows before a drain,
+so a stopping controller writes them. Our own last write is remembered until the informer shows it
+(own_writes.py), so a sync never starts from a JobFlow older than what it wrote.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from enum import StrEnum
 from typing import Any
 
 import structlog
 
-from jobflow_controller.apis import meta
+from jobflow_controller.apis import FlowRequest, meta
 from jobflow_controller.apis.jobflowtemplate import with_stored_spec
 from jobflow_controller.jobflow.job_flow_queue import JobFlowQueue, request_for
 from jobflow_controller.jobflow.own_writes import OwnWrites
@@ -38,20 +36,11 @@ __all__ = [
     "STATUS_WRITE_QPS",
     "StatusLane",
     "StatusWriter",
-    "WriteResult",
 ]
 
 log = structlog.get_logger(__name__)
 
 Obj = Mapping[str, Any]
-
-
-class WriteResult(StrEnum):
-    """What `StatusWriter.write` did with a status."""
-
-    WRITTEN = "Written"
-    UNCHANGED = "Unchanged"
-    DEFERRED = "Deferred"
 
 
 class StatusWriter:
@@ -77,8 +66,8 @@ class StatusWriter:
         return self.own_writes.with_pending(job_flow)
 
     # -- the one call that ends a sync ------------------------------------------------------------
-    def write(self, job_flow: Obj, body: dict[str, Any], *, at_once: bool = False) -> WriteResult:
-        """Write `body` as `job_flow`'s status now, or keep it for a later sync.
+    def write(self, job_flow: Obj, body: dict[str, Any], *, at_once: bool = False) -> bool:
+        """Write `body` as `job_flow`'s status now (True), or keep it for a later sync (False).
 
         `at_once` (a status recording a retry: the Job is deleted only after it) skips the pacing.
         """
@@ -87,9 +76,9 @@ class StatusWriter:
         if body == dict(self.own_writes.stored_status(job_flow)):
             self.own_writes.written_pending(ns, name)
             self.pacing.unchanged(request_for(ns, name))
-            return WriteResult.UNCHANGED
+            return False  # the API server holds it already
         if not at_once and self.pacing.waits(job_flow, body):
-            return WriteResult.DEFERRED
+            return False
         updated = {**job_flow, "status": body}
         try:
             stored = self._clientset.job_flows(ns).update_status(updated)
@@ -98,9 +87,13 @@ class StatusWriter:
             raise
         self.own_writes.wrote(updated, stored)
         self.own_writes.written_pending(ns, name)
-        return WriteResult.WRITTEN
+        return True
 
     # -- what the handlers and the controller tell it ---------------------------------------------
+    def job_changed(self, req: FlowRequest, status_only: bool) -> None:
+        """One of the JobFlow's Jobs changed: queue its sync now, or (`status_only`) when the pacing says."""
+        self.pacing.job_changed(req, status_only)
+
     def observed(self, job_flow: Obj) -> None:
         """The informer shows `job_flow`: our record of a write it shows is no longer needed."""
         self.own_writes.observed(job_flow)

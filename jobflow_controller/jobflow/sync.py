@@ -1,19 +1,21 @@
 """The sync handler's I/O: read one JobFlow's world from the caches, decide (action.py), act in order.
 
-`handle_job_flow` is upstream's `handleJobFlow`: get the JobFlow from the lister, pick its state
-(state/) and execute it; the state calls back `sync_job_flow` with its phase's rule. That observes the
-`World` (observe.py), asks action.py for the `SyncPlan`, and carries it out here, the one place that
-calls the API for a sync: deletes (retain policy) or creates in spec order, the Warnings, then the
-status through the `StatusWriter`, then what follows a recorded retry.
+`handle_job_flow` is upstream's `handleJobFlow`: get the JobFlow from the lister, pick its state (state/) and
+execute it; the state calls back `sync_job_flow` with its phase's rule. That observes the `World` (observe.py),
+asks action.py for the `SyncPlan`, and carries it out here, the one place that calls the API for a sync:
+deletes (retain policy) or creates in spec order, the Warnings, then the status through the `StatusWriter`,
+then what follows a recorded retry.
 
-Nothing read from an informer is ever modified: the status is built afresh and the PUT body is a
-new dict (upstream writes into its cache; docs/deviations.md). Metrics count a transition only once
-the status carrying it has been written.
+Nothing read from an informer is ever modified: the status is built afresh and the PUT body is a new dict
+(upstream writes into its cache; docs/deviations.md). Metrics count a transition only once the status
+carrying it has been written.
 """
 
 from __future__ import annotations
 
+import time
 from collections.abc import Mapping
+from dataclasses import replace
 from typing import Any
 
 import structlog
@@ -25,25 +27,40 @@ from jobflow_controller.apis import jobflow as jf
 from jobflow_controller.apis.timeutil import format_duration
 from jobflow_controller.jobflow import action, fairness, rerun
 from jobflow_controller.jobflow import constants as c
+from jobflow_controller.jobflow.flow_policy import FlowPolicy
 from jobflow_controller.jobflow.input_warnings import InputWarnings
 from jobflow_controller.jobflow.job_flow_queue import JobFlowQueue
 from jobflow_controller.jobflow.lifecycle_actions import LifecycleActions
 from jobflow_controller.jobflow.memories import JobFlowMemories
 from jobflow_controller.jobflow.observe import JobFlowObserver
-from jobflow_controller.jobflow.owned_jobs import jobs_created_by_job_flow
 from jobflow_controller.jobflow.plan import Deploy, JobCreate, SyncPlan, WarningEvent, World, resource_exists
-from jobflow_controller.jobflow.state import UpdateJobFlowStatusFn, new_state
+from jobflow_controller.jobflow.policies import choose_policy
+from jobflow_controller.jobflow.state import State, UpdateJobFlowStatusFn, new_state
 from jobflow_controller.jobflow.state.metrics import JobFlowMetrics
-from jobflow_controller.jobflow.status_writer import StatusWriter, WriteResult
-from jobflow_controller.jobflow.template_ref import TemplateRefs
+from jobflow_controller.jobflow.status_writer import StatusWriter
 from jobflow_controller.jobflow.validated import ValidationMemory
 from jobflow_controller.kube.clientset import Clientset
 from jobflow_controller.kube.conflict import DEFAULT_RETRY, retry_on_conflict
-from jobflow_controller.kube.errors import AlreadyExistsError, ConflictError, from_status, is_refusal
+from jobflow_controller.kube.errors import AlreadyExistsError, ConflictError, is_conflict, is_refusal
 
 log = structlog.get_logger(__name__)
 
 Obj = Mapping[str, Any]
+
+
+class StaleJobFlow(ConflictError):
+    """The JobFlow a sync started from is older than the API server's (a GET before a create that reads
+    the status found it): no API error, but a conflict in the optimistic-concurrency sense, so
+    `handle_job_flow` syncs again from the API server's copy, as after a 409 on the status write."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(409, "Conflict", message)
+
+
+def _sync_failed(req: FlowRequest, err: Exception) -> RuntimeError:
+    """Upstream's wrap of a failed state execution (the cause kept: a conflict is still told apart)."""
+    name = req.job_flow_name
+    return RuntimeError(f"sync jobflow {name} failed for {err}, event is {req.event}, action is {req.action}")
 
 
 class JobFlowSyncer:
@@ -58,10 +75,8 @@ class JobFlowSyncer:
         status_writer: StatusWriter,
         metrics: JobFlowMetrics,
         memories: JobFlowMemories,
-        templates: TemplateRefs | None = None,
     ) -> None:
         self._clientset = clientset
-        self._templates = templates  # docs/templates.md
         self._recorder = recorder
         self._queue = queue
         self._observer = observer
@@ -89,6 +104,14 @@ class JobFlowSyncer:
 
     # -- handleJobFlow --------------------------------------------------------------------------
     def handle_job_flow(self, req: FlowRequest) -> None:
+        """Upstream's `handleJobFlow`: the JobFlow from the lister, its phase's state, executed.
+
+        RetryOnConflict, unrolled: a 409 on the status write means another writer (an annotation,
+        a label, our own earlier write the cache has not shown yet) got in first. This first attempt
+        works on the cached object; each retry (`_retry_after_conflict`) re-reads it from the API
+        server and syncs again, so the status written is always computed from the object it
+        replaces. Upstream returns the 409 and burns one of --max-requeue-num's retries on it.
+        """
         name = req.job_flow_name
         try:
             cached = self._job_flow_lister.job_flows(req.namespace).get(name)
@@ -99,55 +122,56 @@ class JobFlowSyncer:
         except Exception as err:
             raise RuntimeError(f"get jobflow {name} failed for {err}") from err
         # Our own last status write, while the cache has not shown it yet (own_writes.py).
-        cached = self._writer.newest(cached)
+        try:
+            state = self._state_for(req, self._writer.newest(cached))
+            if state is None:
+                return
+            try:
+                state.execute(req.action)
+            except Exception as err:
+                raise _sync_failed(req, err) from err
+        except Exception as err:
+            if not is_conflict(err):
+                raise
+            self._retry_after_conflict(req)
 
-        # RetryOnConflict: a 409 on the status write means another writer (an annotation, a label,
-        # our own earlier write the cache has not shown yet) got in first. The first attempt works
-        # on the cached object; each retry re-reads it from the API server and syncs again, so the
-        # status written is always computed from the object it replaces. Upstream returns the 409
-        # and burns one of --max-requeue-num's retries on it.
-        attempts = 0
+    def _retry_after_conflict(self, req: FlowRequest) -> None:
+        """`retry.RetryOnConflict`'s attempts after the first (client-go's DefaultRetry), each from the
+        API server's copy of the JobFlow."""
+        time.sleep(DEFAULT_RETRY.delay(1))
 
         def attempt() -> None:
-            nonlocal attempts
-            attempts += 1
-            job_flow = cached if attempts == 1 else self._get_latest_job_flow(req.namespace, name)
-            if job_flow is not None:
-                self._handle_job_flow_once(req, job_flow)
+            job_flow = self._get_latest_job_flow(req.namespace, req.job_flow_name)
+            state = self._state_for(req, job_flow) if job_flow is not None else None
+            if state is None:
+                return
+            try:
+                state.execute(req.action)
+            except Exception as err:
+                raise _sync_failed(req, err) from err
 
-        retry_on_conflict(DEFAULT_RETRY, attempt)
+        retry_on_conflict(replace(DEFAULT_RETRY, steps=DEFAULT_RETRY.steps - 1), attempt)
 
-    def _handle_job_flow_once(self, req: FlowRequest, job_flow: Obj) -> None:
-        name = req.job_flow_name
-        # A status computed and not written yet is where this sync starts (own_writes.py).
-        job_flow = self._writer.with_pending(job_flow)
-        # A run from a template is planned from the spec it was fixed to (template_ref.py).
-        resolved = job_flow if self._templates is None else self._templates.effective(job_flow)
+    def _state_for(self, req: FlowRequest, job_flow: Obj) -> State | None:
+        """The state to execute; None when the sync is done (a run waiting: template_ref.py; `_lifecycle_first`)."""
+        resolved = self._observer.effective(self._writer.with_pending(job_flow))  # own_writes.py, template_ref.py
         if resolved is None:
-            return
-        job_flow = resolved
-        invalid = self._reported_invalid(req, job_flow)
-        if not invalid and self._lifecycle_first(job_flow):
-            return
-        state = new_state(job_flow, self.sync_job_flow_status if invalid else self.sync_job_flow)
+            return None
+        invalid = self._reported_invalid(req, resolved)
+        if not invalid and self._lifecycle_first(resolved):
+            return None
+        state = new_state(resolved, self.sync_job_flow_status if invalid else self.sync_job_flow)
         if state is None:
-            raise RuntimeError(f"jobflow {name} state {{{jf.phase(job_flow)}}} is invalid")
-        try:
-            state.execute(req.action)
-        except Exception as err:
-            raise RuntimeError(
-                f"sync jobflow {name} failed for {err}, event is {req.event}, action is {req.action}"
-            ) from err
+            raise RuntimeError(f"jobflow {req.job_flow_name} state {{{jf.phase(resolved)}}} is invalid")
+        return state
 
     def _lifecycle_first(self, job_flow: Obj) -> bool:
-        """Ours (docs/lifecycle.md), in any phase: a re-run asked for, or a finished JobFlow's TTL.
-
-        True when that was the whole sync (the re-run's status is written and the JobFlow queued
-        again at once; or the JobFlow was deleted).
-        """
+        """Ours (docs/lifecycle.md), in any phase: a re-run asked for, or a finished JobFlow's TTL. True
+        when that was the whole sync (the re-run's status written, the JobFlow queued again; or deleted)."""
         request = self.input_warnings.pending_retry_request(job_flow)
         if request is not None:
-            self.execute(job_flow, rerun.plan_rerun(self.observe_and_check(job_flow), request))
+            world, policy = self._observe(job_flow)
+            self.execute(job_flow, rerun.plan_rerun(world, request, policy))
             self._queue.react(meta.namespace(job_flow), meta.name(job_flow))
             return True
         return self.lifecycle.expire(job_flow)
@@ -177,26 +201,34 @@ class JobFlowSyncer:
     # -- syncJobFlow ----------------------------------------------------------------------------
     def sync_job_flow(self, job_flow: Obj, update_state_fn: UpdateJobFlowStatusFn) -> None:
         """Upstream's `syncJobFlow`: the state machine's callback, decided by action.py."""
-        world = self.observe_and_check(job_flow)
-        plan = action.sync_job_flow(world, update_state_fn)
-        self.execute(job_flow, plan)
+        world, policy = self._observe(job_flow)
+        plan = action.sync_job_flow(world, update_state_fn, policy)
+        # `execute`, unrolled so that the status write is this function's own call.
+        if plan.retain_deletes is not None:
+            self.delete_all_jobs_created_by_job_flow(job_flow, plan.retain_deletes)
+            return
+        deploy_err, replaced = self._before_write(job_flow, plan)
+        written = self._writer.write(job_flow, plan.status_body(), at_once=plan.writes_at_once)
+        self._after_write(job_flow, plan, written, replaced, deploy_err)
 
     def sync_job_flow_status(self, job_flow: Obj, update_state_fn: UpdateJobFlowStatusFn) -> None:
         """The state machine's callback for an invalid JobFlow: its status is written, nothing else."""
-        self.execute(job_flow, action.sync_job_flow_status(self.observe_and_check(job_flow), update_state_fn))
-
-    def observe(self, job_flow: Obj) -> World:
-        """The sync's first step (observe.py): what it sees, read from the caches."""
-        return self._observer.observe(job_flow)
+        world, policy = self._observe(job_flow, invalid=True)
+        self.execute(job_flow, action.sync_job_flow_status(world, update_state_fn, policy))
 
     def observe_and_check(self, job_flow: Obj) -> World:
         """`observe`, the results of the Jobs that ended, then the probe checks of the flows `deploy_job`
         will judge (observe.py)."""
-        return self._observer.check_probes(self._observer.read_results(self._observer.observe(job_flow)))
+        return self._observe(job_flow)[0]
 
-    def get_all_jobs_created_by_job_flow(self, job_flow: Obj) -> list[Obj]:
-        """The Jobs this JobFlow controls (by uid), in creation order (owned_jobs.py)."""
-        return jobs_created_by_job_flow(self._observer.job_lister, job_flow)
+    def _observe(self, job_flow: Obj, *, invalid: bool = False) -> tuple[World, FlowPolicy]:
+        """The sync's world and its one flow policy (policies.py), chosen once the results are read and
+        asked by every later step: which probe flows to check, then the plan."""
+        world = self._observer.read_results(self._observer.observe(job_flow))
+        policy = choose_policy(world, invalid=invalid)
+        world = self._observer.check_probes(world, policy)
+        policy.judged(world)
+        return world, policy
 
     # -- the plan, carried out in order ---------------------------------------------------------
     def execute(self, job_flow: Obj, plan: SyncPlan) -> None:
@@ -205,20 +237,33 @@ class JobFlowSyncer:
         Upstream returns at the first failed create, writing no status at all; we go on so that
         the other flows' progress is still recorded, and raise the first error afterwards.
         """
-        ns, name = meta.namespace(job_flow), meta.name(job_flow)
         if plan.retain_deletes is not None:
             self.delete_all_jobs_created_by_job_flow(job_flow, plan.retain_deletes)
             return
+        deploy_err, replaced = self._before_write(job_flow, plan)
+        written = self._writer.write(job_flow, plan.status_body(), at_once=plan.writes_at_once)
+        self._after_write(job_flow, plan, written, replaced, deploy_err)
+
+    def _before_write(self, job_flow: Obj, plan: SyncPlan) -> tuple[Exception | None, str]:
+        """The creates (or their first error), the terminations and the retry Warning; and the phase the
+        status about to be written replaces."""
         deploy_err = self.deploy(job_flow, plan.deploy)
         if plan.terminations:
             deploy_err = self.lifecycle.terminate(job_flow, plan.terminations) or deploy_err
         if plan.retry_warning is not None:
             self.input_warnings.warn(job_flow, plan.retry_warning)
+        for cause, warning in plan.once_warnings:
+            self.input_warnings.warn(job_flow, warning, cause)
         assert plan.status is not None
-        # A status recording a retry is written at once: the Job is deleted only after it.
-        replaced = str((self._writer.stored_status(job_flow).get("state") or {}).get("phase") or "")
-        written = self._writer.write(job_flow, plan.status_body(), at_once=bool(plan.retries) or plan.write_at_once)
-        if written is WriteResult.WRITTEN:
+        return deploy_err, str((self._writer.stored_status(job_flow).get("state") or {}).get("phase") or "")
+
+    def _after_write(
+        self, job_flow: Obj, plan: SyncPlan, written: bool, replaced: str, deploy_err: Exception | None
+    ) -> None:
+        """The metrics of a transition written, the events, then the retried Jobs' deletes."""
+        ns, name = meta.namespace(job_flow), meta.name(job_flow)
+        assert plan.status is not None
+        if written:
             self._count_transition(ns, replaced, plan.status.phase)
         if plan.size_warning is not None:
             self._warn(job_flow, plan.size_warning)
@@ -271,6 +316,11 @@ class JobFlowSyncer:
                 continue
             created += 1
             try:
+                if step.fresh_read and self._cache_is_behind(job_flow):
+                    # The retries done, and whether one waits for its backoff, are read from this
+                    # status: a cached copy behind our own last write (one recording a retry) would
+                    # re-create the Job too early, under the wrong attempt.
+                    raise StaleJobFlow(f"jobflow {name}: cache behind, not creating {step.job_name}")
                 self.create_job(job_flow, step)
             except Exception as err:  # noqa: BLE001 - the other flows still get their turn
                 first_err = first_err or err
@@ -282,11 +332,6 @@ class JobFlowSyncer:
 
     def create_job(self, job_flow: Obj, create: JobCreate) -> None:
         ns, job_name = meta.namespace(job_flow), create.job_name
-        if create.fresh_read and self._cache_is_behind(job_flow):
-            # The retries done, and whether one waits for its backoff, are read from this status: a
-            # cached copy behind our own last write (one recording a retry) would re-create the Job
-            # too early, under the wrong attempt. Sync again from the API server's copy.
-            raise from_status(409, "Conflict", f"jobflow {meta.name(job_flow)}: cache behind, not creating {job_name}")
         if create.error is not None:
             raise create.error
         assert create.body is not None
@@ -303,7 +348,7 @@ class JobFlowSyncer:
                     job_flow, c.EVENT_WARNING, c.REASON_FAILED_CREATE, c.MESSAGE_FAILED_CREATE, job_name, err
                 )
             raise
-        self._observer.create_expectations.created(ns, job_name)
+        self._observer.expect_created(ns, job_name)
         self._recorder.eventf(job_flow, c.EVENT_NORMAL, c.REASON_CREATED, c.MESSAGE_CREATED, job_name)
 
     def _check_existing_job(self, job_flow: Obj, job_name: str) -> None:

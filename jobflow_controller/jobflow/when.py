@@ -4,6 +4,7 @@ Each expression's `input` is expanded (params and context only, apis/substitutio
 with its `values`: `in` holds when it equals one of them, `notin` when it equals none. Every
 expression must hold; the first that does not is named in the `Skipped` event's message, e.g.
 `flow prepare skipped: when "$(params.mode)" (= "dry") in [full, incremental] is false`.
+A `cel` item is judged by when_cel.py.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from typing import Final
 from jobflow_controller.apis.params import Operator, WhenExpression
 from jobflow_controller.apis.substitution import expand
 from jobflow_controller.apis.tenant_text import excerpt_text
+from jobflow_controller.jobflow.when_cel import WhenCelFalse, WhenInvalid, judge_cel
 
 #: The Normal `Skipped` event's message for a flow skipped by `when` (the reason is docs/rules.md's).
 #: Arguments: the flow, the input as written, its value, the operator, the values; the input, its
@@ -31,6 +33,7 @@ class WhenFalse:
 
     expression: WhenExpression
     quoted_value: str
+    message_fmt: str = MESSAGE_SKIPPED_WHEN
 
     def message_args(self, flow_name: str) -> tuple[str, str, str, str, str]:
         """The arguments of `MESSAGE_SKIPPED_WHEN` for `flow_name`."""
@@ -51,9 +54,17 @@ def holds(expression: WhenExpression, value: str) -> bool:
     return False
 
 
-def judge_when(expressions: Sequence[WhenExpression], variables: Mapping[str, str]) -> WhenFalse | None:
-    """None when every expression holds (no expression: it holds), else the first that does not."""
-    for expression in expressions:
+def judge_when(
+    expressions: Sequence[WhenExpression], variables: Mapping[str, str]
+) -> WhenFalse | WhenCelFalse | WhenInvalid | None:
+    """None when every expression holds (no expression: it holds), else the first that does not (a
+    `cel` one, when_cel.py, may also be one that cannot be judged)."""
+    for index, expression in enumerate(expressions):
+        if expression.cel is not None:
+            verdict = judge_cel(index, expression.cel, variables)
+            if verdict is not None:
+                return verdict
+            continue
         value = expand(expression.input, variables)
         if not holds(expression, value):
             return WhenFalse(expression, _quote(value))

@@ -15,19 +15,17 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Hashable, Mapping
-from typing import Any
+from typing import Any, Self, Unpack
 
 import structlog
 
 from informers import ResourceEventHandlerFuncs
 from informers.errors import NotFoundError
 from jobflow_controller.apis import CREATED_BY_JOB_TEMPLATE, FlowRequest, meta
-from jobflow_controller.framework import DEFAULT_MAX_REQUEUE_NUM, QueueController
+from jobflow_controller.framework import ControllerOption, Stops, Wiring, register_controller
 from jobflow_controller.jobtemplate.batching import DEFAULT_BATCH_WINDOW, SyncBatcher
-from jobflow_controller.kube.clientset import Clientset
 from jobflow_controller.kube.conflict import DEFAULT_RETRY, retry_on_conflict
-from jobflow_controller.kube.informers import BY_CREATED_BY_JOB_TEMPLATE, VolcanoInformerFactory
-from workqueue import Clock
+from jobflow_controller.kube.informers import BY_CREATED_BY_JOB_TEMPLATE
 
 log = structlog.get_logger(__name__)
 
@@ -48,46 +46,29 @@ def split_template_label(value: str) -> tuple[str, str] | None:
     return (namespace, name) if dot else None
 
 
+@register_controller
 class JobTemplateController:
     """Keeps each JobTemplate's `status.jobDependsOnList`: the Jobs created from it."""
 
     name = CONTROLLER_NAME
 
-    def __init__(
-        self,
-        clientset: Clientset,
-        informer_factory: VolcanoInformerFactory,
-        recorder: Any,
-        *,
-        max_requeue_num: int = DEFAULT_MAX_REQUEUE_NUM,
-        batch_window: float = DEFAULT_BATCH_WINDOW,
-        clock: Clock | None = None,
-        queue_metrics_provider: object | None = None,
-    ) -> None:
-        self.workers = QueueController(
-            CONTROLLER_NAME,
-            QUEUE_NAME,
-            self.sync_handler,
-            self.on_dropped,
-            log_keys=self.log_keys,
-            max_requeue_num=max_requeue_num,
-            clock=clock,
-            queue_metrics_provider=queue_metrics_provider,
+    def __init__(self, opt: ControllerOption, *, batch_window: float = DEFAULT_BATCH_WINDOW) -> None:
+        self.wiring = Wiring(
+            opt, CONTROLLER_NAME, QUEUE_NAME, self.sync_handler, self.on_dropped, log_keys=self.log_keys
         )
-        self.queue = self.workers.queue
-        self.clock = self.workers.clock
-        self.clientset = clientset
-        self.informer_factory = informer_factory
-        self.recorder = recorder
+        self.workers, self.queue, self.clock = self.wiring.workers, self.wiring.queue, self.wiring.clock
+        self.clientset, self.informer_factory, self.recorder = opt.clientset, opt.informer_factory, opt.recorder
         self.batcher = SyncBatcher(batch_window)
-        job_templates = informer_factory.job_templates()
-        jobs = informer_factory.jobs()
-        self.job_template_informer = job_templates.informer()
-        self.job_template_lister = job_templates.lister()
-        self.job_informer = jobs.informer()
-        self.job_lister = jobs.lister()
-        self.job_template_informer.add_event_handler(ResourceEventHandlerFuncs(add_func=self.add_job_template))
-        self.job_informer.add_event_handler(ResourceEventHandlerFuncs(add_func=self.add_job))
+        self.job_template_informer, self.job_template_lister = self.wiring.watch(
+            opt.informer_factory.job_templates(), ResourceEventHandlerFuncs(add_func=self.add_job_template)
+        )
+        self.job_informer, self.job_lister = self.wiring.watch(
+            opt.informer_factory.jobs(), ResourceEventHandlerFuncs(add_func=self.add_job)
+        )
+
+    @classmethod
+    def initialize(cls, opt: ControllerOption) -> Self:
+        return cls(opt)
 
     def enqueue_job_template(self, req: FlowRequest) -> None:
         self.queue.add(req)
@@ -117,23 +98,8 @@ class JobTemplateController:
             self.queue.add_after(req, delay)
 
     # -- run and sync ---------------------------------------------------------------------------
-    def run(
-        self,
-        stop: threading.Event,
-        workers: int = 1,
-        *,
-        drain_timeout: float | None = None,
-        hard_stop: threading.Event | None = None,
-    ) -> None:
-        self.workers.run_workers(
-            stop,
-            workers,
-            self.informer_factory.start,
-            self.job_template_informer.has_synced,
-            self.job_informer.has_synced,
-            drain_timeout=drain_timeout,
-            hard_stop=hard_stop,
-        )
+    def run(self, stop: threading.Event, workers: int = 1, **stops: Unpack[Stops]) -> None:
+        self.wiring.run(stop, workers, **stops)
 
     def sync_handler(self, req: Hashable) -> None:
         assert isinstance(req, FlowRequest)

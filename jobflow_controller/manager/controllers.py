@@ -1,7 +1,10 @@
 """The controllers this process runs (upstream's startControllers in app/server.go).
 
-Both modes build them the same way: the single-replica manager once for the process, the sharded
-one once per held shard (shards.py), each time over one client and one informer factory.
+As upstream's, the manager names no controller: each registers itself with the framework
+(`register_controller` on its class, imported below as upstream's blank imports do), and the
+manager builds the ones --controllers enables from one `ControllerOption` (`initialize`) and runs
+them. Both modes build them the same way: the single-replica manager once for the process, the
+sharded one once per held shard (shards.py), each time over one client and one informer factory.
 """
 
 from __future__ import annotations
@@ -9,25 +12,22 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable
 
-from jobflow_controller.cronjobflow import CronJobFlowController, CronJobFlowMetrics
-from jobflow_controller.jobflow import JobFlowController, JobFlowOptions
+# The controller packages register themselves when imported (upstream's blank imports,
+# `_ "volcano.sh/volcano/pkg/controllers/jobflow"`): a fourth is one more name on this line.
+from jobflow_controller import cronjobflow, jobflow, jobtemplate  # noqa: F401
+from jobflow_controller.cronjobflow import CronJobFlowMetrics
+from jobflow_controller.framework import Controller, ControllerOption, registered_controllers
+from jobflow_controller.jobflow import JobFlowOptions
 from jobflow_controller.jobflow.state.metrics import JobFlowMetrics
-from jobflow_controller.jobtemplate import JobTemplateController
 from jobflow_controller.kube.clientset import Clientset
 from jobflow_controller.kube.informers import VolcanoInformerFactory
-from jobflow_controller.manager.config import (
-    CRONJOBFLOW_CONTROLLER,
-    JOBFLOW_CONTROLLER,
-    JOBTEMPLATE_CONTROLLER,
-    Options,
-    is_controller_enabled,
-)
+from jobflow_controller.manager.config import KNOWN_CONTROLLERS, Options, is_controller_enabled
 from jobflow_controller.manager.stops import set_after
 
-Controller = JobFlowController | JobTemplateController | CronJobFlowController
+__all__ = ["Controller", "build_controllers", "controller_option", "run_controllers"]
 
 
-def build_controllers(
+def controller_option(
     clientset: Clientset,
     factory: VolcanoInformerFactory,
     recorder: object,
@@ -35,44 +35,40 @@ def build_controllers(
     jobflow_metrics: Callable[[], JobFlowMetrics],
     queue_metrics: object,
     cron_metrics: Callable[[], CronJobFlowMetrics | None] = lambda: None,
-) -> list[Controller]:
-    """The controllers --controllers enables, over one client and one informer factory."""
-    controllers: list[Controller] = []
-    if is_controller_enabled(JOBFLOW_CONTROLLER, options.controllers):
-        controllers.append(
-            JobFlowController(
-                clientset,
-                factory,
-                recorder,
-                JobFlowOptions(
-                    max_requeue_num=options.max_requeue_num,
-                    status_write_interval=options.status_write_interval,
-                    status_write_qps=options.status_write_qps,
-                    status_write_burst=options.status_write_burst,
-                    patch_fields=options.patch_fields(),
-                    probe_allow_loopback=options.probe_allow_loopback,
-                ),
-                metrics=jobflow_metrics(),
-                queue_metrics_provider=queue_metrics,
-            )
+) -> ControllerOption:
+    """The one options object every controller is built from: the flags, and each controller's own
+    settings and metrics by type (made only when a controller asks, so only for an enabled one)."""
+
+    def jobflow_options() -> JobFlowOptions:
+        return JobFlowOptions(
+            max_requeue_num=options.max_requeue_num,
+            status_write_interval=options.status_write_interval,
+            status_write_qps=options.status_write_qps,
+            status_write_burst=options.status_write_burst,
+            patch_fields=options.patch_fields(),
+            probe_allow_loopback=options.probe_allow_loopback,
         )
-    if is_controller_enabled(JOBTEMPLATE_CONTROLLER, options.controllers):
-        controllers.append(
-            JobTemplateController(
-                clientset,
-                factory,
-                recorder,
-                max_requeue_num=options.max_requeue_num,
-                queue_metrics_provider=queue_metrics,
-            )
-        )
-    if is_controller_enabled(CRONJOBFLOW_CONTROLLER, options.controllers):
-        controllers.append(
-            CronJobFlowController(
-                clientset, factory, recorder, metrics=cron_metrics(), queue_metrics_provider=queue_metrics
-            )
-        )
-    return controllers
+
+    return ControllerOption(
+        clientset,
+        factory,
+        recorder,
+        max_requeue_num=options.max_requeue_num,
+        queue_metrics_provider=queue_metrics,
+        settings={JobFlowOptions: jobflow_options, JobFlowMetrics: jobflow_metrics, CronJobFlowMetrics: cron_metrics},
+    )
+
+
+def build_controllers(opt: ControllerOption, enabled: list[str]) -> list[Controller]:
+    """The registered controllers `enabled` (--controllers) names, all from the one `opt`, in the order
+    of `KNOWN_CONTROLLERS` (the JobFlow controller first), whatever order they were imported in."""
+    chosen = [c for c in registered_controllers() if is_controller_enabled(c.name, enabled)]
+    return [controller.initialize(opt) for controller in sorted(chosen, key=_known_order)]
+
+
+def _known_order(controller: type[Controller]) -> tuple[int, str]:
+    name = controller.name
+    return (KNOWN_CONTROLLERS.index(name) if name in KNOWN_CONTROLLERS else len(KNOWN_CONTROLLERS), name)
 
 
 def run_controllers(

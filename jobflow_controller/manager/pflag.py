@@ -101,7 +101,7 @@ SWITCH = Kind("switch")
 class _ExtendSlice(argparse.Action):
     """pflag's StringSlice: the first use replaces the default, each further use appends."""
 
-    def __call__(self, parser: Any, namespace: argparse.Namespace, values: Any, option: Any = None) -> None:
+    def __call__(self, parser: Any, namespace: argparse.Namespace, values: Any, _option_string: Any = None) -> None:
         current = getattr(namespace, self.dest)
         setattr(namespace, self.dest, [*current, *values] if isinstance(current, list) else values)
 

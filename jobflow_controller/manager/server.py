@@ -44,7 +44,7 @@ from jobflow_controller.kube.rest import RestClient, default_user_agent
 from jobflow_controller.kube.template_getter import template_getter
 from jobflow_controller.leaderelection import default_identity, new_leader_healthz_adaptor
 from jobflow_controller.manager.config import Options
-from jobflow_controller.manager.controllers import Controller, build_controllers, run_controllers
+from jobflow_controller.manager.controllers import Controller, build_controllers, controller_option, run_controllers
 from jobflow_controller.manager.election import leader_locks, run_leader_elected, shard_campaign
 from jobflow_controller.manager.endpoints import Endpoints, StartupError
 from jobflow_controller.manager.memory_trim import start_memory_trim
@@ -116,7 +116,8 @@ class Manager:
         self.campaign: ShardCampaign | None = None
         if options.shards == 0:
             metrics = (self._jobflow_metrics, self._queue_metrics, self._cron_metrics)
-            self.controllers = build_controllers(self.clientset, self.factory, self.recorder, options, *metrics)
+            opt = controller_option(self.clientset, self.factory, self.recorder, options, *metrics)
+            self.controllers = build_controllers(opt, options.controllers)
         else:
             self.shard_units = ShardUnits(self.registry)
         self.registry.register(MemoryCollector(self._memory_sizes))

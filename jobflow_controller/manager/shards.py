@@ -26,7 +26,7 @@ from jobflow_controller.kube.clientset import Clientset
 from jobflow_controller.kube.informers import VolcanoInformerFactory
 from jobflow_controller.kube.rest import RestClient
 from jobflow_controller.manager.config import Options
-from jobflow_controller.manager.controllers import build_controllers, run_controllers
+from jobflow_controller.manager.controllers import build_controllers, controller_option, run_controllers
 from jobflow_controller.manager.stops import set_when_any
 from jobflow_controller.sharding import ShardFilter, ShardListerWatcher, ordinal_from_name
 
@@ -80,9 +80,10 @@ class ShardUnit:
             custom_resync={resources.JOB_FLOWS: options.resync_period},
             wrap_lister_watcher=only_this_shard,
         )
-        self.controllers = build_controllers(
+        opt = controller_option(
             clientset, self.factory, recorder, options, jobflow_metrics, queue_metrics, cron_metrics
         )
+        self.controllers = build_controllers(opt, options.controllers)
 
     def has_synced(self) -> bool:
         return self.factory.has_synced()

@@ -6,7 +6,8 @@ Shared by the webhook (which refuses the JobFlow) and the controller (a stored o
 * `spec.params`: a list of `{name, value}` objects, each name unique, `[A-Za-z_][A-Za-z0-9_-]*` and
   at most `MAX_PARAM_NAME_LENGTH` characters, each value a string;
 * a flow's `when`: a list of at most `MAX_WHEN_EXPRESSIONS` `{input, operator, values}`, the
-  operator `in` or `notin`, `values` a non-empty list of at most `MAX_WHEN_VALUES` strings;
+  operator `in` or `notin`, `values` a non-empty list of at most `MAX_WHEN_VALUES` strings, or
+  `{cel}` (validation/when_cel.py);
 * a flow's `matrix`: `params` a non-empty list of `{name, values}` (names as above, unique;
   `values` a non-empty list of strings), at most `MAX_MATRIX_COMBINATIONS` combinations,
   `maxParallel` at least 1, and its last Job's name `<jobflow>-<flow>-<N-1>` a valid Job name;
@@ -38,6 +39,7 @@ from jobflow_controller.apis.params import (
 from jobflow_controller.validation.limits import MAX_FLOWS, MAX_MATRIX_PARAMS, MAX_PARAMS
 from jobflow_controller.validation.names import MAX_JOB_NAME_LENGTH, is_subdomain, job_name
 from jobflow_controller.validation.rawflows import raw_flows
+from jobflow_controller.validation.when_cel import cel_count_problem, cel_item_problems, neither_problem
 
 __all__ = ["OPERATORS", "PARAM_NAME", "flow_params_problems", "params_problems", "params_spec"]
 
@@ -61,8 +63,11 @@ def params_problems(job_flow: Mapping[str, Any]) -> list[str]:
     name = metadata.get("name") if isinstance(metadata.get("name"), str) else ""
     jobs = 0
     any_matrix = False
+    too_many_cel = cel_count_problem(flow for _, flow in raw_flows(job_flow))
+    if too_many_cel is not None:
+        problems.append(too_many_cel)
     for prefix, flow in raw_flows(job_flow):
-        flow_problems, size = flow_params_problems(prefix, flow, str(name))
+        flow_problems, size = flow_params_problems(prefix, flow, str(name), compile_cel=too_many_cel is None)
         problems.extend(flow_problems)
         any_matrix = any_matrix or flow.get("matrix") is not None
         jobs += size
@@ -78,9 +83,12 @@ def params_spec(job_flow: Mapping[str, Any]) -> Any:
     return _mapping(_mapping(job_flow).get("spec")).get("params") or None
 
 
-def flow_params_problems(prefix: str, flow: Mapping[str, Any], job_flow_name: str) -> tuple[list[str], int]:
-    """One flow's `when` and `matrix` problems, and how many Jobs it makes (1 without a valid matrix)."""
-    problems = _when_problems(prefix, flow.get("when"))
+def flow_params_problems(
+    prefix: str, flow: Mapping[str, Any], job_flow_name: str, *, compile_cel: bool = True
+) -> tuple[list[str], int]:
+    """One flow's `when` and `matrix` problems, and how many Jobs it makes (1 without a valid matrix).
+    `compile_cel` False: a `when` item's `cel` is not compiled (the JobFlow has too many)."""
+    problems = _when_problems(prefix, flow.get("when"), compile_cel)
     raw = flow.get("matrix")
     if raw is None:
         return problems, 1
@@ -158,7 +166,7 @@ def _matrix_clash_problems(job_flow: Mapping[str, Any]) -> list[str]:
     return problems
 
 
-def _when_problems(prefix: str, raw: object) -> list[str]:
+def _when_problems(prefix: str, raw: object, compile_cel: bool = True) -> list[str]:
     if raw is None:
         return []
     if not isinstance(raw, list):
@@ -170,6 +178,12 @@ def _when_problems(prefix: str, raw: object) -> list[str]:
         where = f"{prefix}: when[{index}]"
         if not isinstance(entry, Mapping):
             problems.append(f"{where}: must be an object with input, operator and values, got {_json(entry)}")
+            continue
+        if "cel" in entry:  # docs/results.md
+            problems.extend(cel_item_problems(where, entry, compile_cel=compile_cel))
+            continue
+        if (neither := neither_problem(where, entry)) is not None:
+            problems.append(neither)
             continue
         problems.extend(_string_problems(f"{where}.input", entry.get("input")))
         operator = entry.get("operator")

@@ -1383,9 +1383,10 @@ class WhenItem(BaseModel):
     model_config = ConfigDict(
         extra='forbid',
     )
-    input: Annotated[str, Field(max_length=4096)]
-    operator: Operator
-    values: Annotated[list[Value], Field(max_length=64, min_length=1)]
+    cel: Annotated[str | None, Field(max_length=1024)] = None
+    input: Annotated[str | None, Field(max_length=4096)] = None
+    operator: Operator | None = None
+    values: Annotated[list[Value] | None, Field(max_length=64, min_length=1)] = None
 
 
 class Flow(BaseModel):

@@ -20,7 +20,7 @@ from typing import Any
 from informers.errors import ApiStatusError
 from jobflow_controller.kube.clientset import Clientset
 from jobflow_controller.kube.resources import Resource
-from kubectl_jobflow.ui import actions, detail
+from kubectl_jobflow.ui import actions, detail, results_view
 from kubectl_jobflow.ui.cache import LiveCache
 from kubectl_jobflow.ui.cron import CronList
 from kubectl_jobflow.ui.layout import Layout, layout
@@ -100,7 +100,8 @@ class Backend:
             found = self._cached_layout(shape)  # laid out while this thread waited
             if found is not None:
                 return found
-            computed = layout(shape.flows, dict(shape.targets), shape.finally_flows)
+            geometry = results_view.geometry(shape.results)
+            computed = layout(shape.flows, dict(shape.targets), shape.finally_flows, geometry)
             with self._lock:
                 self._layouts[shape] = computed
                 while len(self._layouts) > LAYOUT_CACHE:

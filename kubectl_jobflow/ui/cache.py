@@ -204,9 +204,6 @@ class LiveCache:
     def start(self, stop: threading.Event) -> None:
         self._factory.start(stop)
 
-    def wait_for_sync(self, stop: threading.Event) -> bool:
-        return all(self._factory.wait_for_cache_sync(stop).values())
-
     def shutdown(self) -> None:
         self._factory.shutdown()
 

@@ -16,6 +16,7 @@ from typing import Any
 from jobflow_controller.apis import jobflow as jf
 from jobflow_controller.apis import meta
 from jobflow_controller.apis.lifecycle_fields import RETRY_REQUEST_ANNOTATION
+from kubectl_jobflow.ui import results_view
 from kubectl_jobflow.ui.layout import Layout
 from kubectl_jobflow.ui.rows import finished_at, list_row
 from kubectl_jobflow.view import NOT_CREATED, WAITING, FlowRow, build_view
@@ -45,6 +46,8 @@ class Shape:
     flows: tuple[str, ...]
     targets: tuple[tuple[str, tuple[str, ...]], ...]
     finally_flows: tuple[str, ...]
+    #: It declares results (results_view.py): its boxes have room for them.
+    results: bool = False
 
 
 def _raw_flows(job_flow: Mapping[str, Any], field: str) -> list[Mapping[str, Any]]:
@@ -61,7 +64,8 @@ def shape(job_flow: Mapping[str, Any]) -> Shape:
     flows = list(dict.fromkeys(f.name for f in jf.flows(job_flow) if f.name))
     targets = {f.name: tuple(f.targets or ()) for f in reversed(jf.flows(job_flow))}  # first entry wins
     finally_flows = [str(f["name"]) for f in _raw_flows(job_flow, "finally") if str(f["name"]) not in targets]
-    return Shape(tuple(flows), tuple((n, targets[n]) for n in flows), tuple(dict.fromkeys(finally_flows)))
+    declares = results_view.declares_results(job_flow)
+    return Shape(tuple(flows), tuple((n, targets[n]) for n in flows), tuple(dict.fromkeys(finally_flows)), declares)
 
 
 def layout_json(layout: Layout, job_flow: Mapping[str, Any]) -> dict[str, Any]:
@@ -72,6 +76,7 @@ def layout_json(layout: Layout, job_flow: Mapping[str, Any]) -> dict[str, Any]:
         "height": round(layout.height),
         "crossings": layout.crossings,
         "mode": layout.mode,
+        "nodeHeight": round(results_view.geometry(results_view.declares_results(job_flow)).node_height),
         "omittedEdges": layout.omitted_edges,
         "boxes": {n.name: [round(n.x), round(n.y)] for n in layout.nodes},
         "edges": [
@@ -153,6 +158,7 @@ def job_record(
         "endTimestamp": entry.get("endTimestamp"),
         "condition": dict(condition) if isinstance(condition, Mapping) else None,
         "events": event_rows(events("Job", meta.namespace(job_flow), row.job), keep),
+        "results": results_view.job_results(job_flow, [j.job for j in row.jobs] or [row.job]),
     }
 
 
@@ -177,6 +183,7 @@ def node(row: FlowRow, final: bool, raw: Mapping[str, Any], record: dict[str, An
         "duration": row.duration,
         "restarts": row.restarts,
         "record": record,
+        "results": results_view.node_line(row),
         # A matrix flow (docs/params.md): its Jobs' counts by phase, and each Job when the node is opened.
         "counts": [list(c) for c in row.counts],
         "jobs": [{"job": j.job, "phase": j.phase, "duration": j.duration, "restarts": j.restarts} for j in row.jobs],
@@ -211,6 +218,7 @@ def page(
         "retryRequest": status.get("retryRequest"),
         "retryRequested": annotations.get(RETRY_REQUEST_ANNOTATION),
         "nodes": nodes,
+        "results": results_view.own_results(job_flow),
         "drawing": drawing,
         "events": event_rows(events("JobFlow", meta.namespace(job_flow), meta.name(job_flow))),
         "actions": actions,

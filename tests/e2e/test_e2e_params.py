@@ -262,3 +262,15 @@ def test_a_job_flow_without_the_new_fields_is_made_as_today(
     reasons = sorted(r for _, r, _, _ in events_of(clientset, namespace, "plain"))
     assert reasons == ["Created", "Created"]
     assert SIM in job["spec"]["tasks"][0]["template"]["metadata"]["annotations"]
+
+
+def test_a_matrix_flow_with_job_retain_policy_delete_has_all_its_jobs_deleted_at_the_end(
+    controller: RunningManager, clientset: Clientset, namespace: str
+) -> None:
+    """`jobRetainPolicy: delete` deletes every Job of a matrix flow (one per combination) once the JobFlow Succeeded."""
+    obj = flow("sweep", namespace, [{"name": "train", "matrix": matrix(("result", ["Completed", "Completed"]))}])
+    obj["spec"]["jobRetainPolicy"] = "delete"
+    create_all(clientset, [template("train", namespace, BY_RESULT), obj])
+    wait_for(lambda: len(job_names(clientset, namespace)) == 2, 60, what="both matrix Jobs created")
+    assert final(clientset, namespace, "sweep") == "Succeed"
+    wait_for(lambda: job_names(clientset, namespace) == [], 60, what="every matrix Job deleted")

@@ -1,7 +1,7 @@
 """`dependsOn.probe` in the JobFlow controller (ours, docs/probe.md), one module per concern.
 
-`gate.py` decides whether a target's probes pass (and the probe flow's dependency rule the flow
-policy asks, `targets_met_by_probe`); `net.py` runs one HTTP or TCP check within its deadline and
+`gate.py` decides whether a target's probes pass (the flow policy then counts a target that passed
+as Completed in upstream's `judge`); `net.py` runs one HTTP or TCP check within its deadline and
 refuses the addresses never checked; `cache.py` is the fair, bounded pool and its result cache;
 `judge.py` gives the sync each probe flow's verdict and owns the lazily started Pod informer.
 """
@@ -21,7 +21,6 @@ from jobflow_controller.jobflow.probes.gate import (
     ProbeOutlet,
     job_tasks,
     ready_pods,
-    targets_met_by_probe,
     task_phase_count,
     unmatched_tasks,
 )
@@ -53,7 +52,6 @@ __all__ = [
     "ProbeRunner",
     "job_tasks",
     "ready_pods",
-    "targets_met_by_probe",
     "task_phase_count",
     "unmatched_tasks",
 ]

@@ -29,12 +29,10 @@ from typing import Any, Protocol
 
 import structlog
 
-from jobflow_controller.apis import JobPhase, meta
-from jobflow_controller.apis import job as vcjob
 from jobflow_controller.apis import jobflow as jf
+from jobflow_controller.apis import meta
 from jobflow_controller.apis.probe import HttpGet, Probe, TaskStatus, TcpSocket
 from jobflow_controller.jobflow import constants as c
-from jobflow_controller.jobflow.plan import ProbeVerdict, World
 from jobflow_controller.jobflow.probes.cache import (
     PROBE_POLL_PERIOD,
     ProbeCache,
@@ -53,7 +51,6 @@ __all__ = [
     "ProbeOutlet",
     "job_tasks",
     "ready_pods",
-    "targets_met_by_probe",
     "task_phase_count",
     "unmatched_tasks",
 ]
@@ -70,31 +67,6 @@ class PodSource(Protocol):
     """The pods of one task of one Job, from a cache; None while that cache has not synced."""
 
     def task_pods(self, namespace: str, job_name: str, task: str) -> list[Obj] | None: ...
-
-
-def targets_met_by_probe(world: World, flow: jf.Flow, verdict: ProbeVerdict, missing: list[str]) -> bool:
-    """A probe flow's dependency, once its verdict is in: each target's Job is ours and Completed,
-    or passed the probe (`verdict.met`); a target gone counts if it ran to completion.
-
-    Every target is looked at (each missing one is named in `missing`). A probe that cannot be judged
-    (`verdict.probe` None: InvalidProbe said why) is never met.
-    """
-    if verdict.probe is None:
-        return False
-    met = True
-    for target in flow.targets or ():
-        target_job_name = world.job_name(target)
-        job = world.named_jobs.get(target_job_name)
-        if job is None:
-            if target_job_name in world.completed:
-                continue
-            missing.append(target_job_name)
-            met = False
-        elif meta.is_controlled_by(job, world.job_flow):
-            met = met and (vcjob.phase(job) == JobPhase.COMPLETED or target in verdict.met)
-        else:
-            met = met and target_job_name in world.completed
-    return met
 
 
 def job_tasks(job_or_template: Obj) -> dict[str, int]:

@@ -158,6 +158,7 @@
       '<button type="button" data-zoom="1" title="actual size">1:1</button></span></div>' +
       '<div class="workspace"><div id="dag" class="dag"></div><aside id="side" class="side">' +
       '<p class="muted">Click a flow to see its Job.</p></aside></div>' +
+      '<section id="jobflow-results" class="own-results" hidden></section>' +
       '<section class="events"><h2>Events</h2><div id="events"></div></section>';
     document.getElementById("dag").addEventListener("click", function (e) {
       var g = e.target.closest("g.node");
@@ -200,6 +201,7 @@
     }
     if (state.selected) JobflowDag.select(dag, state.selected);
     renderSide();
+    renderOwnResults(page.results || []);
     setHTML(document.getElementById("events"), eventsTable(page.events));
   }
 
@@ -271,12 +273,37 @@
           return [j.job, j.phase, j.duration != null ? human(j.duration) : "", j.restarts != null ? String(j.restarts) : ""];
         }));
     }
+    if (r.results && r.results.length) html += "<h3>Results</h3>" + resultsTable(r.results, n.jobs && n.jobs.length);
     html += "<h3>Running histories</h3>" + table(["state", "start", "end"], r.runningHistories.map(function (h) {
       return [h.state, h.startTimestamp, h.endTimestamp];
     }));
     if (c.taskStatusCount) html += "<h3>Tasks</h3><pre>" + esc(JSON.stringify(c.taskStatusCount, null, 1)) + "</pre>";
     html += "<h3>Job events</h3>" + eventsTable(r.events);
     setHTML(side, html);
+  }
+
+  // Results are a container's text: escaped (esc), each value wrapped and scrolled inside its cell,
+  // so a 4 KiB value keeps the panel's width. A matrix flow's rows name their Job.
+  function resultsTable(jobs, matrix) {
+    var rows = [];
+    jobs.forEach(function (j) {
+      if (!j.results.length) rows.push([j.job, "", '<span class="muted">none valid</span>']);
+      j.results.forEach(function (pair) { rows.push([j.job, esc(pair[0]), '<div class="value">' + esc(pair[1]) + "</div>"]); });
+    });
+    return '<table class="results-table"><thead><tr>' + (matrix ? "<th>job</th>" : "") + "<th>name</th><th>value</th></tr></thead><tbody>" +
+      rows.map(function (row) {
+        return "<tr>" + (matrix ? "<td>" + esc(row[0]) + "</td>" : "") + "<td>" + row[1] + "</td><td>" + row[2] + "</td></tr>";
+      }).join("") + "</tbody></table>";
+  }
+
+  // The JobFlow's own results (status.results), once it has any.
+  function renderOwnResults(results) {
+    var box = document.getElementById("jobflow-results");
+    if (!box) return;
+    box.hidden = !results.length;
+    setHTML(box, results.length ? "<h2>Results</h2>" + resultsTable([{
+      job: "", results: results.map(function (r) { return [r.name, r.value]; })
+    }], false) : "");
   }
 
   function table(headers, rows) {

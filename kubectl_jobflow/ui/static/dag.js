@@ -6,6 +6,11 @@
 window.JobflowDag = (function () {
   var NODE_W = 172, NODE_H = 40, NAME_CHARS = 24;
 
+  // A JobFlow that declares results has taller boxes (kubectl_jobflow/ui/results_view.py).
+  function nodeHeight(page) {
+    return page.drawing.nodeHeight || NODE_H;
+  }
+
   function esc(text) {
     return String(text == null ? "" : text).replace(/[&<>"']/g, function (c) {
       return { "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" }[c];
@@ -45,13 +50,19 @@ window.JobflowDag = (function () {
     return out;
   }
 
-  function nodeMarkup(node, box) {
+  // The results line (already escaped of control characters and cut to its width by the server).
+  function resultsMarkup(node, height) {
+    if (height <= NODE_H) return "";
+    return '<text class="results" x="8" y="48">' + esc(node.results || "") + "</text>";
+  }
+
+  function nodeMarkup(node, box, height) {
     return '<g class="node' + (node.finally ? " final" : "") + '" data-flow="' + esc(node.name) +
       '" data-phase="' + esc(node.phase) + '" transform="translate(' + box[0] + "," + box[1] + ')">' +
       "<title>" + esc(node.name) + " (" + esc(node.job) + ")</title>" +
-      '<rect rx="6" width="' + NODE_W + '" height="' + NODE_H + '" class="ph-' + esc(node.phase) + '"/>' +
+      '<rect rx="6" width="' + NODE_W + '" height="' + height + '" class="ph-' + esc(node.phase) + '"/>' +
       '<text class="name" x="8" y="16">' + esc(short(node.name)) + "</text>" +
-      '<text class="state" x="8" y="32">' + esc(stateText(node)) + "</text></g>";
+      '<text class="state" x="8" y="32">' + esc(stateText(node)) + "</text>" + resultsMarkup(node, height) + "</g>";
   }
 
   function finallyMarkup(page) {
@@ -59,7 +70,7 @@ window.JobflowDag = (function () {
     if (!finals.length) return "";
     var boxes = finals.map(function (n) { return page.drawing.boxes[n.name]; });
     var x = boxes[0][0] - 10, top = Math.min.apply(null, boxes.map(function (b) { return b[1]; }));
-    var bottom = Math.max.apply(null, boxes.map(function (b) { return b[1]; })) + NODE_H;
+    var bottom = Math.max.apply(null, boxes.map(function (b) { return b[1]; })) + nodeHeight(page);
     return '<rect class="finally-box" rx="8" x="' + x + '" y="' + (top - 20) + '" width="' + (NODE_W + 20) +
       '" height="' + (bottom - top + 28) + '"/>' +
       '<text class="finally-title" x="' + (x + 8) + '" y="' + (top - 6) + '">finally</text>';
@@ -87,7 +98,7 @@ window.JobflowDag = (function () {
     for (var i = 0; i < d.edges.length; i++) parts.push(edgeMarkup(d.edges[i], straight));
     for (var j = 0; j < page.nodes.length; j++) {
       var node = page.nodes[j], box = d.boxes[node.name];
-      if (box) parts.push(nodeMarkup(node, box));
+      if (box) parts.push(nodeMarkup(node, box, nodeHeight(page)));
     }
     parts.push("</g></svg>");
     container.innerHTML = (straight ? note(d) : "") + parts.join("");
@@ -104,6 +115,8 @@ window.JobflowDag = (function () {
     container.querySelectorAll("g.node").forEach(function (g) { byName[g.getAttribute("data-flow")] = g; });
     page.nodes.forEach(function (node) {
       var g = byName[node.name];
+      var line = g && g.querySelector("text.results");
+      if (line && line.textContent !== (node.results || "")) line.textContent = node.results || "";
       if (!g || g.getAttribute("data-phase") === node.phase && g.dataset.state === stateText(node)) return;
       g.setAttribute("data-phase", node.phase);
       g.dataset.restarts = String(node.restarts);

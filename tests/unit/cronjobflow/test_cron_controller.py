@@ -18,6 +18,7 @@ from workqueue_test_support import stays, wait_for
 
 from jobflow_controller.cronjobflow import CONTROLLER_NAME, CronJobFlowController, CronJobFlowMetrics
 from jobflow_controller.cronjobflow.crd_wait import MESSAGE_WAITING, wait_for_crd
+from jobflow_controller.framework import ControllerOption
 from jobflow_controller.kube.informers import VolcanoInformerFactory
 from jobflow_controller.manager.config import CRONJOBFLOW_CONTROLLER, is_controller_enabled
 from jobflow_controller.record.fake import FakeRecorder
@@ -32,12 +33,15 @@ def new_controller(
     clock = FakeClock(epoch=at(start))
     clientset = FakeClientset()
     registry = CollectorRegistry()
+    metrics = CronJobFlowMetrics(registry)
     controller = CronJobFlowController(
-        clientset,  # type: ignore[arg-type]
-        VolcanoInformerFactory(clientset),  # type: ignore[arg-type]
-        FakeRecorder(),
-        metrics=CronJobFlowMetrics(registry),
-        clock=clock,
+        ControllerOption(
+            clientset,  # type: ignore[arg-type]
+            VolcanoInformerFactory(clientset),  # type: ignore[arg-type]
+            FakeRecorder(),
+            clock=clock,
+            settings={CronJobFlowMetrics: lambda: metrics},
+        )
     )
     controller.start_cron_job_flow_informer()
     return controller, clientset, clock, registry
@@ -222,7 +226,8 @@ def test_the_wait_for_the_crd_ends_with_the_stop() -> None:
 def test_run_without_the_crd_creates_no_cronjobflow_informer() -> None:
     clock = FakeClock()
     clientset = FakeClientset(serves=False)
-    controller = CronJobFlowController(clientset, VolcanoInformerFactory(clientset), FakeRecorder(), clock=clock)  # type: ignore[arg-type]
+    factory = VolcanoInformerFactory(clientset)  # type: ignore[arg-type]
+    controller = CronJobFlowController(ControllerOption(clientset, factory, FakeRecorder(), clock=clock))  # type: ignore[arg-type]
     stop = threading.Event()
     thread = threading.Thread(target=controller.run, args=(stop,))
     thread.start()

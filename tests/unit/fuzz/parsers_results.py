@@ -11,6 +11,7 @@ from registry import Parser
 from jobflow_controller.apis import results
 from jobflow_controller.jobflow import own_results
 from jobflow_controller.validation.results import own_results_problems, reference_problems, results_problems
+from kubectl_jobflow.ui import results_view
 
 NAMES = ["acc", "model"]
 JOB = {"metadata": {"name": "jf-a", "uid": "u"}, "spec": {"tasks": [{"name": "t"}]}}
@@ -61,6 +62,24 @@ PARSERS: list[Parser] = [
         "jobflow_controller.jobflow.own_results.resolve",
         lambda t: own_results.resolve((("r", _text(t)),), {"flows.a.results.acc": "0.9", "params.p": "x"}),
         "text",
+        (),
+    ),
+    Parser(
+        "kubectl_jobflow.ui.results_view.job_results",
+        lambda v: results_view.job_results({"status": {"jobStatusList": v}}, ["jf-a", "jf-b"]),
+        "json",
+        (),
+    ),
+    Parser(
+        "kubectl_jobflow.ui.results_view.own_results",
+        lambda v: results_view.own_results({"status": {"results": v}}),
+        "json",
+        (),
+    ),
+    Parser(
+        "kubectl_jobflow.ui.results_view.declares_results",
+        lambda v: results_view.declares_results({"spec": v}),
+        "json",
         (),
     ),
 ]

@@ -16,6 +16,7 @@ from informers import ListOptions, ListResult, WatchEvent
 from jobflow_controller.apis import CREATED_BY_JOB_FLOW, CREATED_BY_JOB_TEMPLATE
 from jobflow_controller.apis.jobflow import Flow
 from jobflow_controller.apis.status import JobFlowStatus
+from jobflow_controller.framework import ControllerOption
 from jobflow_controller.jobflow import JobFlowController, JobFlowOptions, action
 from jobflow_controller.jobflow.plan import FlowJob, JobCreate
 from jobflow_controller.jobflow.policies import choose_policy
@@ -189,7 +190,7 @@ def new_fake_job_template_controller() -> tuple[JobTemplateController, FakeClien
     clientset = FakeClientset()
     recorder = FakeRecorder()
     factory = VolcanoInformerFactory(clientset)  # type: ignore[arg-type]
-    controller = JobTemplateController(clientset, factory, recorder, clock=FakeClock())  # type: ignore[arg-type]
+    controller = JobTemplateController(ControllerOption(clientset, factory, recorder, clock=FakeClock()))  # type: ignore[arg-type]
     return controller, clientset, recorder
 
 

@@ -21,6 +21,7 @@ from jobflow_fakes import (
 from jobflow_controller.apis import JobPhase, Phase
 from jobflow_controller.apis.status import JobFlowStatus, JobRunningHistory, JobStatus
 from jobflow_controller.jobflow.action import get_running_histories
+from jobflow_controller.jobflow.owned_jobs import jobs_created_by_job_flow
 from jobflow_controller.jobflow.state.pending import pending_update_status
 
 
@@ -117,7 +118,7 @@ def test_get_all_jobs_created_by_job_flow_selects_only_its_own_jobs() -> None:
     indexer.add(job("JobflowA-B", flow="JobflowA", template="B", phase="Running"))
     indexer.add(job("JobflowB-A", flow="JobflowB", template="A"))
     indexer.add(job("JobflowB-B", flow="JobflowB", template="B"))
-    names = sorted(j["metadata"]["name"] for j in controller.sync.get_all_jobs_created_by_job_flow(flow))
+    names = sorted(j["metadata"]["name"] for j in jobs_created_by_job_flow(controller.job_lister, flow))
     assert names == ["JobflowA-A", "JobflowA-B"]
 
 
@@ -403,7 +404,7 @@ def test_jobs_are_selected_by_label_within_the_job_flows_namespace_only() -> Non
     stray["metadata"]["labels"]["volcano.sh/createdByJobFlow"] = "default.f"  # same value, other namespace
     indexer.add(stray)
     indexer.add(job("f-b", "default", flow="g"))
-    found = controller.sync.get_all_jobs_created_by_job_flow(job_flow("f"))
+    found = jobs_created_by_job_flow(controller.job_lister, job_flow("f"))
     assert [(j["metadata"]["namespace"], j["metadata"]["name"]) for j in found] == [("default", "f-a")]
 
 

@@ -16,7 +16,7 @@ from jobflow_controller.apis.retry import RERUN
 from jobflow_controller.apis.rules import OUTCOME_ANNOTATION
 from jobflow_controller.apis.timeutil import format_time
 from jobflow_controller.jobflow import rerun
-from jobflow_controller.jobflow.deleted_jobs import recorded_completed, superseded
+from jobflow_controller.jobflow.deleted_jobs import recorded_completed, replaced_since_deleted
 from jobflow_controller.jobflow.plan import JobCreate, SyncPlan, World
 
 CHAIN = [{"name": "a"}, {"name": "b", "dependsOn": {"targets": ["a"]}}]
@@ -167,6 +167,6 @@ def test_a_rerun_with_nothing_to_do_records_the_request_and_says_so() -> None:
 def test_a_completed_job_replaced_by_a_rerun_is_no_longer_remembered_as_completed() -> None:
     status = {"jobStatusList": [{"name": "f-a", "state": "Completed", "runningHistories": [{"state": RERUN}]}]}
     old = job("f-a", flow="f", owner_uid=UID, phase="Completed")
-    assert superseded({"status": status}, {"f-a": old}) == {"f-a"}
+    assert replaced_since_deleted({"status": status}, {"f-a": old}) == {"f-a"}
     old["metadata"]["annotations"]["flow.volcano.sh/retry-attempt"] = "1"
-    assert superseded({"status": status}, {"f-a": old}) == set()
+    assert replaced_since_deleted({"status": status}, {"f-a": old}) == set()

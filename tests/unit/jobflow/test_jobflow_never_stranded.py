@@ -23,6 +23,7 @@ from jobflow_fakes import (
 from jobflow_controller.apis import FlowRequest
 from jobflow_controller.framework import CONFLICT_REQUEUE_DELAY
 from jobflow_controller.jobflow.controller import JobFlowController
+from jobflow_controller.jobflow.owned_jobs import jobs_created_by_job_flow
 from jobflow_controller.kube.errors import ConflictError, from_status
 
 FLOW_UID = "0b6c1e7e-5d0f-4a53-9e0e-1f4c2b9a7d11"
@@ -165,7 +166,7 @@ def test_the_jobs_of_an_earlier_job_flow_of_the_same_name_are_not_counted() -> N
     controller.job_informer.get_indexer().add(old)
     recreated = job_flow("f", flows=[{"name": "a"}], uid=FLOW_UID)
 
-    assert controller.sync.get_all_jobs_created_by_job_flow(recreated) == []
+    assert jobs_created_by_job_flow(controller.job_lister, recreated) == []
     deploy_job(controller, recreated)
     assert clientset.api.verbs("jobs") == []
     assert recorder.drain() == ['Warning ErrResourceExists Resource "f-a" already exists and is not managed by JobFlow']

@@ -4,12 +4,12 @@ JobFlow controller and the webhook (issue 21, item 7; docs/patch.md)."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 import pytest
 from prometheus_client import CollectorRegistry
 
 from jobflow_controller.apis.patch_fields import PatchFields
+from jobflow_controller.jobflow import JobFlowOptions
 from jobflow_controller.local.certs import TinyCA, write
 from jobflow_controller.manager import controllers
 from jobflow_controller.manager import options as opts
@@ -51,12 +51,12 @@ def test_a_value_that_is_no_field_path_exits_2_naming_the_flag(
     assert err == f"jobflow-controller: error: invalid value for flag --jobflow-patch-allowed-fields: {message}\n"
 
 
-def test_the_jobflow_controller_gets_the_allowed_fields(monkeypatch: pytest.MonkeyPatch) -> None:
-    given: dict[str, Any] = {}
-    monkeypatch.setattr(controllers, "JobFlowController", lambda *args, **kw: given.update(options=args[3]))
+def test_the_jobflow_controller_gets_the_allowed_fields() -> None:
     o, _ = opts.parse(["--jobflow-patch-allowed-fields=tasks.replicas", "--controllers=jobflow-controller"])
-    controllers.build_controllers(None, None, None, o, lambda: None, None)  # type: ignore[arg-type,return-value]
-    assert given["options"].patch_fields == PatchFields(frozenset({("tasks", "replicas")}))
+    option = controllers.controller_option(None, None, None, o, lambda: None, None)  # type: ignore[arg-type,return-value]
+    jobflow_options = option.setting(JobFlowOptions)
+    assert jobflow_options is not None
+    assert jobflow_options.patch_fields == PatchFields(frozenset({("tasks", "replicas")}))
 
 
 def test_the_webhook_gets_the_allowed_fields(tmp_path: Path) -> None:

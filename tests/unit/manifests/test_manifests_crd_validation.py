@@ -215,6 +215,11 @@ def test_the_component_adds_the_rules_and_bounds_to_the_jobflow_crd(tmp_path: Pa
             "rule": crds.MATRIX_PRODUCT_RULE,
         }
     ]
+    # Issue 43: each when item sets cel, or input, operator and values (docs/results.md).
+    when = flow["properties"]["when"]
+    assert when["items"]["x-kubernetes-validations"] == [
+        {"message": crds.WHEN_ONE_OF_MESSAGE, "rule": crds.WHEN_ONE_OF_RULE}
+    ]
     # Every rule is on spec, spec.flows or its items, spec.finally, or the parameter lists, and nothing
     # else of the deployment changes but the CronJobFlow CRD, which gets its own rules (docs/cron.md).
     assert custom_resource_definitions(documents)[CRONJOBFLOWS] == crds.cron_crd(with_rules=True)
@@ -229,6 +234,7 @@ def test_the_component_adds_the_rules_and_bounds_to_the_jobflow_crd(tmp_path: Pa
         matrix["x-kubernetes-validations"],
         matrix_params["x-kubernetes-validations"],
         matrix_params["items"]["x-kubernetes-validations"],
+        when["items"]["x-kubernetes-validations"],
         params["x-kubernetes-validations"],
         params["items"]["x-kubernetes-validations"],
     ]
@@ -259,7 +265,7 @@ def test_without_the_rules_and_name_bounds_the_component_leaves_our_crd(tmp_path
     finally_ = spec["properties"]["finally"]
     del spec["x-kubernetes-validations"], finally_["x-kubernetes-validations"]
     del finally_["items"]["properties"]["name"]["x-kubernetes-validations"]
-    del flow["matrix"]["x-kubernetes-validations"]
+    del flow["matrix"]["x-kubernetes-validations"], flow["when"]["items"]["x-kubernetes-validations"]
     for params in (spec["properties"]["params"], flow["matrix"]["properties"]["params"]):
         del params["x-kubernetes-validations"], params["items"]["x-kubernetes-validations"]
     assert patched == crds.jobflow_crd()

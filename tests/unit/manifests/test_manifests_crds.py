@@ -345,7 +345,7 @@ def test_crd_file_below_its_header_is_upstreams_file_byte_for_byte_but_for_our_b
     header, separator, body = text.partition("\n---\n")
     assert separator and all(line.startswith("#") for line in header.splitlines())
     # The JobFlow CRD's retry block is 14 lines (retry:, properties:, backoff's 4, maxRetries' 5, required's 2,
-    # type:), and it has one line per cap (targets come first in the file); no other file has either.
+    # and type:), and it has one line per cap (targets come first in the file); no other file has either.
     # The failure-aware blocks: failurePolicy and rule an enum (5 and 9 lines), continueOnFailure a boolean (2),
     # skippedJobs a list of at most 600 strings of at most 253 (6), finally its entries (a name and a patch of
     # the flows' schema). Issue 42 bounded each field of ours: a maxLength, maxItems or maximum line apiece.
@@ -353,11 +353,12 @@ def test_crd_file_below_its_header_is_upstreams_file_byte_for_byte_but_for_our_b
     body, blocks, caps = without_our_lines(body, lifecycle=jobflows)
     # The lifecycle blocks 34 (5 for each of the three int64 fields, 6 for shutdown's enum, 2 for suspend,
     # 3 for retryRequest, 4 for each time).
-    # The parameter blocks (issue 37): matrix 31 (its params inside), when 25, spec.params 16.
+    # The parameter blocks (issue 37): matrix 31 (its params inside), when 24 (with issue 43's cel, no
+    # required: the Component says which of cel or input/operator/values), spec.params 16.
     expected = {"failurePolicy": 5, "continueOnFailure": 2, "rule": 9, "retry": 14, "skippedJobs": 6, "lifecycle": 34}
     if jobflows:
         # results: flows[].results 6, spec.results and status.results 7 each (issue 43).
-        expected |= {"matrix": 31, "when": 25, "params": 16, "results": 20}
+        expected |= {"matrix": 31, "when": 24, "params": 16, "results": 20}
         # runs from a template (docs/templates.md): jobFlowTemplateRef 9, storedJobFlowTemplateSpec 3.
         expected |= {"jobFlowTemplateRef": 9, "storedJobFlowTemplateSpec": 3}
     if jobflows:
@@ -668,7 +669,8 @@ def test_jobflow_spec_schema() -> None:
     assert at(flow, "results.names.[]")["pattern"] == "^[a-z0-9]([-a-z0-9_]*[a-z0-9])?$"
     assert at(flow, "results.from.task")["maxLength"] == 63
     # Issue 37 (docs/params.md): optional, no defaults; the bounds the webhook also checks.
-    assert at(flow, "when.[]")["required"] == ["input", "operator", "values"]
+    assert "required" not in at(flow, "when.[]")  # cel, or input/operator/values: the Component's rule
+    assert at(flow, "when.[].cel") == {"maxLength": 1024, "type": "string"}
     assert at(flow, "when.[].operator") == {"enum": ["in", "notin"], "type": "string"}
     assert at(flow, "when.[].values")["minItems"] == 1
     assert at(flow, "matrix")["required"] == ["params"]

@@ -249,3 +249,11 @@ def test_the_notebook_picture_is_an_svg_with_every_flow() -> None:
     for name in ("data-preprocess", "model-training", "model-evaluation"):
         assert f">{name}</text>" in picture
     assert picture.count("<polyline") == 2
+
+
+def test_a_string_when_is_a_cel_item() -> None:
+    flow = Flow("publish", after="train", when=["double(flows['train'].results['acc']) >= 0.9", ("x", "in", "x")])
+    assert flow.to_dict()["when"] == [
+        {"cel": "double(flows['train'].results['acc']) >= 0.9"},
+        {"input": "x", "operator": "in", "values": ["x"]},
+    ]

@@ -182,12 +182,58 @@ REFUSED: list[tuple[str, dict[str, Any], str]] = [
         jf([{"name": "a", "matrix": matrix(("x" * 64, ["1"]))}]),
         'jobflow Flow "a": matrix.params[0].name: is 64 characters long, more than the 63 allowed',
     ),
+    # when[].cel (docs/results.md): cel or input/operator/values, never both nor neither; compiled.
+    (
+        "when-cel-and-input",
+        jf([{"name": "a", "when": [{"cel": "true", "input": "x", "operator": "in", "values": ["x"]}]}]),
+        'jobflow Flow "a": when[0]: sets cel and input, operator, values: cel replaces input, operator and values',
+    ),
+    (
+        "when-neither",
+        jf([{"name": "a", "when": [{}]}]),
+        'jobflow Flow "a": when[0]: must set cel, or input, operator and values',
+    ),
+    (
+        "when-cel-not-a-string",
+        jf([{"name": "a", "when": [{"cel": 3}]}]),
+        'jobflow Flow "a": when[0].cel: must be a string, got int',
+    ),
+    (
+        "when-cel-too-long",
+        jf([{"name": "a", "when": [{"cel": "true" + " " * 1024}]}]),
+        'jobflow Flow "a": when[0].cel: longer than 1024 characters (1028)',
+    ),
+    (
+        "when-cel-map",
+        jf([{"name": "a", "when": [{"cel": "[1].map(x, x) == [1]"}]}]),
+        'jobflow Flow "a": when[0].cel: map() is not allowed: its result can hold a copy of the variables for each'
+        " element (use all, exists, exists_one, filter)",
+    ),
 ]
 
 
 @pytest.mark.parametrize(("job_flow", "message"), [(j, m) for _, j, m in REFUSED], ids=[i for i, _, _ in REFUSED])
 def test_refused_with_message(job_flow: dict[str, Any], message: str) -> None:
     assert message in validate_job_flow(job_flow)
+
+
+def test_more_than_16_cel_items_are_refused_and_none_is_compiled() -> None:
+    when = [{"cel": "params.mode =="}] * 16  # would not compile: not even tried
+    flows = [{"name": f"f{i}", "when": when} for i in range(3)]
+    assert validate_job_flow(jf(flows)) == ["jobflow has 48 when items with cel, more than the 16 allowed"]
+    assert validate_job_flow(jf([{"name": "f", "when": [{"cel": "true"}] * 16}] * 1)) == []
+
+
+def test_a_cel_that_does_not_compile_is_refused_with_the_librarys_message() -> None:
+    when = [WHEN_OK[0], {"cel": "params.mode =="}]
+    (problem,) = validate_job_flow(jf([{"name": "a", "when": when}]))
+    assert problem.startswith("jobflow Flow \"a\": when[1].cel: Failed to parse expression 'params.mode =='")
+    assert "Syntax error" in problem
+
+
+def test_a_cel_item_beside_an_input_item_is_admitted() -> None:
+    when = [WHEN_OK[0], {"cel": "double(flows['train'].results['acc']) >= 0.9 && params['mode'] == 'full'"}]
+    assert validate_job_flow(jf([{"name": "a", "when": when}])) == []
 
 
 def test_the_issue_example_is_admitted() -> None:
