@@ -278,7 +278,7 @@ def test_only_the_shutdown_transition_rule_reads_old_self_so_the_flow_rules_ratc
     # stored before the Component was applied is never refused by it (tests/e2e/test_e2e_admission.py).
     # The transition rule of spec.shutdown (docs/lifecycle.md) passes whenever shutdown is unchanged.
     rules = [rule["rule"] for listed in validations(crds.jobflow_crd(with_rules=True)) for rule in listed]
-    assert len(rules) == 15
+    assert len(rules) == 16  # and docs/templates.md: flows or jobFlowTemplateRef
     assert [rule for rule in rules if "oldSelf" in rule] == [crds.SHUTDOWN_TRANSITION_RULE]
 
 
