@@ -51,6 +51,9 @@ Scenarios, one after another on that controller, each with ``BYSTANDERS`` "bysta
   ``bench/_hostile_results.py``).
 * ``cel_hostile``: JobFlows whose flows' ``when[].cel`` items are the costliest that pass admission
   (issue 43; ``bench/_hostile_cel.py``).
+* ``template_hostile``: a JobFlowTemplate of 500 flows (about 400 KB of spec) and 40 runs of it at once:
+  every run resolved and its spec stored, no Job (every flow Skipped), bystanders as ever
+  (docs/templates.md; ``bench/_hostile_templates.py``).
 * ``trigger_flood``: POSTs to an http JobFlowTrigger from six clients as fast as answered (forged,
   unauthorised and authorised tokens) and a watched ConfigMap updated 10 times a second, for 15 s
   (issue 46; ``bench/_hostile_triggers.py``).
@@ -93,7 +96,14 @@ sys.path.insert(0, str(_BENCH_DIR.parent))
 
 from prometheus_client.parser import text_string_to_metric_families  # noqa: E402
 
-from bench import _hostile_cel, _hostile_cron, _hostile_params, _hostile_results, _hostile_triggers  # noqa: E402
+from bench import (  # noqa: E402
+    _hostile_cel,
+    _hostile_cron,
+    _hostile_params,
+    _hostile_results,
+    _hostile_templates,
+    _hostile_triggers,
+)
 from bench._common import (  # noqa: E402
     BenchError,
     Watchdog,
@@ -176,6 +186,7 @@ SCENARIOS = (
     "cron_foreign_run",
     "results_hostile",
     "cel_hostile",
+    "template_hostile",
     "trigger_flood",
 )
 #: A namespace with this label is not sent to the webhook (annotation_storm's, as a CRD-only install).
@@ -833,7 +844,11 @@ class Bench:
     def cel_hostile(self) -> dict[str, Any]:
         return _hostile_cel.cel_hostile(self)
 
-    # 8. JobFlowTriggers (issue 46)
+    # 8. JobFlowTemplates (docs/templates.md, bench/_hostile_templates.py)
+    def template_hostile(self) -> dict[str, Any]:
+        return _hostile_templates.template_hostile(self, NO_WEBHOOK_LABEL)
+
+    # 9. JobFlowTriggers (issue 46)
     def trigger_flood(self) -> dict[str, Any]:
         return _hostile_triggers.trigger_flood(self.clientset, self.trigger_port, self.trigger_ca, create_namespace)
 
@@ -891,6 +906,7 @@ def verdicts(scenarios: dict[str, Any]) -> dict[str, Any]:
                 "warnings_on_it_by_reason_count"
             ] == {"InvalidRetryRequest": 1, "InvalidRetryPolicy": 1}
         checks |= _hostile_params.checks(name, result)
+        checks |= _hostile_templates.checks(name, result)
         if name == "webhook_clients":
             second = result["second_client"]
             checks["second_client_all_answered"] = second["sent"] > 0 and second["answered_200"] == second["sent"]

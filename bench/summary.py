@@ -224,6 +224,7 @@ _HOSTILE = (
     "cron_foreign_run",
     "results_hostile",
     "cel_hostile",
+    "template_hostile",
     "trigger_flood",
 )
 

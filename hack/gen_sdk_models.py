@@ -27,6 +27,7 @@ TARGETS = {
     "flow.volcano.sh_jobflows.yaml": "_jobflow.py",
     "flow.volcano.sh_jobtemplates.yaml": "_jobtemplate.py",
     "flow.volcano.sh_cronjobflows.yaml": "_cronjobflow.py",
+    "flow.volcano.sh_jobflowtemplates.yaml": "_jobflowtemplate.py",
 }
 #: Fixed options: the models' shape is part of the SDK's API, so it never depends on defaults.
 OPTIONS = [

@@ -20,6 +20,7 @@ from jobflow_sdk.errors import (
 )
 from jobflow_sdk.flow import Flow
 from jobflow_sdk.jobflow import JobFlow
+from jobflow_sdk.jobflowtemplate import JobFlowTemplate, submit_from_template
 from jobflow_sdk.run import Connection, connect
 from jobflow_sdk.template import SIMULATOR_PHASES, JobTemplate
 
@@ -33,9 +34,11 @@ __all__ = [
     "JobFlowDeletedError",
     "JobFlowFailedError",
     "JobFlowSDKError",
+    "JobFlowTemplate",
     "JobTemplate",
     "NotAvailableError",
     "SchemaError",
     "WaitTimeoutError",
     "connect",
+    "submit_from_template",
 ]

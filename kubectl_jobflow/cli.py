@@ -6,6 +6,8 @@
     kubectl jobflow retry NAME [--flow FLOW]... [-n NAMESPACE] [--dry-run]
     kubectl jobflow create --from=cronjobflow/NAME [JOBFLOW] [-n NAMESPACE] [--dry-run]
     kubectl jobflow results NAME [-n NAMESPACE] [-o json]
+    kubectl jobflow submit --from=jobflowtemplate/NAME [-p key=value ...] [--name N | --generate-name] [--wait]
+    kubectl jobflow templates [-n NAMESPACE]
 
 The verbs are `verbs`'s (docs/lifecycle.md).
 
@@ -38,6 +40,7 @@ from jobflow_controller.kube.resources import JOB_FLOWS
 from jobflow_controller.kube.rest import RestClient, default_user_agent
 from kubectl_jobflow import create as create_command
 from kubectl_jobflow import results as results_command
+from kubectl_jobflow import submit as submit_command
 from kubectl_jobflow import triggers as triggers_command
 from kubectl_jobflow.dot import render_dot
 from kubectl_jobflow.render import branches_for, render_tree, use_color
@@ -61,6 +64,8 @@ EXAMPLES = """examples:
   kubectl jobflow ui -A                            a live web view of every JobFlow, on 127.0.0.1
   kubectl jobflow create --from=cronjobflow/nightly-etl   run a CronJobFlow's JobFlow now
   kubectl jobflow results ml-pipeline -o json      every Job's results and the JobFlow's own
+  kubectl jobflow submit --from=jobflowtemplate/etl -p dataset=d1 --wait   run a JobFlowTemplate
+  kubectl jobflow templates                        the JobFlowTemplates, their params and runs
   kubectl jobflow triggers -A                      every JobFlowTrigger and the runs it fired
 """
 
@@ -104,6 +109,7 @@ def _parser() -> argparse.ArgumentParser:
     add_verb_parsers(sub, common)
     create_command.add_parser(sub, common)
     results_command.add_parser(sub, common)
+    submit_command.add_parsers(sub, common)
     triggers_command.add_parser(sub, common)
     ui_command.add_parser(sub, common)
     return parser
@@ -187,6 +193,10 @@ def run(args: argparse.Namespace, stdout: TextIO) -> int:
             return run_verb(args, Clientset(rest), namespace, stdout)
         if args.command == "create":
             return create_command.run_create(args, Clientset(rest), namespace, stdout)
+        if args.command == "submit":
+            return submit_command.run_submit(args, Clientset(rest), namespace, stdout)
+        if args.command == "templates":
+            return submit_command.run_templates(Clientset(rest), namespace, stdout)
         if args.command == "results":
             return results_command.run_results(args, Clientset(rest), namespace, stdout)
         if args.command == "triggers":
@@ -221,7 +231,14 @@ def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(sys.argv[1:] if argv is None else argv)
     try:
         return run(args, sys.stdout)
-    except (PluginError, ConfigError, VerbError, create_command.CreateError, results_command.ResultsError) as err:
+    except (
+        PluginError,
+        ConfigError,
+        VerbError,
+        create_command.CreateError,
+        results_command.ResultsError,
+        submit_command.SubmitError,
+    ) as err:
         return _fail(str(err))
     except ApiStatusError as err:
         return _fail(f"the server answered {err}")

@@ -267,6 +267,8 @@ def render_tree(view: FlowView, *, color: bool = False, branches: Branches = UNI
         return GAP.join(parts).rstrip()
 
     title = f"JobFlow {view.namespace}/{view.name}" if view.namespace else f"JobFlow {view.name}"
+    if view.template:  # docs/templates.md
+        title += f" (from JobFlowTemplate {view.template})"
     phase = view.phase or "Unknown"
     out = [
         f"{paint(title, BOLD)}   {paint(phase, PHASE_COLORS.get(phase))}   {_summary(view)}"

@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from typing import Any, Final, TextIO
 
 from informers.errors import NotFoundError
+from jobflow_controller.apis.jobflowtemplate import effective_job_flow
 from jobflow_controller.apis.lifecycle_fields import (
     RETRY_REQUEST_ANNOTATION,
     SHUTDOWN,
@@ -140,7 +141,7 @@ def run_verb(args: argparse.Namespace, clientset: Clientset, namespace: str, std
     where = f'{JOB_FLOWS.group_resource} "{name}"'
     try:
         job_flow = job_flows.get(name)
-        problem = verb_problem(verb, job_flow, flows)
+        problem = verb_problem(verb, effective_job_flow(job_flow), flows)  # a run's flows: docs/templates.md
         if problem is not None:
             raise VerbError(problem)
         request_id = new_request_id() if verb == "retry" else ""

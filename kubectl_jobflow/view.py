@@ -24,6 +24,7 @@ from jobflow_controller.apis import job as vcjob
 from jobflow_controller.apis import jobflow as jf
 from jobflow_controller.apis import meta
 from jobflow_controller.apis.constants import JobPhase, Phase
+from jobflow_controller.apis.jobflowtemplate import effective_job_flow, template_ref_name
 from jobflow_controller.apis.lifecycle_fields import SHUTDOWN, SUSPEND, SUSPENDED_SINCE
 from jobflow_controller.apis.params import matrix, matrix_job_name
 from jobflow_controller.apis.results import recorded_results
@@ -88,6 +89,8 @@ class FlowView:
     suspended_for: float | None = None
     #: `spec.shutdown` (Stop, Terminate) when set.
     shutdown: str = ""
+    #: The JobFlowTemplate a run was made from (docs/templates.md), "" for any other JobFlow.
+    template: str = ""
 
     def row(self, name: str) -> FlowRow | None:
         return next((f for f in self.flows if f.name == name), None)
@@ -97,7 +100,10 @@ class FlowView:
 
 
 def build_view(job_flow: Mapping[str, Any], jobs: Iterable[Mapping[str, Any]], now: datetime.datetime) -> FlowView:
-    """The view of `job_flow` at `now`; `jobs` may hold any Jobs, only those it controls count."""
+    """The view of `job_flow` at `now`; `jobs` may hold any Jobs, only those it controls count. A run
+    from a template is shown with the spec it was fixed to (docs/templates.md)."""
+    template = template_ref_name(job_flow) or ""
+    job_flow = effective_job_flow(job_flow)
     flow_name = meta.name(job_flow)
     owned = {meta.name(j): j for j in jobs if meta.is_controlled_by(j, job_flow)}
     entries = {str(e.get("name") or ""): e for e in jf.job_status_list(job_flow)}
@@ -145,6 +151,7 @@ def build_view(job_flow: Mapping[str, Any], jobs: Iterable[Mapping[str, Any]], n
         suspended=spec.get(SUSPEND) is True,
         suspended_for=_seconds(parse_time(str(since)), now) if since else None,
         shutdown=str(spec.get(SHUTDOWN) or ""),
+        template=template,
     )
 
 

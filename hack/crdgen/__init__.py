@@ -43,6 +43,7 @@ from crdgen.files import (
     CRD_FILES,
     CRON_VALIDATION_PATCH_FILE,
     JOB_CRD_FILE,
+    TEMPLATE_VALIDATION_PATCH_FILE,
     UPSTREAM_CRD_SHA256,
     VALIDATION_PATCH_FILE,
     all_crds,
@@ -52,6 +53,7 @@ from crdgen.files import (
     jobflow_crd,
     render_crd,
     render_validation_patch,
+    template_crd,
 )
 from crdgen.flow import (
     DEFAULT_RETRY_BACKOFF,
@@ -108,6 +110,13 @@ from crdgen.rules import (
     validation_patch,
 )
 from crdgen.schema import CONTROLLER_GEN_VERSION
+from crdgen.templates import (
+    REF_EXCLUSIVE_MESSAGE,
+    REF_EXCLUSIVE_RULE,
+    TEMPLATE_RUN_POINTERS,
+    jobflowtemplate_crd,
+    template_validation_patch,
+)
 from crdgen.trigger import jobflowtrigger_crd
 from crdgen.volcano import job_crd, job_spec_schema
 
@@ -142,12 +151,16 @@ __all__ = [
     "OUR_ADDITIONS",
     "PARAMS_POINTERS",
     "PROBE_NEEDS_ALL_COMPLETED_RULE",
+    "REF_EXCLUSIVE_MESSAGE",
+    "REF_EXCLUSIVE_RULE",
     "RESULTS_POINTERS",
     "RETRY_FIELD_POINTER",
     "RULE_NEEDS_TARGETS_RULE",
     "SHUTDOWN_TRANSITION_MESSAGE",
     "SHUTDOWN_TRANSITION_RULE",
     "TARGETS_MAX_ITEMS_POINTER",
+    "TEMPLATE_RUN_POINTERS",
+    "TEMPLATE_VALIDATION_PATCH_FILE",
     "UPSTREAM_CRD_SHA256",
     "VALIDATION_PATCH_FILE",
     "WHEN_ONE_OF_MESSAGE",
@@ -165,6 +178,7 @@ __all__ = [
     "job_crd",
     "job_spec_schema",
     "jobflow_crd",
+    "jobflowtemplate_crd",
     "jobflowtrigger_crd",
     "jobtemplate_crd",
     "lifecycle_patch",
@@ -176,6 +190,8 @@ __all__ = [
     "results_patch",
     "retry_field_patch",
     "retry_schema",
+    "template_crd",
+    "template_validation_patch",
     "upstream_jobflow_crd",
     "validation_patch",
     "without_our_additions",

@@ -46,6 +46,7 @@ from crdgen.schema import (
     root,
     string,
 )
+from crdgen.templates import TEMPLATE_RUN_POINTERS, template_run_patch
 from crdgen.volcano import job_spec_schema, task_state
 from jobflow_controller.apis.retry import MAX_RETRIES_LIMIT
 from jobflow_controller.apis.timeutil import MAX_DURATION_TEXT
@@ -247,6 +248,7 @@ def our_additions_patch() -> list[JSONDict]:
         *lifecycle_patch(),
         *params_patch(),
         *results_patch(),
+        *template_run_patch(),
     ]
 
 
@@ -267,6 +269,7 @@ OUR_ADDITIONS: Final = (
     *LIFECYCLE_POINTERS,
     *PARAMS_POINTERS,
     *RESULTS_POINTERS,
+    *TEMPLATE_RUN_POINTERS,
 )
 
 

@@ -17,6 +17,7 @@ from crdgen.flow import FINALLY_POINTER, FLOWS_POINTER, SPEC_POINTER, TARGETS_PO
 from crdgen.lifecycle import transition_rule_patch
 from crdgen.params import params_rules_patch
 from crdgen.schema import JSONDict
+from crdgen.templates import template_ref_rules_patch
 from jobflow_controller.validation.limits import MAX_FINALLY, MAX_FLOWS, MAX_TARGETS
 
 __all__ = [
@@ -185,7 +186,7 @@ def validation_patch() -> list[JSONDict]:
         },
         {"op": "add", "path": f"{flow}/properties/name/maxLength", "value": MAX_FLOW_NAME_LENGTH},
         {"op": "add", "path": f"{targets}/items/maxLength", "value": MAX_FLOW_NAME_LENGTH},
-        *_joined([*failure_aware_rules_patch(), *transition_rule_patch()]),
+        *_joined([*failure_aware_rules_patch(), *transition_rule_patch(), *template_ref_rules_patch()]),
         *params_rules_patch(),
     ]
 

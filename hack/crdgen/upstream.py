@@ -28,6 +28,8 @@ _ENVELOPE: Final = ("/properties/apiVersion", "/properties/kind", "/properties/m
 _FLOW_JOB_SPEC: Final = "/properties/spec/properties/flows/items/properties/patch/properties/jobSpec"
 _FINALLY_JOB_SPEC: Final = "/properties/spec/properties/finally/items/properties/patch/properties/jobSpec"
 _TEMPLATE_SPEC: Final = "/properties/spec/properties/jobFlowTemplate/properties/spec"
+#: A JobFlowTemplate's JobFlow spec (ours, docs/templates.md).
+_JOB_FLOW_TEMPLATE_SPEC: Final = "/properties/spec/properties/jobFlow"
 
 #: CRD name -> (pointer in its schema, pointer in upstream's JobFlow schema): the upstream schemas it
 #: embeds away from where upstream has them (pointers below ``openAPIV3Schema``), grafted in this order.
@@ -37,6 +39,11 @@ UPSTREAM_EMBEDDINGS: Final[Mapping[str, tuple[tuple[str, str], ...]]] = {
         *((pointer, pointer) for pointer in _ENVELOPE),
         (_TEMPLATE_SPEC, "/properties/spec"),
         (_TEMPLATE_SPEC + _FINALLY_JOB_SPEC.removeprefix("/properties/spec"), _FLOW_JOB_SPEC),
+    ),
+    "jobflowtemplates.flow.volcano.sh": (
+        *((pointer, pointer) for pointer in _ENVELOPE),
+        (_JOB_FLOW_TEMPLATE_SPEC, "/properties/spec"),
+        (_JOB_FLOW_TEMPLATE_SPEC + _FINALLY_JOB_SPEC.removeprefix("/properties/spec"), _FLOW_JOB_SPEC),
     ),
     "jobflowtriggers.flow.volcano.sh": tuple((pointer, pointer) for pointer in _ENVELOPE),
 }
@@ -48,6 +55,7 @@ _UPSTREAM_CRDS: Final[Mapping[str, Callable[[], JSONDict] | None]] = {
     "jobs.batch.volcano.sh": job_crd,
     "commands.bus.volcano.sh": command_crd,
     "cronjobflows.flow.volcano.sh": None,
+    "jobflowtemplates.flow.volcano.sh": None,
     "jobflowtriggers.flow.volcano.sh": None,
 }
 

@@ -19,6 +19,8 @@ JOB_KIND = "Job"
 COMMAND_KIND = "Command"
 #: Ours (docs/cron.md): JobFlows on a schedule, as Kubernetes' CronJob runs Jobs.
 CRON_JOB_FLOW_KIND = "CronJobFlow"
+#: Ours (docs/templates.md): a reusable JobFlow spec with declared params, run by reference.
+JOB_FLOW_TEMPLATE_KIND = "JobFlowTemplate"
 #: Ours (docs/triggers.md): JobFlows started by an event.
 JOB_FLOW_TRIGGER_KIND = "JobFlowTrigger"
 

@@ -16,11 +16,11 @@ from typing import Any, Final
 
 from jobflow_controller.apis import meta
 from jobflow_controller.apis.constants import FLOW_GROUP_VERSION, JOB_FLOW_KIND, JOB_FLOW_TRIGGER_KIND
+from jobflow_controller.apis.jobflowtemplate import TEMPLATE_LABEL
 from jobflow_controller.apis.meta import Obj
 
 __all__ = [
     "EVENTS",
-    "JOB_FLOW_TEMPLATE_LABEL",
     "JOB_FLOW_TRIGGER_KIND",
     "TRIGGERED_BY_ANNOTATION",
     "Binding",
@@ -29,8 +29,6 @@ __all__ = [
 
 #: On every run a trigger makes: the trigger's name.
 TRIGGERED_BY_ANNOTATION: Final = "flow.volcano.sh/triggered-by"
-#: On every run made from a template (the template's name), as the template runs are labelled.
-JOB_FLOW_TEMPLATE_LABEL: Final = "flow.volcano.sh/jobflowtemplate"
 #: A run's name is `<trigger>-<RUN_SUFFIX_CHARS random lowercase letters>`.
 RUN_SUFFIX_CHARS: Final = 5
 #: `status.triggeredCount` stops counting here (the CRD's int32 bound).
@@ -159,7 +157,7 @@ def new_run(trigger: Obj, name: str, params: Sequence[Mapping[str, str]]) -> dic
         "metadata": {
             "name": name,
             "namespace": meta.namespace(trigger),
-            "labels": {JOB_FLOW_TEMPLATE_LABEL: template},
+            "labels": {TEMPLATE_LABEL: template},
             "annotations": {TRIGGERED_BY_ANNOTATION: meta.name(trigger)},
             "ownerReferences": [controller_reference(trigger)],
         },

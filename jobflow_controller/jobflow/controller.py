@@ -49,6 +49,9 @@ from jobflow_controller.jobflow.results_reader import ResultsReader, pod_getter
 from jobflow_controller.jobflow.state.metrics import JobFlowMetrics
 from jobflow_controller.jobflow.status_writer import StatusWriter
 from jobflow_controller.jobflow.sync import JobFlowSyncer
+from jobflow_controller.jobflow.template_ref import TemplateRefs
+from jobflow_controller.jobflow.template_source import TemplateSource
+from jobflow_controller.kube import resources
 from jobflow_controller.kube.clientset import Clientset
 from jobflow_controller.kube.informers import VolcanoInformerFactory
 from workqueue import Clock, FairShare, PriorityStorage
@@ -170,6 +173,20 @@ class JobFlowController:
         )
         return StatusWriter(self.clientset, self.job_flow_queue, self.pacing, own_writes)
 
+    def _new_template_refs(self) -> TemplateRefs:
+        """Runs from a template (docs/templates.md): the templates' cache starts once its CRD is served."""
+        self.template_source = TemplateSource(
+            self.informer_factory,
+            lambda: self.clientset.serves(resources.JOB_FLOW_TEMPLATES),
+            self.job_flow_lister,
+            self.job_flow_queue,
+        )
+        refs = TemplateRefs(
+            self.template_source, self.clientset, self.recorder, self.job_flow_queue, self.status_writer
+        )
+        self.memories.register(refs)
+        return refs
+
     def _new_syncer(self) -> JobFlowSyncer:
         observer = JobFlowObserver(
             (self.job_flow_lister, self.job_template_lister, self.job_lister),
@@ -181,6 +198,7 @@ class JobFlowController:
             self.patch_fields,
             ResultsReader(pod_getter(lambda namespace: self.clientset.pods(namespace))),
         )
+        observer.templates = self._new_template_refs()  # docs/templates.md
         return JobFlowSyncer(
             self.clientset,
             self.recorder,
@@ -210,6 +228,7 @@ class JobFlowController:
     def run(self, stop: threading.Event, workers: int = 1, **stops: Unpack[Stops]) -> None:
         """Run until `stop`. Upstream runs one worker whatever --worker-threads says; we honour it."""
         self.probes.informer_stop = stop
+        self.template_source.start(stop)
         try:
             self.wiring.run(stop, workers, **stops)
         finally:

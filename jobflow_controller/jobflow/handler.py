@@ -39,6 +39,7 @@ from jobflow_controller.apis import (
 )
 from jobflow_controller.apis import job as vcjob
 from jobflow_controller.apis import jobflow as jf
+from jobflow_controller.apis.jobflowtemplate import effective_job_flow
 from jobflow_controller.apis.lifecycle import Lifecycle, pending_retry_request, retry_request_to_sync
 from jobflow_controller.apis.params import ParamsSpec, flow_job_names
 from jobflow_controller.apis.rules import template_names
@@ -192,7 +193,7 @@ class JobFlowEventHandlers:
             job_flow = self.job_flow_lister.job_flows(req.namespace).get(req.job_flow_name)
         except NotFoundError:
             return True
-        return not jf.has_probes(job_flow)
+        return not jf.has_probes(effective_job_flow(job_flow))
 
     def delete_job(self, obj: Any) -> None:
         if isinstance(obj, DeletedFinalStateUnknown):
@@ -253,7 +254,7 @@ class JobFlowEventHandlers:
         for job_flow in self.job_flow_lister.job_flows(namespace).list():
             if jf.phase(job_flow) in FINISHED_PHASES:
                 continue
-            if name in template_names(job_flow):
+            if name in template_names(effective_job_flow(job_flow)):
                 self.enqueue_job_flow(self.request_for(namespace, meta.name(job_flow)))
 
     def update_job_template(self, old: Any, new: Any) -> None:
@@ -272,6 +273,7 @@ class JobFlowEventHandlers:
         for job_flow in self.job_flow_lister.job_flows(namespace).list():
             if jf.phase(job_flow) in FINISHED_PHASES:
                 continue
+            job_flow = effective_job_flow(job_flow)  # a run's flows are its stored spec's (docs/templates.md)
             if any(flow.name == name for flow in jf.flows(job_flow)) and jf.flow_patch(job_flow, name) is not None:
                 self.enqueue_job_flow(self.request_for(namespace, meta.name(job_flow)))
 
@@ -286,5 +288,6 @@ def lifecycle_work_left(job_flow: Mapping[str, Any]) -> bool:
 def _job_names(job_flow: Mapping[str, Any]) -> set[str]:
     """The names of the Jobs a JobFlow's flows and finally entries make (a matrix flow's, docs/params.md)."""
     name = meta.name(job_flow)
+    job_flow = effective_job_flow(job_flow)
     params = ParamsSpec.of(job_flow, jf.flows(job_flow))
     return {job for flow in template_names(job_flow) for job in flow_job_names(params, name, flow)}

@@ -25,6 +25,7 @@ from jobflow_controller.jobflow.plan import JobFlowSpec, World
 from jobflow_controller.jobflow.probes.judge import ProbeJudge
 from jobflow_controller.jobflow.results_reader import ResultsReader
 from jobflow_controller.jobflow.status_writer import StatusWriter
+from jobflow_controller.jobflow.template_ref import TemplateRefs
 from jobflow_controller.kube.informers import JobFlowLister, JobLister, JobTemplateLister
 from workqueue import Clock
 
@@ -33,6 +34,9 @@ Obj = Mapping[str, Any]
 
 class JobFlowObserver:
     """Reads one JobFlow's `World` from the listers and the controller's memories of what they lag."""
+
+    #: Runs from a template (docs/templates.md), set by the controller; None: every JobFlow as it is.
+    templates: TemplateRefs | None = None
 
     def __init__(
         self,
@@ -53,6 +57,11 @@ class JobFlowObserver:
         self._clock = clock
         self._patch_fields = patch_fields
         self._results = results
+
+    def effective(self, job_flow: Obj) -> Obj | None:
+        """The JobFlow a sync plans: a run from a template with the spec it was fixed to, at its first
+        sync resolved and stored (template_ref.py); None when it is not to be planned now."""
+        return job_flow if self.templates is None else self.templates.effective(job_flow)
 
     def observe(self, job_flow: Obj) -> World:
         """What the sync of `job_flow` sees: its Jobs, the Jobs and templates its flows name, the time."""

@@ -1,14 +1,14 @@
 """The sync handler's I/O: read one JobFlow's world from the caches, decide (action.py), act in order.
 
-`handle_job_flow` is upstream's `handleJobFlow`: get the JobFlow from the lister, pick its state
-(state/) and execute it; the state calls back `sync_job_flow` with its phase's rule. That observes the
-`World` (observe.py), asks action.py for the `SyncPlan`, and carries it out here, the one place that
-calls the API for a sync: deletes (retain policy) or creates in spec order, the Warnings, then the
-status through the `StatusWriter`, then what follows a recorded retry.
+`handle_job_flow` is upstream's `handleJobFlow`: get the JobFlow from the lister, pick its state (state/) and
+execute it; the state calls back `sync_job_flow` with its phase's rule. That observes the `World` (observe.py),
+asks action.py for the `SyncPlan`, and carries it out here, the one place that calls the API for a sync:
+deletes (retain policy) or creates in spec order, the Warnings, then the status through the `StatusWriter`,
+then what follows a recorded retry.
 
-Nothing read from an informer is ever modified: the status is built afresh and the PUT body is a
-new dict (upstream writes into its cache; docs/deviations.md). Metrics count a transition only once
-the status carrying it has been written.
+Nothing read from an informer is ever modified: the status is built afresh and the PUT body is a new dict
+(upstream writes into its cache; docs/deviations.md). Metrics count a transition only once the status
+carrying it has been written.
 """
 
 from __future__ import annotations
@@ -153,16 +153,16 @@ class JobFlowSyncer:
         retry_on_conflict(replace(DEFAULT_RETRY, steps=DEFAULT_RETRY.steps - 1), attempt)
 
     def _state_for(self, req: FlowRequest, job_flow: Obj) -> State | None:
-        """The phase's state to execute, with its sync; None when the sync is done already (a re-run
-        or a TTL: `_lifecycle_first`)."""
-        # A status computed and not written yet is where this sync starts (own_writes.py).
-        job_flow = self._writer.with_pending(job_flow)
-        invalid = self._reported_invalid(req, job_flow)
-        if not invalid and self._lifecycle_first(job_flow):
+        """The state to execute; None when the sync is done (a run waiting: template_ref.py; `_lifecycle_first`)."""
+        resolved = self._observer.effective(self._writer.with_pending(job_flow))  # own_writes.py, template_ref.py
+        if resolved is None:
             return None
-        state = new_state(job_flow, self.sync_job_flow_status if invalid else self.sync_job_flow)
+        invalid = self._reported_invalid(req, resolved)
+        if not invalid and self._lifecycle_first(resolved):
+            return None
+        state = new_state(resolved, self.sync_job_flow_status if invalid else self.sync_job_flow)
         if state is None:
-            raise RuntimeError(f"jobflow {req.job_flow_name} state {{{jf.phase(job_flow)}}} is invalid")
+            raise RuntimeError(f"jobflow {req.job_flow_name} state {{{jf.phase(resolved)}}} is invalid")
         return state
 
     def _lifecycle_first(self, job_flow: Obj) -> bool:

@@ -133,6 +133,9 @@ class Clientset:
     def cron_job_flows(self, namespace: str | None = None) -> ResourceClient:
         return self.resource(resources.CRON_JOB_FLOWS, namespace)
 
+    def job_flow_templates(self, namespace: str | None = None) -> ResourceClient:
+        return self.resource(resources.JOB_FLOW_TEMPLATES, namespace)
+
     def job_flow_triggers(self, namespace: str | None = None) -> ResourceClient:
         return self.resource(resources.JOB_FLOW_TRIGGERS, namespace)
 

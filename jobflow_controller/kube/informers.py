@@ -60,6 +60,11 @@ class CronJobFlowLister(_NamespacedLister):
         return self._namespace(namespace)
 
 
+class JobFlowTemplateLister(_NamespacedLister):
+    def job_flow_templates(self, namespace: str) -> GenericNamespaceLister:
+        return self._namespace(namespace)
+
+
 class JobFlowTriggerLister(_NamespacedLister):
     def job_flow_triggers(self, namespace: str) -> GenericNamespaceLister:
         return self._namespace(namespace)
@@ -240,6 +245,12 @@ class VolcanoInformerFactory:
     def cron_job_flows(self) -> _ResourceInformer:
         """Ours (docs/cron.md); created by the CronJobFlow controller only once its CRD is served."""
         return _ResourceInformer(self, resources.CRON_JOB_FLOWS, CronJobFlowLister, constants.CRON_JOB_FLOW_KIND)
+
+    def job_flow_templates(self) -> _ResourceInformer:
+        """Ours (docs/templates.md); created by the JobFlow controller only once its CRD is served."""
+        return _ResourceInformer(
+            self, resources.JOB_FLOW_TEMPLATES, JobFlowTemplateLister, constants.JOB_FLOW_TEMPLATE_KIND
+        )
 
     def job_flow_triggers(self) -> _ResourceInformer:
         """Ours (docs/triggers.md); created by the trigger controller only once its CRD is served."""

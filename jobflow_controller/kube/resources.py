@@ -43,6 +43,10 @@ JOB_FLOWS = Resource(constants.FLOW_GROUP, constants.VERSION, "jobflows", consta
 JOB_TEMPLATES = Resource(constants.FLOW_GROUP, constants.VERSION, "jobtemplates", constants.JOB_TEMPLATE_KIND)
 #: Ours (docs/cron.md): JobFlows on a schedule.
 CRON_JOB_FLOWS = Resource(constants.FLOW_GROUP, constants.VERSION, "cronjobflows", constants.CRON_JOB_FLOW_KIND)
+#: Ours (docs/templates.md): reusable JobFlow specs with params, run by reference.
+JOB_FLOW_TEMPLATES = Resource(
+    constants.FLOW_GROUP, constants.VERSION, "jobflowtemplates", constants.JOB_FLOW_TEMPLATE_KIND
+)
 JOBS = Resource(constants.BATCH_GROUP, constants.VERSION, "jobs", constants.JOB_KIND)
 #: Volcano's Commands: the JobFlow controller creates TerminateJob ones (docs/lifecycle.md), nothing else.
 COMMANDS = Resource(constants.BUS_GROUP, constants.VERSION, "commands", constants.COMMAND_KIND)

@@ -12,6 +12,7 @@ from prometheus_client import CollectorRegistry
 from jobflow_controller.manager.config import Options
 from jobflow_controller.manager.healthz import Check, EndpointServer, health_tls_context, split_address
 from jobflow_controller.webhook import WebhookServer
+from jobflow_controller.webhook.admission import TemplateGetter
 
 
 class StartupError(RuntimeError):
@@ -47,6 +48,8 @@ class Endpoints:
         }
         self.servers: list[EndpointServer] = []
         self.webhook: WebhookServer | None = None
+        #: How the webhook reads a run's template (docs/templates.md); set by the manager.
+        self.templates: TemplateGetter | None = None
 
     def start(self) -> None:
         """Serve every enabled endpoint; `StartupError` if one cannot be."""
@@ -77,7 +80,7 @@ class Endpoints:
             self.webhook = WebhookServer(split_address(o.webhook_address), cert, key, patch_fields=o.patch_fields())
         except OSError as err:  # ssl.SSLError included: a certificate and key that do not load
             raise StartupError(f"cannot serve the webhook on {o.webhook_address} with {cert}: {err}") from err
-        self.webhook.start()
+        self.webhook.start(self.templates)
 
     def stop(self) -> None:
         for server in self.servers:

@@ -42,6 +42,7 @@ from jobflow_controller.kube.config import ConfigError, build_config
 from jobflow_controller.kube.event_sink import KubeEventSink
 from jobflow_controller.kube.informers import VolcanoInformerFactory
 from jobflow_controller.kube.rest import RestClient, default_user_agent
+from jobflow_controller.kube.template_getter import template_getter
 from jobflow_controller.leaderelection import default_identity, new_leader_healthz_adaptor
 from jobflow_controller.manager.config import Options
 from jobflow_controller.manager.controllers import (
@@ -141,6 +142,7 @@ class Manager:
             informer_sync=self._caches_synced,
             shutdown=self._not_stopping,
         )
+        self.endpoints.templates = template_getter(self.clientset)  # docs/templates.md
 
     def _process_controllers(self, client: Callable[..., RestClient]) -> list[Controller]:
         """The controllers of the process (without --shards).

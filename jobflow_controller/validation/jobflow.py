@@ -18,6 +18,7 @@ from typing import Any
 
 from jobflow_controller.apis.retry import retry_annotation_changed, retry_problems
 from jobflow_controller.validation.dag import Graph, dag_problems, upstream_dag_problems
+from jobflow_controller.validation.jobflowtemplate_ref import template_ref_problems
 from jobflow_controller.validation.limits import size_problems
 from jobflow_controller.validation.names import entry_name_problems, job_flow_label_problems
 from jobflow_controller.validation.params import params_problems, params_spec
@@ -100,6 +101,7 @@ def validate_job_flow(job_flow: Mapping[str, Any], *, patches: bool = True, retr
     problems.extend(failure_aware_problems(job_flow))
     problems.extend(params_problems(job_flow))
     problems.extend(results_problems(job_flow))
+    problems.extend(template_ref_problems(job_flow))  # docs/templates.md
     if patches:
         problems.extend(flow_patch_problems(job_flow))
         problems.extend(flow_probe_problems(job_flow))

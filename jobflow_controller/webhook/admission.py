@@ -17,14 +17,16 @@ Everything here is a pure function of the request's JSON, so the tests can feed 
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Final
 
+from jobflow_controller.apis.jobflowtemplate import template_ref_name
 from jobflow_controller.apis.jsontype import json_type
 from jobflow_controller.apis.patch_fields import PatchFields
 from jobflow_controller.validation.admission import job_flow_admission_problems
 from jobflow_controller.validation.cronjobflow import cron_job_flow_problems
+from jobflow_controller.validation.jobflowtemplate import run_params_problems, template_problems
 from jobflow_controller.validation.jobflowtrigger import job_flow_trigger_problems
 from jobflow_controller.webhook.jsonshape import json_shape_problem
 from jobflow_controller.webhook.limits import MAX_BODY_BYTES, MAX_JSON_DEPTH, MAX_JSON_VALUES
@@ -34,11 +36,14 @@ __all__ = [
     "ADMISSION_REVIEW_KIND",
     "CRON_JOB_FLOW_RESOURCE",
     "JOB_FLOW_RESOURCE",
+    "JOB_FLOW_TEMPLATE_RESOURCE",
     "OPERATION_NOT_CREATE_OR_UPDATE",
     "RESOURCE_NOT_JOB_FLOWS",
     "GroupVersionResource",
     "ReviewError",
+    "TemplateGetter",
     "admit_cron_job_flows",
+    "admit_job_flow_templates",
     "admit_job_flows",
     "check_content_type",
     "decode_review",
@@ -68,6 +73,13 @@ class GroupVersionResource:
 JOB_FLOW_RESOURCE: Final = GroupVersionResource("flow.volcano.sh", "v1alpha1", "jobflows")
 #: Ours (docs/cron.md): CronJobFlows are admitted on the same path, told apart by the request's resource.
 CRON_JOB_FLOW_RESOURCE: Final = GroupVersionResource("flow.volcano.sh", "v1alpha1", "cronjobflows")
+#: Ours (docs/templates.md): JobFlowTemplates too.
+JOB_FLOW_TEMPLATE_RESOURCE: Final = GroupVersionResource("flow.volcano.sh", "v1alpha1", "jobflowtemplates")
+OBJECT_NOT_JOB_FLOW_TEMPLATE: Final = "expect request.object to be a JobFlowTemplate object"
+
+#: How the webhook reads the template a run names: the template, or None when it does not exist or
+#: cannot be read now (then the run is admitted, and the controller checks its params).
+TemplateGetter = Callable[[str, str], Mapping[str, Any] | None]
 
 #: Upstream's ``OperationNotCreateOrUpdate``.
 OPERATION_NOT_CREATE_OR_UPDATE: Final = "expect operation to be 'CREATE' or 'UPDATE'"
@@ -171,7 +183,9 @@ def _checked_review(review: object) -> Mapping[str, Any]:
     return review
 
 
-def admit_job_flows(request: Mapping[str, Any], patch_fields: PatchFields | None = None) -> dict[str, Any]:
+def admit_job_flows(
+    request: Mapping[str, Any], patch_fields: PatchFields | None = None, templates: TemplateGetter | None = None
+) -> dict[str, Any]:
     """The AdmissionResponse (without ``uid``) for one AdmissionRequest about a JobFlow.
 
     Upstream's order: the resource first, then the operation, then the flows. (Upstream decodes the
@@ -200,9 +214,38 @@ def admit_job_flows(request: Mapping[str, Any], patch_fields: PatchFields | None
     old_job_flow = request.get("oldObject") if operation == "UPDATE" else None
     old_job_flow = old_job_flow if isinstance(old_job_flow, Mapping) else None
     problems = job_flow_admission_problems(_with_request_identity(job_flow, request), old_job_flow, patch_fields)
+    if not problems and templates is not None and old_job_flow is None:
+        problems = _run_problems(job_flow, request, templates)
     if problems:
         return denied("; ".join(problems))
     return {"allowed": True}
+
+
+def _run_problems(job_flow: Mapping[str, Any], request: Mapping[str, Any], templates: TemplateGetter) -> list[str]:
+    """Ours (docs/templates.md): a run's params against its template, on CREATE, when the template
+    exists (a missing one is waited for: admitted)."""
+    name = template_ref_name(job_flow)
+    namespace = request.get("namespace")
+    if not name or not isinstance(namespace, str):
+        return []
+    template = templates(namespace, name)
+    return run_params_problems(job_flow, template) if template is not None else []
+
+
+def admit_job_flow_templates(request: Mapping[str, Any], patch_fields: PatchFields | None = None) -> dict[str, Any]:
+    """The AdmissionResponse (without ``uid``) for one AdmissionRequest about a JobFlowTemplate
+    (docs/templates.md): its params' declarations and every JobFlow rule on ``spec.jobFlow``; an UPDATE
+    that leaves ``spec`` unchanged always passes."""
+    operation = request.get("operation")
+    if not isinstance(operation, str) or operation not in _VALIDATED_OPERATIONS:
+        return denied(OPERATION_NOT_CREATE_OR_UPDATE)
+    template = request.get("object")
+    if not isinstance(template, Mapping) or not isinstance(template.get("metadata", {}), Mapping | None):
+        return denied(OBJECT_NOT_JOB_FLOW_TEMPLATE)
+    old = request.get("oldObject") if operation == "UPDATE" else None
+    old = old if isinstance(old, Mapping) else None
+    problems = template_problems(_with_request_identity(template, request), old, patch_fields)
+    return denied("; ".join(problems)) if problems else {"allowed": True}
 
 
 def admit_cron_job_flows(request: Mapping[str, Any], patch_fields: PatchFields | None = None) -> dict[str, Any]:
@@ -245,16 +288,21 @@ def denied(message: str) -> dict[str, Any]:
     return {"allowed": False, "status": {"status": "Failure", "message": message, "code": DENIED_CODE}}
 
 
-def review_response(review: Mapping[str, Any], patch_fields: PatchFields | None = None) -> dict[str, Any]:
+def review_response(
+    review: Mapping[str, Any], patch_fields: PatchFields | None = None, templates: TemplateGetter | None = None
+) -> dict[str, Any]:
     """The AdmissionReview sent back for a decoded ``review``: same version, the request's ``uid``."""
     request: Mapping[str, Any] = review["request"]
     resource = _resource(request.get("resource"))
-    admit = admit_job_flows
     if resource == CRON_JOB_FLOW_RESOURCE:
-        admit = admit_cron_job_flows
+        answer = admit_cron_job_flows(request, patch_fields)
+    elif resource == JOB_FLOW_TEMPLATE_RESOURCE:
+        answer = admit_job_flow_templates(request, patch_fields)
     elif resource == JOB_FLOW_TRIGGER_RESOURCE:
-        admit = admit_job_flow_triggers
-    response = {"uid": request["uid"], **admit(request, patch_fields)}
+        answer = admit_job_flow_triggers(request, patch_fields)
+    else:
+        answer = admit_job_flows(request, patch_fields, templates)
+    response = {"uid": request["uid"], **answer}
     return {"apiVersion": ADMISSION_API_VERSION, "kind": ADMISSION_REVIEW_KIND, "response": response}
 
 

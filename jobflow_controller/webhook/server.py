@@ -162,7 +162,7 @@ class _Handler(BaseHTTPRequestHandler):
             return
         try:
             review = decode_review(body, self.headers.get("Content-Type"))
-            answer = review_response(review, self.server.patch_fields)
+            answer = review_response(review, self.server.patch_fields, self.server.templates)
         except ReviewError as err:
             self._refuse(err)
             return
@@ -243,6 +243,7 @@ class _TLSServer(BoundedHTTPServer):
     with ``HEADERS_DEADLINE`` for its handshake and headers (the ``connection_deadline``)."""
 
     request_queue_size = LISTEN_BACKLOG
+    templates: Any = None  # how a run's template is read (TemplateGetter, docs/templates.md): WebhookServer.start
 
     def __init__(self, address: Address, certificates: CertificateFiles, patch_fields: PatchFields | None) -> None:
         self.certificates = certificates
@@ -364,7 +365,8 @@ class WebhookServer:
         """Request body bytes held now by every connection (``MAX_BODY_BYTES_IN_FLIGHT`` at most)."""
         return self._server.shares.held
 
-    def start(self) -> WebhookServer:
+    def start(self, templates: Any = None) -> WebhookServer:
+        self._server.templates = templates  # None: a run's params are the controller's to check
         self._thread.start()
         log.info("serving the JobFlow validating webhook", address=f"{self.host}:{self.port}", path=VALIDATE_PATH)
         return self

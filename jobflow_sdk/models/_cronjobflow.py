@@ -1404,6 +1404,13 @@ class Flow(BaseModel):
     when: Annotated[list[WhenItem] | None, Field(max_length=16)] = None
 
 
+class JobFlowTemplateRef(BaseModel):
+    model_config = ConfigDict(
+        extra='forbid',
+    )
+    name: Annotated[str, Field(max_length=63, min_length=1)]
+
+
 class JobRetainPolicy(StrEnum):
     retain = 'retain'
     delete = 'delete'
@@ -1444,6 +1451,7 @@ class Spec1(BaseModel):
         list[FinallyItem] | None, Field(alias='finally', max_length=100)
     ] = None
     flows: Annotated[list[Flow] | None, Field(max_length=500)] = None
+    jobFlowTemplateRef: JobFlowTemplateRef | None = None
     jobRetainPolicy: JobRetainPolicy | None = None
     params: Annotated[list[Param1] | None, Field(max_length=100)] = None
     results: Annotated[list[Result] | None, Field(max_length=16)] = None

@@ -1376,6 +1376,13 @@ class Flow(BaseModel):
     when: Annotated[list[WhenItem] | None, Field(max_length=16)] = None
 
 
+class JobFlowTemplateRef(BaseModel):
+    model_config = ConfigDict(
+        extra='forbid',
+    )
+    name: Annotated[str, Field(max_length=63, min_length=1)]
+
+
 class JobRetainPolicy(StrEnum):
     retain = 'retain'
     delete = 'delete'
@@ -1416,6 +1423,7 @@ class Spec(BaseModel):
         list[FinallyItem] | None, Field(alias='finally', max_length=100)
     ] = None
     flows: Annotated[list[Flow] | None, Field(max_length=500)] = None
+    jobFlowTemplateRef: JobFlowTemplateRef | None = None
     jobRetainPolicy: JobRetainPolicy | None = None
     params: Annotated[list[Param1] | None, Field(max_length=100)] = None
     results: Annotated[list[Result] | None, Field(max_length=16)] = None
@@ -1504,6 +1512,7 @@ class Status(BaseModel):
     runningJobs: list[str] | None = None
     skippedJobs: Annotated[list[SkippedJob] | None, Field(max_length=600)] = None
     state: State | None = None
+    storedJobFlowTemplateSpec: Annotated[str | None, Field(max_length=524288)] = None
     suspendedSince: AwareDatetime | None = None
     terminatedJobs: list[str] | None = None
     unKnowJobs: list[str] | None = None

@@ -25,6 +25,7 @@ from kubectl_jobflow.ui.cache import LiveCache
 from kubectl_jobflow.ui.cron import CronList
 from kubectl_jobflow.ui.layout import Layout, layout
 from kubectl_jobflow.ui.rows import list_row, list_rows
+from kubectl_jobflow.ui.templates import TemplateList
 from kubectl_jobflow.ui.triggers_view import TriggerList
 
 SELF_SUBJECT_ACCESS_REVIEWS = Resource(
@@ -61,6 +62,8 @@ class Backend:
         self._layouts: OrderedDict[detail.Shape, Layout] = OrderedDict()
         self._access: dict[str, tuple[float, str | None]] = {}
         self._cron = CronList(clientset, cache.namespace, lambda: self.cache.job_flows(), clock, now)
+        #: The JobFlowTemplates section (docs/templates.md): each with its params and its runs.
+        self.templates = TemplateList(clientset, cache.namespace, lambda: self.cache.job_flows(), clock)
         self._triggers = TriggerList(clientset, cache.namespace, lambda: self.cache.job_flows(), clock)
 
     # -- the list ---------------------------------------------------------------------------

@@ -31,6 +31,7 @@ from informers import (
 )
 from jobflow_controller.apis import meta
 from jobflow_controller.apis.constants import CREATED_BY_JOB_FLOW, JOB_FLOW_KIND, JOB_KIND
+from jobflow_controller.apis.jobflowtemplate import effective_job_flow
 from jobflow_controller.kube.clientset import Clientset
 from jobflow_controller.kube.informers import BY_CREATED_BY_JOB_FLOW, default_transform, label_index_func
 from jobflow_controller.kube.listwatch import ResourceListerWatcher
@@ -208,11 +209,12 @@ class LiveCache:
 
     # -- reads ----------------------------------------------------------------------------------
     def job_flows(self) -> list[Any]:
-        return self.flows.get_store().list()
+        """Every JobFlow; a run from a template with the spec it was fixed to (docs/templates.md)."""
+        return [effective_job_flow(f) for f in self.flows.get_store().list()]
 
     def job_flow(self, key: str) -> Any | None:
         obj, exists = self.flows.get_store().get_by_key(key)
-        return obj if exists else None
+        return effective_job_flow(obj) if exists else None
 
     def jobs_of(self, job_flow: Mapping[str, Any]) -> list[Any]:
         """The Jobs the JobFlow controls, by the createdBy label index (the view checks ownership)."""

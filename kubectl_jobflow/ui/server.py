@@ -51,6 +51,7 @@ STATIC_FILES = {
     "app.js": "text/javascript; charset=utf-8",
     "dag.js": "text/javascript; charset=utf-8",
     "cron.js": "text/javascript; charset=utf-8",
+    "templates.js": "text/javascript; charset=utf-8",
     "triggers.js": "text/javascript; charset=utf-8",
     "app.css": "text/css; charset=utf-8",
 }
@@ -269,6 +270,8 @@ class _Handler(http.server.BaseHTTPRequestHandler):
             self._json(200, page_doc) if page_doc is not None else self._error(404, f"JobFlow {key} not found")
         elif path == "/api/cronjobflows":
             self._json(200, self.app.backend.cron_snapshot())
+        elif path == "/api/jobflowtemplates":
+            self._json(200, self.app.backend.templates.snapshot())
         elif path == "/api/jobflowtriggers":
             self._json(200, self.app.backend.trigger_snapshot())
         elif path == "/api/stream/list":

@@ -22,7 +22,8 @@ from typing import Any
 import pytest
 from e2e_helpers import RunningManager, wait_for
 
-from jobflow_controller.apis.jobflowtrigger import JOB_FLOW_TEMPLATE_LABEL, TRIGGERED_BY_ANNOTATION
+from jobflow_controller.apis.jobflowtemplate import TEMPLATE_LABEL
+from jobflow_controller.apis.jobflowtrigger import TRIGGERED_BY_ANNOTATION
 from jobflow_controller.jobflowtrigger import JobFlowTriggerController
 from jobflow_controller.jobflowtrigger.bindings import MAX_BODY_BYTES
 from jobflow_controller.kube.clientset import Clientset
@@ -138,7 +139,7 @@ def test_an_authorised_post_creates_one_run_of_the_template(
     assert code == 202, body
     run = clientset.job_flows(namespace).get(body["jobFlow"])
     assert run["metadata"]["name"].startswith("etl-http-") and len(run["metadata"]["name"]) == len("etl-http-") + 5
-    assert run["metadata"]["labels"][JOB_FLOW_TEMPLATE_LABEL] == "etl"
+    assert run["metadata"]["labels"][TEMPLATE_LABEL] == "etl"
     assert run["metadata"]["annotations"][TRIGGERED_BY_ANNOTATION] == "etl-http"
     (owner,) = run["metadata"]["ownerReferences"]
     assert (owner["kind"], owner["uid"], owner["controller"]) == ("JobFlowTrigger", created["metadata"]["uid"], True)

@@ -60,5 +60,6 @@ def test_only_the_crds_the_cel_component_changes_get_a_rules_copy() -> None:
     assert sorted(p.name for p in copies.iterdir()) == [
         "flow.volcano.sh_cronjobflows.yaml",
         "flow.volcano.sh_jobflows.yaml",
+        "flow.volcano.sh_jobflowtemplates.yaml",
     ]
     assert "x-kubernetes-validations" in (copies / "flow.volcano.sh_jobflows.yaml").read_text()

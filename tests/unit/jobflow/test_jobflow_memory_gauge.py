@@ -20,6 +20,8 @@ MEMORIES = {
     "invalid_warned",
     "validated_specs",
     "input_warned",
+    "template_warnings",
+    "template_specs_checked",
 }
 
 

@@ -28,6 +28,9 @@ JOBFLOWS = "jobflows.flow.volcano.sh"
 JOBTEMPLATES = "jobtemplates.flow.volcano.sh"
 #: Ours (docs/cron.md), installed beside upstream's two.
 CRONJOBFLOWS = "cronjobflows.flow.volcano.sh"
+#: Ours (docs/templates.md).
+JOBFLOWTEMPLATES = "jobflowtemplates.flow.volcano.sh"
+#: Ours (docs/triggers.md).
 JOBFLOWTRIGGERS = "jobflowtriggers.flow.volcano.sh"
 VOLCANO_JOBS = "jobs.batch.volcano.sh"
 VOLCANO_COMMANDS = "commands.bus.volcano.sh"
@@ -84,7 +87,7 @@ def default() -> Documents:
 
 
 def test_the_default_kustomization_does_not_ship_volcanos_job_crd(default: Documents) -> None:
-    ours = [CRONJOBFLOWS, JOBFLOWS, JOBFLOWTRIGGERS, JOBTEMPLATES]
+    ours = sorted([CRONJOBFLOWS, JOBFLOWTEMPLATES, JOBFLOWS, JOBFLOWTRIGGERS, JOBTEMPLATES])
     assert sorted(custom_resource_definitions(default)) == ours
     assert sorted(custom_resource_definitions(kustomize(CRDS_DIR))) == ours
 
@@ -114,6 +117,7 @@ def test_the_default_kustomization_installs_upstreams_crds_plus_the_retry_field_
         JOBFLOWS: crds.jobflow_crd(),
         JOBTEMPLATES: crds.jobtemplate_crd(),
         CRONJOBFLOWS: crds.cron_crd(),
+        JOBFLOWTEMPLATES: crds.template_crd(),
         JOBFLOWTRIGGERS: crds.jobflowtrigger_crd(),
     }
     upstreams = crds.without_our_additions(installed[JOBFLOWS])
@@ -137,10 +141,11 @@ def test_crd_validation_is_a_component_patching_only_the_jobflow_and_cronjobflow
     assert kustomization["kind"] == "Component"
     assert kustomization["apiVersion"] == "kustomize.config.k8s.io/v1alpha1"
     assert "resources" not in kustomization
-    patch, cron_patch = kustomization["patches"]
+    patch, cron_patch, template_patch = kustomization["patches"]
     for each, name, path in (
         (patch, JOBFLOWS, crds.VALIDATION_PATCH_FILE),
         (cron_patch, CRONJOBFLOWS, crds.CRON_VALIDATION_PATCH_FILE),
+        (template_patch, JOBFLOWTEMPLATES, crds.TEMPLATE_VALIDATION_PATCH_FILE),
     ):
         assert each["target"] == {
             "group": "apiextensions.k8s.io",
@@ -193,6 +198,8 @@ def test_the_component_adds_the_rules_and_bounds_to_the_jobflow_crd(tmp_path: Pa
     assert spec["x-kubernetes-validations"] == [
         {"message": "jobflow Finally names must not repeat a flow name", "rule": crds.FINALLY_NOT_A_FLOW_RULE},
         {"message": crds.SHUTDOWN_TRANSITION_MESSAGE, "rule": crds.SHUTDOWN_TRANSITION_RULE},
+        # docs/templates.md: a run takes its flows from its template.
+        {"message": crds.REF_EXCLUSIVE_MESSAGE, "rule": crds.REF_EXCLUSIVE_RULE},
     ]
     # Issue 37: the parameter names, unique and of their shape, in spec.params and in each matrix.
     params, matrix_params = spec["properties"]["params"], flow["properties"]["matrix"]["properties"]["params"]
@@ -219,6 +226,7 @@ def test_the_component_adds_the_rules_and_bounds_to_the_jobflow_crd(tmp_path: Pa
     # Every rule is on spec, spec.flows or its items, spec.finally, or the parameter lists, and nothing
     # else of the deployment changes but the CronJobFlow CRD, which gets its own rules (docs/cron.md).
     assert custom_resource_definitions(documents)[CRONJOBFLOWS] == crds.cron_crd(with_rules=True)
+    assert custom_resource_definitions(documents)[JOBFLOWTEMPLATES] == crds.template_crd(with_rules=True)
     assert validations(jobflows) == [
         spec["x-kubernetes-validations"],
         finally_["x-kubernetes-validations"],
@@ -233,8 +241,9 @@ def test_the_component_adds_the_rules_and_bounds_to_the_jobflow_crd(tmp_path: Pa
         params["x-kubernetes-validations"],
         params["items"]["x-kubernetes-validations"],
     ]
-    others = [d for d in documents if d["metadata"]["name"] not in (JOBFLOWS, CRONJOBFLOWS)]
-    assert others == [d for d in default if d["metadata"]["name"] not in (JOBFLOWS, CRONJOBFLOWS)]
+    patched = (JOBFLOWS, CRONJOBFLOWS, JOBFLOWTEMPLATES)
+    others = [d for d in documents if d["metadata"]["name"] not in patched]
+    assert others == [d for d in default if d["metadata"]["name"] not in patched]
 
 
 def test_the_component_applies_to_the_crds_alone(tmp_path: Path) -> None:
@@ -243,6 +252,7 @@ def test_the_component_applies_to_the_crds_alone(tmp_path: Path) -> None:
         JOBFLOWS: crds.jobflow_crd(with_rules=True),
         JOBTEMPLATES: crds.jobtemplate_crd(),
         CRONJOBFLOWS: crds.cron_crd(with_rules=True),
+        JOBFLOWTEMPLATES: crds.template_crd(with_rules=True),
         JOBFLOWTRIGGERS: crds.jobflowtrigger_crd(),
     }
 
@@ -272,7 +282,7 @@ def test_only_the_shutdown_transition_rule_reads_old_self_so_the_flow_rules_ratc
     # stored before the Component was applied is never refused by it (tests/e2e/test_e2e_admission.py).
     # The transition rule of spec.shutdown (docs/lifecycle.md) passes whenever shutdown is unchanged.
     rules = [rule["rule"] for listed in validations(crds.jobflow_crd(with_rules=True)) for rule in listed]
-    assert len(rules) == 15
+    assert len(rules) == 16  # and docs/templates.md: flows or jobFlowTemplateRef
     assert [rule for rule in rules if "oldSelf" in rule] == [crds.SHUTDOWN_TRANSITION_RULE]
 
 
@@ -291,6 +301,7 @@ def test_the_local_control_plane_installs_the_component_and_volcanos_job_and_com
         JOBFLOWS: crds.jobflow_crd(with_rules=True),
         JOBTEMPLATES: crds.jobtemplate_crd(),
         CRONJOBFLOWS: crds.cron_crd(with_rules=True),
+        JOBFLOWTEMPLATES: crds.template_crd(with_rules=True),
         JOBFLOWTRIGGERS: crds.jobflowtrigger_crd(),
         VOLCANO_JOBS: crds.job_crd(),
         VOLCANO_COMMANDS: crds.command_crd(),

@@ -65,10 +65,14 @@ COMMAND = CRDS["commands.bus.volcano.sh"]
 #: Ours alone (docs/cron.md): no upstream file to compare with; its template's spec is the JobFlow CRD's.
 CRON_CRD_FILE = "manifests/crds/flow.volcano.sh_cronjobflows.yaml"
 CRONJOBFLOW = CRDS["cronjobflows.flow.volcano.sh"]
+#: Ours alone (docs/templates.md): its spec.jobFlow is the JobFlow CRD's spec.
+TEMPLATE_CRD_FILE = "manifests/crds/flow.volcano.sh_jobflowtemplates.yaml"
 #: The CRDs that are upstream's (but for our additions to the JobFlow CRD).
 #: Ours alone (docs/triggers.md): no upstream file, no embedded JobFlow spec.
 TRIGGER_CRD_FILE = "manifests/crds/flow.volcano.sh_jobflowtriggers.yaml"
-UPSTREAM_CRD_FILES = sorted(path for path in CRD_BY_FILE if path not in (CRON_CRD_FILE, TRIGGER_CRD_FILE))
+UPSTREAM_CRD_FILES = sorted(
+    path for path in CRD_BY_FILE if path not in (CRON_CRD_FILE, TEMPLATE_CRD_FILE, TRIGGER_CRD_FILE)
+)
 #: The CRDs that embed Volcano's JobSpec (and so a pod template): all of upstream's but the Command CRD.
 JOB_SPEC_CRD_FILES = sorted(path for path in UPSTREAM_CRD_FILES if path != crds.COMMAND_CRD_FILE)
 
@@ -234,7 +238,7 @@ def test_the_jobflow_crd_adds_only_optional_fields_and_the_two_caps_to_upstreams
     )
     assert len(crds.OUR_ADDITIONS) == 8 + len(crds.LIFECYCLE_POINTERS) + len(crds.PARAMS_POINTERS) + len(
         crds.RESULTS_POINTERS
-    )
+    ) + len(crds.TEMPLATE_RUN_POINTERS)
     assert [op["path"] for op in crds.our_additions_patch()] == list(crds.OUR_ADDITIONS)
     flow = at(root_schema(JOBFLOW), "spec.flows.[]")
     assert flow["required"] == ["name"]  # optional: every object valid for upstream's CRD is valid for ours
@@ -285,6 +289,8 @@ OUR_BLOCKS = {
     "when",
     "matrix",
     "results",
+    "jobFlowTemplateRef",
+    "storedJobFlowTemplateSpec",
 }
 
 
@@ -357,6 +363,8 @@ def test_crd_file_below_its_header_is_upstreams_file_byte_for_byte_but_for_our_b
     if jobflows:
         # results: flows[].results 6, spec.results and status.results 7 each (issue 43).
         expected |= {"matrix": 31, "when": 24, "params": 16, "results": 20}
+        # runs from a template (docs/templates.md): jobFlowTemplateRef 9, storedJobFlowTemplateSpec 3.
+        expected |= {"jobFlowTemplateRef": 9, "storedJobFlowTemplateSpec": 3}
     if jobflows:
         # finally: the block's 12 lines of its own (items, name, required, maxItems, ...) and a patch block
         # exactly as long as a flow's (the same schema).
@@ -688,6 +696,7 @@ def test_jobflow_failure_aware_fields_are_optional_without_defaults() -> None:
         "failurePolicy",
         "finally",
         "flows",
+        "jobFlowTemplateRef",
         "jobRetainPolicy",
         "params",
         "results",
@@ -738,6 +747,7 @@ def test_jobflow_status_schema_has_upstreams_json_names() -> None:
         "runningJobs",
         "skippedJobs",
         "state",
+        "storedJobFlowTemplateSpec",
         "terminatedJobs",
         "unKnowJobs",
     ]

@@ -30,6 +30,8 @@ def test_generator_writes_the_crds_the_patch_and_volcanos_job_and_command_crds_a
         "manifests/crds/flow.volcano.sh_cronjobflows.yaml",
         "manifests/crds/flow.volcano.sh_jobflowtriggers.yaml",
         "manifests/crd-validation/cronjobflow-validation.yaml",
+        "manifests/crds/flow.volcano.sh_jobflowtemplates.yaml",
+        "manifests/crd-validation/jobflowtemplate-validation.yaml",
         "hack/local-crds/batch.volcano.sh_jobs.yaml",
         "hack/local-crds/bus.volcano.sh_commands.yaml",
     }

@@ -15,7 +15,7 @@ from typing import Any
 import kubernetes_validate
 import pytest
 import yaml
-from crdgen import CRON_VALIDATION_PATCH_FILE, VALIDATION_PATCH_FILE
+from crdgen import CRON_VALIDATION_PATCH_FILE, TEMPLATE_VALIDATION_PATCH_FILE, VALIDATION_PATCH_FILE
 
 from jobflow_controller import __version__
 from jobflow_controller.local.kubectl import kubectl_path
@@ -43,6 +43,7 @@ CUSTOM_RESOURCE_KINDS = frozenset(
         ("flow.volcano.sh/v1alpha1", "JobFlow"),
         ("flow.volcano.sh/v1alpha1", "JobTemplate"),
         ("flow.volcano.sh/v1alpha1", "CronJobFlow"),
+        ("flow.volcano.sh/v1alpha1", "JobFlowTemplate"),
         ("flow.volcano.sh/v1alpha1", "JobFlowTrigger"),
     }
 )
@@ -80,6 +81,12 @@ EXPECTED_CLUSTER_GRANTS: frozenset[Grant] = frozenset(
         ("flow.volcano.sh", "jobflows/status", "update", None),
         ("flow.volcano.sh", "jobtemplates/status", "update", None),
         ("flow.volcano.sh", "jobflows/finalizers", "update", None),
+        # Runs from a template (docs/templates.md): the templates read, a run's label and stored spec patched.
+        ("flow.volcano.sh", "jobflowtemplates", "get", None),
+        ("flow.volcano.sh", "jobflowtemplates", "list", None),
+        ("flow.volcano.sh", "jobflowtemplates", "watch", None),
+        ("flow.volcano.sh", "jobflows", "patch", None),
+        ("flow.volcano.sh", "jobflows/status", "patch", None),
         ("batch.volcano.sh", "jobs", "list", None),
         ("batch.volcano.sh", "jobs", "watch", None),
         ("batch.volcano.sh", "jobs", "create", None),
@@ -131,7 +138,9 @@ def load_documents(path: Path) -> list[dict[str, Any]]:
 
 
 #: Files under manifests/ that are kustomize patches, not objects (test_manifests_crd_validation.py's).
-PATCH_FILES = frozenset({ROOT / VALIDATION_PATCH_FILE, ROOT / CRON_VALIDATION_PATCH_FILE})
+PATCH_FILES = frozenset(
+    {ROOT / VALIDATION_PATCH_FILE, ROOT / CRON_VALIDATION_PATCH_FILE, ROOT / TEMPLATE_VALIDATION_PATCH_FILE}
+)
 
 
 def manifest_files() -> list[Path]:

@@ -36,7 +36,7 @@ def documents() -> list[dict[str, Any]]:
 @pytest.fixture(scope="module")
 def webhook(documents: list[dict[str, Any]]) -> dict[str, Any]:
     configuration = by_kind(documents)["ValidatingWebhookConfiguration"]
-    jobflows, _cronjobflows = configuration["webhooks"]
+    jobflows, _cronjobflows, _templates = configuration["webhooks"]
     result: dict[str, Any] = jobflows
     return result
 
@@ -44,7 +44,7 @@ def webhook(documents: list[dict[str, Any]]) -> dict[str, Any]:
 @pytest.fixture(scope="module")
 def cron_webhook(documents: list[dict[str, Any]]) -> dict[str, Any]:
     """The CronJobFlow webhook (docs/cron.md), the second of the configuration."""
-    _jobflows, cronjobflows = by_kind(documents)["ValidatingWebhookConfiguration"]["webhooks"]
+    _jobflows, cronjobflows, _templates = by_kind(documents)["ValidatingWebhookConfiguration"]["webhooks"]
     result: dict[str, Any] = cronjobflows
     return result
 
@@ -176,3 +176,13 @@ def test_cert_manager_certificate_covers_the_name_the_api_server_calls(
     assert certificate["metadata"] == {"name": "jobflow-controller-webhook", "namespace": "volcano-system"}
     assert "jobflow-controller-webhook.volcano-system.svc" in certificate["spec"]["dnsNames"]
     assert certificate["spec"]["secretName"] == "jobflow-controller-webhook-tls"
+
+
+def test_jobflowtemplates_are_admitted_on_the_same_service_and_path_as_jobflows(
+    documents: list[dict[str, Any]], webhook: dict[str, Any]
+) -> None:
+    # docs/templates.md: the params' declarations and every JobFlow rule on spec.jobFlow.
+    *_, templates = by_kind(documents)["ValidatingWebhookConfiguration"]["webhooks"]
+    assert templates["name"] == "validatejobflowtemplate.volcano.sh"
+    assert templates["clientConfig"] == webhook["clientConfig"]
+    assert templates["rules"] == [{**webhook["rules"][0], "resources": ["jobflowtemplates"]}]
