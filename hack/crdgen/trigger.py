@@ -66,7 +66,8 @@ def _spec() -> JSONDict:
         {
             "concurrencyPolicy": string(default="Allow", enum=list(v.CONCURRENCY_POLICIES)),
             "failedJobFlowsHistoryLimit": int32(default=1, maximum=v.MAX_HISTORY_LIMIT, minimum=0),
-            "http": obj({}),
+            # No fields: {} marks an http trigger (an empty "properties" is dropped by the API server).
+            "http": {"maxProperties": 0, "type": "object"},
             "jobFlowTemplateRef": obj(
                 {"name": string(maxLength=MAX_LABEL_VALUE_LENGTH, minLength=1)}, required=["name"]
             ),
