@@ -25,7 +25,7 @@ from typing import Any, Final
 
 import structlog
 
-from informers.errors import NotFoundError
+from informers.errors import ApiStatusError, NotFoundError
 from jobflow_controller.apis import cronjobflow as cjf
 from jobflow_controller.apis import jobflowtrigger as jft
 from jobflow_controller.apis import meta
@@ -43,16 +43,29 @@ Obj = Mapping[str, Any]
 LOCK_STRIPES: Final = 64
 #: Names tried for one run before the firing fails (5 letters: 11,881,376 names per trigger).
 NAME_ATTEMPTS: Final = 3
+#: The API server's codes for a run it refuses as invalid (BadRequest, Invalid).
+REFUSED_CODES: Final = frozenset({400, 422})
 #: Status writes tried on conflicts before the firing gives up on the status (the run stays).
 STATUS_ATTEMPTS: Final = 5
 
 
 class FireError(Exception):
-    """A firing that made no run; `status` is the HTTP code for the caller (409 Forbid, 500 else)."""
+    """A firing that made no run; `status` is the HTTP code for the caller (409 Forbid, 400 when the
+    API server refuses the run as invalid, 500 else)."""
 
     def __init__(self, status: int, message: str) -> None:
         super().__init__(message)
         self.status = status
+
+
+def create_refusal_status(err: BaseException) -> int:
+    """The caller's HTTP code when the run's create failed: 400 when the API server refused the run
+    itself (400 BadRequest, as a webhook's denial, or 422 Invalid, as the CRD's schema and rules: a
+    param the template does not declare, a value out of bounds), the caller's to fix; 500 for the
+    API server's own failures (and anything else), which a retry may cure."""
+    if isinstance(err, ApiStatusError) and err.code in REFUSED_CODES:
+        return 400
+    return 500
 
 
 def run_name(trigger_name: str) -> str:
@@ -169,7 +182,7 @@ class TriggerRuns:
                     raise FireError(500, "no free run name after 3 tries") from None
                 continue
             except Exception as err:
-                raise FireError(500, ev.MESSAGE_CREATE % ev.cut(str(err))) from err
+                raise FireError(create_refusal_status(err), ev.MESSAGE_CREATE % ev.cut(str(err))) from err
             return created
         raise FireError(500, "no free run name")  # pragma: no cover - the loop returns or raises
 

@@ -15,10 +15,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from trigger_fakes import FakeApi, Recorder, trigger
 
-from informers.errors import NotFoundError
+from informers.errors import ApiStatusError, NotFoundError
 from jobflow_controller.jobflowtrigger.controller import JobFlowTriggerController
 from jobflow_controller.jobflowtrigger.ratelimit import TriggerRateLimiter
 from jobflow_controller.jobflowtrigger.runs import TriggerRuns
+from jobflow_controller.kube.errors import ForbiddenError, InvalidError
 
 
 class FakeInformer:
@@ -149,6 +150,32 @@ def test_a_firing_by_http_answers_with_its_code(body: bytes, params: list[Any], 
     if code == 202:
         assert answer.body["jobFlow"] in api.objects["flows"]
         assert recorder.events[-1][1] == "Triggered"
+
+
+WEBHOOK_DENIAL = 'admission webhook "jobflows.flow.volcano.sh" denied the request: param "nope" is not declared'
+
+
+@pytest.mark.parametrize(
+    ("refusal", "code"),
+    [
+        (ApiStatusError(400, "", WEBHOOK_DENIAL), 400),  # the webhook refuses the run's params
+        (ApiStatusError(400, "BadRequest", "the run is malformed"), 400),
+        (InvalidError(422, "Invalid", "spec.params[0].value: Too long"), 400),  # the CRD's schema or rules
+        (ForbiddenError(403, "Forbidden", "the controller may not create jobflows"), 500),
+        (ApiStatusError(500, "InternalError", "etcdserver: request timed out"), 500),
+        (ApiStatusError(503, "ServiceUnavailable", "the webhook is unreachable"), 500),
+        (OSError("connection reset by peer"), 500),
+    ],
+)
+def test_a_run_the_api_server_refuses_as_invalid_answers_400_else_500(refusal: Exception, code: int) -> None:
+    ctrl, api, recorder = controller(named("etl", http={}, params=[{"name": "nope", "cel": "body.d"}]))
+    api.refuse = refusal
+    answer = ctrl.fire("team", "etl", b'{"d": "x"}')
+    assert answer.code == code, answer.body
+    assert answer.body["message"] == f"cannot create the jobflow: {refusal}"
+    assert failed(recorder) == [f"cannot create the jobflow: {refusal}"]  # the Warning names the cause
+    assert api.objects["flows"] == {}
+    assert api.objects["triggers"]["etl"]["status"] == {}  # nothing counted
 
 
 def test_only_matching_changes_of_the_triggers_namespace_queue_a_firing() -> None:

@@ -26,6 +26,8 @@ class FakeClient:
 
     def create(self, obj: dict[str, Any]) -> dict[str, Any]:
         name = obj["metadata"]["name"]
+        if self.api.refuse is not None:
+            raise self.api.refuse
         if name in self.api.objects[self.kind] or self.api.taken > 0:
             self.api.taken -= 1
             raise AlreadyExistsError(409, "AlreadyExists", f"{name} exists")
@@ -58,6 +60,8 @@ class FakeApi:
         self.calls: list[tuple[Any, ...]] = []
         self.taken = 0
         self.conflicts = 0
+        #: Raised by every create (the API server refusing or failing the run).
+        self.refuse: Exception | None = None
 
     def job_flow_triggers(self, namespace: str) -> FakeClient:
         return FakeClient(self, "triggers")
