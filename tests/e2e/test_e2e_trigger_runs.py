@@ -6,7 +6,8 @@ An authorised POST binds `dataset` from the body and a ConfigMap's update binds 
 `object.data`; each run's Job carries the bound value. A trigger binding a param the template does
 not declare: with the template webhook registered, the API server refuses the run and the caller
 gets 400 with the webhook's message (and the trigger a Warning `TriggerFailed` naming it); without
-the webhook, the run is created (202) and the JobFlow controller reports `InvalidJobFlowTemplate`.
+the webhook, the run is created (202), the JobFlow controller reports `InvalidJobFlowTemplate`, and
+the run, Pending, stays active (under `Forbid`, the next POST gets 409).
 """
 
 from __future__ import annotations
@@ -177,7 +178,9 @@ def test_without_the_webhook_such_a_run_is_created_and_reported_invalid(
     etl(clientset, namespace)
     token = service_account_token(clientset, namespace, "caller", may_create=True)
     params = [{"name": "dataset", "cel": "body.dataset"}, {"name": "typo", "value": "x"}]
-    clientset.job_flow_triggers(namespace).create(trigger("etl-typo", namespace, params))
+    typo = trigger("etl-typo", namespace, params)
+    typo["spec"]["concurrencyPolicy"] = "Forbid"
+    clientset.job_flow_triggers(namespace).create(typo)
     wait_served(endpoint, namespace, "etl-typo")
 
     code, body = post(endpoint, f"/triggers/{namespace}/etl-typo", b'{"dataset": "daily"}', token)
@@ -191,3 +194,6 @@ def test_without_the_webhook_such_a_run_is_created_and_reported_invalid(
     )
     assert warning[0] == "Warning" and 'param "typo" is not declared by JobFlowTemplate "etl"' in warning[2]
     assert [j for j in clientset.jobs(namespace).list() if j["metadata"]["name"].startswith(run)] == []
+    # The refused run is Pending, not finished: under Forbid it holds off every later firing.
+    code, refusal = post(endpoint, f"/triggers/{namespace}/etl-typo", b'{"dataset": "daily"}', token)
+    assert code == 409 and f"{run} is still running" in refusal["message"]
