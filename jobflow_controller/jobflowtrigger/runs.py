@@ -6,7 +6,9 @@ firings at once (two POSTs, a POST and a resource event) never decide on the sam
 nor lose a `triggeredCount` increment: the status is written with the GET's resourceVersion, and a
 conflict (the spec edited meanwhile) re-reads and writes again.
 
-A firing: drop the finished runs from `status.active` (`reconcile_children`, CronJobFlow's), apply
+A firing: refuse params the template (when it exists) would refuse (`template_refusal`: the JobFlow
+controller would mark the run invalid and, without the webhook, it would stay active for good),
+drop the finished runs from `status.active` (`reconcile_children`, CronJobFlow's), apply
 `concurrencyPolicy` (`decide.decide_fire`), delete the active runs for `Replace` (uid-checked, as
 the CronJobFlow's), create the run `<trigger>-<5 random lowercase letters>` (another suffix if the
 name is taken), record `Triggered`, and write `lastTriggerTime`, `triggeredCount` and `active`.
@@ -35,6 +37,7 @@ from jobflow_controller.jobflowtrigger import events as ev
 from jobflow_controller.jobflowtrigger.decide import decide_fire
 from jobflow_controller.kube.clientset import Clientset
 from jobflow_controller.kube.errors import AlreadyExistsError, ConflictError
+from jobflow_controller.validation.jobflowtemplate import run_params_problems
 
 log = structlog.get_logger(__name__)
 
@@ -51,7 +54,7 @@ STATUS_ATTEMPTS: Final = 5
 
 class FireError(Exception):
     """A firing that made no run; `status` is the HTTP code for the caller (409 Forbid, 400 when the
-    API server refuses the run as invalid, 500 else)."""
+    template or the API server refuses the run as invalid, 500 else)."""
 
     def __init__(self, status: int, message: str) -> None:
         super().__init__(message)
@@ -66,6 +69,17 @@ def create_refusal_status(err: BaseException) -> int:
     if isinstance(err, ApiStatusError) and err.code in REFUSED_CODES:
         return 400
     return 500
+
+
+def template_refusal(trigger: Obj, params: Sequence[Mapping[str, str]], template: Obj | None) -> str | None:
+    """Why the template refuses the run's `params` (an undeclared param, a required one missing), or
+    None. A template that does not exist refuses nothing: the run waits for it (docs/triggers.md)."""
+    if template is None:
+        return None
+    problems = run_params_problems(jft.new_run(trigger, meta.name(trigger), params), template)
+    if not problems:
+        return None
+    return ev.MESSAGE_TEMPLATE_REFUSES % "; ".join(problems)
 
 
 def run_name(trigger_name: str) -> str:
@@ -114,6 +128,18 @@ class TriggerRuns:
                 active = [r for r in active if r.get("uid") != ref.get("uid")]
         return _State(trigger, active, changed=active != [dict(r) for r in cjf.active(trigger)])
 
+    def _template(self, trigger: Obj) -> Obj | None:
+        """The trigger's JobFlowTemplate (one GET, so an edit just made counts), None when it does not
+        exist; another failure fails the firing with 500 (a retry may cure it)."""
+        name = jft.template_name(trigger)
+        try:
+            found: Obj = self.clientset.job_flow_templates(meta.namespace(trigger)).get(name)
+        except NotFoundError:
+            return None
+        except Exception as err:
+            raise FireError(500, ev.cut(ev.MESSAGE_TEMPLATE_READ % (name, err))) from err
+        return found
+
     def _get_run(self, trigger: Obj, ref: Mapping[str, Any]) -> Obj | None:
         try:
             found: Obj = self.clientset.job_flows(meta.namespace(trigger)).get(str(ref.get("name") or ""))
@@ -149,6 +175,9 @@ class TriggerRuns:
             trigger = self._fresh(namespace, name)
             if trigger is None:
                 raise FireError(404, f"jobflowtrigger {namespace}/{name} not found")
+            refusal = template_refusal(trigger, params, self._template(trigger))
+            if refusal is not None:
+                raise FireError(400, ev.cut(refusal))
             state = self._observe(trigger, now)
             decision = decide_fire(trigger, state.active)
             if not decision.start:

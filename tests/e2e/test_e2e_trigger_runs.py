@@ -4,10 +4,11 @@ and the Volcano job simulator, so a triggered run is planned from its template a
 
 An authorised POST binds `dataset` from the body and a ConfigMap's update binds it from
 `object.data`; each run's Job carries the bound value. A trigger binding a param the template does
-not declare: with the template webhook registered, the API server refuses the run and the caller
-gets 400 with the webhook's message (and the trigger a Warning `TriggerFailed` naming it); without
-the webhook, the run is created (202), the JobFlow controller reports `InvalidJobFlowTemplate`, and
-the run, Pending, stays active (under `Forbid`, the next POST gets 409).
+not declare, with the template webhook registered or without it: the trigger checks the bound params
+against the template before creating the run, so the caller gets 400 naming the param, the trigger a
+Warning `TriggerFailed`, and no run is made; under `Forbid` nothing is left active, so once the
+trigger's binding is fixed the next POST gets 202 (issue 46: the run used to be created, refused by
+the JobFlow controller, and kept Pending and active, so every later POST got 409).
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from typing import Any
 
 import pytest
 from e2e_helpers import RunningManager, wait_for
-from jobflows import events_of, phase_of, template
+from jobflows import phase_of, template
 from test_e2e_admission_templates import served_namespace, template_webhook  # noqa: F401 - fixtures
 from test_e2e_triggers import CONFIG_MAPS, post, runs_of, service_account_token, wait_served
 
@@ -165,14 +166,14 @@ def test_a_param_the_template_does_not_declare_is_refused_with_400_when_the_webh
 
     assert code == 400, body
     cause = 'param "typo" is not declared by JobFlowTemplate "etl"'
-    assert body["message"].startswith("cannot create the jobflow: admission webhook") and cause in body["message"]
+    assert body["message"].startswith("the bound params do not fit the template: ") and cause in body["message"]
     (event,) = wait_for(lambda: trigger_failed(clientset, ns, "etl-typo"), what="TriggerFailed naming the cause")
     assert event["type"] == "Warning" and cause in event["message"]
     assert runs_of(clientset, ns, "etl-typo") == []
     assert not clientset.job_flow_triggers(ns).get("etl-typo").get("status", {}).get("triggeredCount")
 
 
-def test_without_the_webhook_such_a_run_is_created_and_reported_invalid(
+def test_without_the_webhook_such_a_param_is_refused_with_400_and_forbid_does_not_block_itself(
     endpoint: Any, clientset: Clientset, namespace: str
 ) -> None:
     etl(clientset, namespace)
@@ -180,20 +181,25 @@ def test_without_the_webhook_such_a_run_is_created_and_reported_invalid(
     params = [{"name": "dataset", "cel": "body.dataset"}, {"name": "typo", "value": "x"}]
     typo = trigger("etl-typo", namespace, params)
     typo["spec"]["concurrencyPolicy"] = "Forbid"
-    clientset.job_flow_triggers(namespace).create(typo)
+    triggers = clientset.job_flow_triggers(namespace)
+    triggers.create(typo)
     wait_served(endpoint, namespace, "etl-typo")
 
     code, body = post(endpoint, f"/triggers/{namespace}/etl-typo", b'{"dataset": "daily"}', token)
 
+    assert code == 400, body
+    cause = 'param "typo" is not declared by JobFlowTemplate "etl"'
+    assert cause in body["message"]
+    (event,) = wait_for(lambda: trigger_failed(clientset, namespace, "etl-typo"), what="TriggerFailed naming it")
+    assert event["type"] == "Warning" and cause in event["message"]
+    assert runs_of(clientset, namespace, "etl-typo") == []
+    assert not triggers.get("etl-typo").get("status", {}).get("active")
+
+    # The binding fixed: nothing was left active, so Forbid lets the next POST through.
+    triggers.update({**triggers.get("etl-typo"), "spec": {**typo["spec"], "params": params[:1]}})
+    lister = endpoint[2].trigger_lister.job_flow_triggers(namespace)
+    wait_for(lambda: len(lister.get("etl-typo")["spec"]["params"]) == 1, 30, what="the fixed trigger cached")
+    code, body = post(endpoint, f"/triggers/{namespace}/etl-typo", b'{"dataset": "daily"}', token)
     assert code == 202, body
-    run = body["jobFlow"]
-    (warning,) = wait_for(
-        lambda: [e for e in events_of(clientset, namespace, run) if e[1] == "InvalidJobFlowTemplate"],
-        30,
-        what="InvalidJobFlowTemplate on the run",
-    )
-    assert warning[0] == "Warning" and 'param "typo" is not declared by JobFlowTemplate "etl"' in warning[2]
-    assert [j for j in clientset.jobs(namespace).list() if j["metadata"]["name"].startswith(run)] == []
-    # The refused run is Pending, not finished: under Forbid it holds off every later firing.
-    code, refusal = post(endpoint, f"/triggers/{namespace}/etl-typo", b'{"dataset": "daily"}', token)
-    assert code == 409 and f"{run} is still running" in refusal["message"]
+    assert [r["metadata"]["name"] for r in runs_of(clientset, namespace, "etl-typo")] == [body["jobFlow"]]
+    assert succeeded(clientset, namespace, body["jobFlow"]) == "Succeed"

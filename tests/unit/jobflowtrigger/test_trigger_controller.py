@@ -218,3 +218,69 @@ def test_without_its_crd_the_trigger_controller_logs_its_own_line() -> None:
     assert waited is False
     assert [entry["event"] for entry in logs] == [MESSAGE_WAITING]
     assert "JobFlowTrigger CRD" in MESSAGE_WAITING
+
+
+def template(*params: dict[str, str]) -> dict[str, Any]:
+    return {"metadata": {"name": "tpl", "namespace": "team"}, "spec": {"params": list(params), "jobFlow": {}}}
+
+
+DATASET = {"name": "dataset", "default": "daily"}
+REQUIRED = {"name": "dataset"}
+BY_BODY = [{"name": "dataset", "cel": "body.d"}]
+UNDECLARED = [{"name": "nope", "cel": "body.d"}]
+UNDECLARED_MESSAGE = 'the bound params do not fit the template: param "nope" is not declared by JobFlowTemplate "tpl"'
+MISSING_MESSAGE = (
+    'the bound params do not fit the template: param "dataset" is required by JobFlowTemplate "tpl" and has no value'
+)
+
+
+@pytest.mark.parametrize(
+    ("tpl", "params", "code", "message"),
+    [
+        (template(DATASET), BY_BODY, 202, None),
+        (template(DATASET), [], 202, None),  # the default fills it
+        (template(REQUIRED), BY_BODY, 202, None),
+        (None, UNDECLARED, 202, None),  # no template yet: the run waits for it, as documented
+        (template(DATASET), UNDECLARED, 400, UNDECLARED_MESSAGE),
+        (template(REQUIRED), [], 400, MISSING_MESSAGE),
+    ],
+)
+def test_params_the_template_refuses_answer_400_and_make_no_run(
+    tpl: dict[str, Any] | None, params: list[Any], code: int, message: str | None
+) -> None:
+    """Issue 46: without the webhook such a run was created, refused by the JobFlow controller, and
+    stayed active, so under Forbid every later firing got 409."""
+    ctrl, api, recorder = controller(named("etl", http={}, params=params, concurrencyPolicy="Forbid"))
+    if tpl is not None:
+        api.objects["templates"]["tpl"] = tpl
+    answer = ctrl.fire("team", "etl", b'{"d": "x"}')
+    assert answer.code == code, answer.body
+    assert len(api.objects["flows"]) == (code == 202)
+    if message is not None:
+        assert answer.body["message"] == message
+        assert failed(recorder) == [message]  # the Warning names the cause
+        assert api.objects["triggers"]["etl"]["status"] == {}  # nothing counted, nothing active
+
+
+def test_a_resource_event_the_template_refuses_is_trigger_failed_and_makes_no_run() -> None:
+    cm = named("cm", resource={"apiVersion": "v1", "kind": "ConfigMap"}, params=[{"name": "nope", "value": "x"}])
+    del cm["spec"]["http"]
+    ctrl, api, recorder = controller(cm)
+    api.objects["templates"]["tpl"] = template(DATASET)
+    ctrl._fire(cm, {"object": {}, "oldObject": None, "type": "create"})
+    assert failed(recorder) == [UNDECLARED_MESSAGE] and api.objects["flows"] == {}
+
+
+class BrokenTemplates(FakeApi):
+    def job_flow_templates(self, namespace: str) -> Any:
+        raise ApiStatusError(500, "InternalError", "etcdserver: request timed out")
+
+
+def test_a_template_that_cannot_be_read_fails_the_firing_with_500() -> None:
+    ctrl, _, recorder = controller(named("etl", http={}))
+    api = BrokenTemplates()
+    api.objects["triggers"]["etl"] = named("etl", http={})
+    ctrl.runs = TriggerRuns(api, recorder, ctrl.children_of)  # type: ignore[arg-type]
+    answer = ctrl.fire("team", "etl", b"{}")
+    assert answer.code == 500 and "cannot read jobflowtemplate tpl" in answer.body["message"]
+    assert api.objects["flows"] == {} and failed(recorder) == [answer.body["message"]]

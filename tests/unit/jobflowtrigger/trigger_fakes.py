@@ -56,7 +56,7 @@ class FakeClient:
 
 class FakeApi:
     def __init__(self) -> None:
-        self.objects: dict[str, dict[str, Any]] = {"triggers": {}, "flows": {}}
+        self.objects: dict[str, dict[str, Any]] = {"triggers": {}, "flows": {}, "templates": {}}
         self.calls: list[tuple[Any, ...]] = []
         self.taken = 0
         self.conflicts = 0
@@ -68,6 +68,9 @@ class FakeApi:
 
     def job_flows(self, namespace: str) -> FakeClient:
         return FakeClient(self, "flows")
+
+    def job_flow_templates(self, namespace: str) -> FakeClient:
+        return FakeClient(self, "templates")
 
 
 class Recorder:
