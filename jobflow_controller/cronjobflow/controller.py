@@ -28,7 +28,7 @@ from jobflow_controller.apis.cron_schedule import ScheduleError, TimeZoneError, 
 from jobflow_controller.cronjobflow.crd_wait import wait_for_crd
 from jobflow_controller.cronjobflow.metrics import CronJobFlowMetrics
 from jobflow_controller.cronjobflow.stored import earliest_time
-from jobflow_controller.cronjobflow.sync import CronJobFlowSync
+from jobflow_controller.cronjobflow.sync import CronJobFlowSyncer
 from jobflow_controller.framework import ControllerOption, Stops, Wiring, register_controller
 from jobflow_controller.kube import resources
 
@@ -65,7 +65,7 @@ class CronJobFlowController:
         self.workers, self.queue, self.clock = self.wiring.workers, self.wiring.queue, self.wiring.clock
         self.clientset, self.informer_factory, self.recorder = opt.clientset, opt.informer_factory, opt.recorder
         self.metrics = opt.setting(CronJobFlowMetrics)
-        self.syncer = CronJobFlowSync(opt.clientset, opt.recorder, self.metrics)
+        self.syncer = CronJobFlowSyncer(opt.clientset, opt.recorder, self.metrics)
         self.job_flow_informer, self.job_flow_lister = self.wiring.watch(
             opt.informer_factory.job_flows(),
             ResourceEventHandlerFuncs(

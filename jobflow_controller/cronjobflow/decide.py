@@ -154,7 +154,7 @@ def is_recorded_run(ref: Mapping[str, Any], found: Obj | None, cron_job_flow: Ob
     return meta.uid(found) == recorded and meta.is_controlled_by(found, cron_job_flow)
 
 
-class Outcome(Enum):
+class ScheduleOutcome(Enum):
     """What `decide_schedule` concluded."""
 
     NOTHING = "nothing"  # no run: stopped for good until the object changes (no requeue)
@@ -164,7 +164,7 @@ class Outcome(Enum):
 
 @dataclass
 class Decision:
-    outcome: Outcome
+    outcome: ScheduleOutcome
     events: list[ev.Event] = field(default_factory=list)
     scheduled_time: datetime.datetime | None = None
     #: Seconds until the next schedule time (None: no requeue).
@@ -190,20 +190,20 @@ def _stopped_or_schedule(cron_job_flow: Obj) -> Decision | Schedule:
     """What stops a CronJobFlow before any time is computed (deletion, an unknown zone, suspend, a
     schedule that does not parse), as a Decision; else its parsed schedule."""
     if meta.metadata(cron_job_flow).get("deletionTimestamp"):
-        return Decision(Outcome.NOTHING)
+        return Decision(ScheduleOutcome.NOTHING)
     zone = cjf.time_zone(cron_job_flow)
     try:
         load_time_zone(zone)
     except TimeZoneError as err:
         message = ev.MESSAGE_UNKNOWN_TIME_ZONE % (_quote(zone or ""), err)
-        return Decision(Outcome.NOTHING, [ev.warning(ev.UNKNOWN_TIME_ZONE, message)])
+        return Decision(ScheduleOutcome.NOTHING, [ev.warning(ev.UNKNOWN_TIME_ZONE, message)])
     if cjf.suspend(cron_job_flow):
-        return Decision(Outcome.NOTHING)
+        return Decision(ScheduleOutcome.NOTHING)
     try:
         return parse_schedule(cjf.schedule(cron_job_flow), zone)
     except ScheduleError as err:
         message = ev.MESSAGE_INVALID_SCHEDULE % (cjf.schedule(cron_job_flow), err)
-        return Decision(Outcome.NOTHING, [ev.warning(ev.INVALID_SCHEDULE, message)])
+        return Decision(ScheduleOutcome.NOTHING, [ev.warning(ev.INVALID_SCHEDULE, message)])
 
 
 def decide_schedule(cron_job_flow: Obj, active: Sequence[Mapping[str, Any]], now: datetime.datetime) -> Decision:
@@ -223,7 +223,7 @@ def decide_schedule(cron_job_flow: Obj, active: Sequence[Mapping[str, Any]], now
         decision = _decide_time(cron_job_flow, stopped, active, now, deadline, last)
     except NoScheduleTimeError as err:
         message = ev.MESSAGE_INVALID_SCHEDULE % (cjf.schedule(cron_job_flow), err)
-        return Decision(Outcome.NOTHING, [*warnings, ev.warning(ev.INVALID_SCHEDULE, message)])
+        return Decision(ScheduleOutcome.NOTHING, [*warnings, ev.warning(ev.INVALID_SCHEDULE, message)])
     decision.events[:0] = warnings
     return decision
 
@@ -238,7 +238,7 @@ def _decide_time(
 ) -> Decision:
     earliest = stored.earliest_time(cron_job_flow, now)
     recent = most_recent_schedule_time(schedule, now, earliest)
-    decision = Decision(Outcome.WAIT, requeue_after=next_schedule_delay(schedule, now, earliest))
+    decision = Decision(ScheduleOutcome.WAIT, requeue_after=next_schedule_delay(schedule, now, earliest))
     if recent.time is None:
         return decision
     scheduled = recent.time
@@ -260,7 +260,7 @@ def _decide_time(
         decision.events.append(ev.normal(ev.JOB_ALREADY_ACTIVE, ev.MESSAGE_ALREADY_ACTIVE))
         decision.missed += 1
         return decision
-    decision.outcome = Outcome.CREATE
+    decision.outcome = ScheduleOutcome.CREATE
     decision.scheduled_time = scheduled
     if cjf.concurrency_policy(cron_job_flow) == cjf.ConcurrencyPolicy.REPLACE:
         decision.replace = [dict(ref) for ref in active]

@@ -23,8 +23,8 @@ from jobflow_controller.apis.timeutil import format_time, parse_time
 from jobflow_controller.cronjobflow import events as ev
 from jobflow_controller.cronjobflow.decide import (
     Decision,
-    Outcome,
     Reconciled,
+    ScheduleOutcome,
     decide_schedule,
     history_deletes,
     is_finished,
@@ -55,7 +55,7 @@ class SyncResult:
     decision: Decision | None = None
 
 
-class CronJobFlowSync:
+class CronJobFlowSyncer:
     """The I/O of one sync: the client, the recorder, the metrics; `now` comes from the controller."""
 
     def __init__(self, clientset: Clientset, recorder: Any, metrics: CronJobFlowMetrics | None) -> None:
@@ -83,7 +83,7 @@ class CronJobFlowSync:
         self._record(working, decision.events)
         last_schedule = cjf.last_schedule_time(working)
         try:
-            if decision.outcome is Outcome.CREATE:
+            if decision.outcome is ScheduleOutcome.CREATE:
                 assert decision.scheduled_time is not None
                 changed = self._replace(working, reconciled, decision) or changed
                 ref = self._create(working, reconciled, decision.scheduled_time)

@@ -13,7 +13,7 @@ from cron_fakes import at, cron_job_flow, ref, run
 
 from jobflow_controller.cronjobflow import events as ev
 from jobflow_controller.cronjobflow.decide import (
-    Outcome,
+    ScheduleOutcome,
     decide_schedule,
     history_deletes,
     is_recorded_run,
@@ -31,7 +31,7 @@ def names(objs: list[Any]) -> list[str]:
 
 def test_a_due_time_creates_its_run_and_requeues_for_the_next() -> None:
     decision = decide_schedule(cron_job_flow(), [], at("2026-12-05T00:01:00.5"))
-    assert decision.outcome is Outcome.CREATE
+    assert decision.outcome is ScheduleOutcome.CREATE
     assert decision.scheduled_time == at("2026-12-05T00:01:00")
     assert decision.events == []
     assert decision.requeue_after == pytest.approx(59.6)
@@ -39,20 +39,20 @@ def test_a_due_time_creates_its_run_and_requeues_for_the_next() -> None:
 
 def test_nothing_due_sleeps_until_the_next_time_without_an_event() -> None:
     decision = decide_schedule(cron_job_flow(schedule="0 * * * *"), [], at("2026-12-05T00:30:00"))
-    assert (decision.outcome, decision.events) == (Outcome.WAIT, [])
+    assert (decision.outcome, decision.events) == (ScheduleOutcome.WAIT, [])
     assert decision.requeue_after == pytest.approx(1800.1)
 
 
 def test_allow_creates_beside_an_active_run() -> None:
     active = [ref(run("nightly-29417760"))]
     decision = decide_schedule(cron_job_flow(concurrencyPolicy="Allow"), active, at("2026-12-05T00:01:01"))
-    assert (decision.outcome, decision.replace) == (Outcome.CREATE, [])
+    assert (decision.outcome, decision.replace) == (ScheduleOutcome.CREATE, [])
 
 
 def test_forbid_skips_while_a_run_is_active() -> None:
     active = [ref(run("nightly-29417760"))]
     decision = decide_schedule(cron_job_flow(concurrencyPolicy="Forbid"), active, at("2026-12-05T00:01:01"))
-    assert decision.outcome is Outcome.WAIT
+    assert decision.outcome is ScheduleOutcome.WAIT
     assert decision.events == [
         ev.Event(
             "Normal",
@@ -66,30 +66,30 @@ def test_forbid_skips_while_a_run_is_active() -> None:
 
 def test_forbid_creates_when_nothing_is_active() -> None:
     decision = decide_schedule(cron_job_flow(concurrencyPolicy="Forbid"), [], at("2026-12-05T00:01:01"))
-    assert decision.outcome is Outcome.CREATE
+    assert decision.outcome is ScheduleOutcome.CREATE
 
 
 def test_replace_deletes_every_active_run_first() -> None:
     active = [ref(run("nightly-29417760")), ref(run("nightly-29417759"))]
     decision = decide_schedule(cron_job_flow(concurrencyPolicy="Replace"), active, at("2026-12-05T00:01:01"))
-    assert decision.outcome is Outcome.CREATE
+    assert decision.outcome is ScheduleOutcome.CREATE
     assert [r["name"] for r in decision.replace] == ["nightly-29417760", "nightly-29417759"]
 
 
 def test_suspend_starts_nothing_and_sleeps_for_good() -> None:
     decision = decide_schedule(cron_job_flow(suspend=True), [], at("2026-12-05T00:05:00"))
-    assert (decision.outcome, decision.requeue_after, decision.events) == (Outcome.NOTHING, None, [])
+    assert (decision.outcome, decision.requeue_after, decision.events) == (ScheduleOutcome.NOTHING, None, [])
 
 
 def test_a_cronjobflow_being_deleted_starts_nothing() -> None:
     obj = cron_job_flow()
     obj["metadata"]["deletionTimestamp"] = "2026-12-05T00:00:30Z"
-    assert decide_schedule(obj, [], at("2026-12-05T00:05:00")).outcome is Outcome.NOTHING
+    assert decide_schedule(obj, [], at("2026-12-05T00:05:00")).outcome is ScheduleOutcome.NOTHING
 
 
 def test_an_unknown_time_zone_is_a_warning_even_when_suspended() -> None:
     decision = decide_schedule(cron_job_flow(timeZone="Mars/Olympus", suspend=True), [], at("2026-12-05T00:05:00"))
-    assert decision.outcome is Outcome.NOTHING
+    assert decision.outcome is ScheduleOutcome.NOTHING
     assert decision.events == [
         ev.Event("Warning", "UnknownTimeZone", 'invalid timeZone: "Mars/Olympus": unknown time zone Mars/Olympus')
     ]
@@ -97,13 +97,13 @@ def test_an_unknown_time_zone_is_a_warning_even_when_suspended() -> None:
 
 def test_an_invalid_schedule_is_a_warning_and_no_requeue() -> None:
     decision = decide_schedule(cron_job_flow(schedule="61 * * * *"), [], at("2026-12-05T00:05:00"))
-    assert (decision.outcome, decision.requeue_after) == (Outcome.NOTHING, None)
+    assert (decision.outcome, decision.requeue_after) == (ScheduleOutcome.NOTHING, None)
     assert decision.events == [ev.Event("Warning", "InvalidSchedule", "invalid schedule: 61 * * * * : Bad minute")]
 
 
 def test_an_invalid_schedule_of_a_suspended_cronjobflow_says_nothing() -> None:
     decision = decide_schedule(cron_job_flow(schedule="61 * * * *", suspend=True), [], at("2026-12-05T00:05:00"))
-    assert (decision.outcome, decision.events) == (Outcome.NOTHING, [])
+    assert (decision.outcome, decision.events) == (ScheduleOutcome.NOTHING, [])
 
 
 # --- missed runs ------------------------------------------------------------------------------------
@@ -112,7 +112,7 @@ def test_an_invalid_schedule_of_a_suspended_cronjobflow_says_nothing() -> None:
 def test_after_downtime_only_the_most_recent_missed_time_is_started() -> None:
     hourly = cron_job_flow(schedule="0 * * * *", status={"lastScheduleTime": "2026-12-05T01:00:00Z"})
     decision = decide_schedule(hourly, [], at("2026-12-05T04:10:00"))
-    assert (decision.outcome, decision.scheduled_time) == (Outcome.CREATE, at("2026-12-05T04:00:00"))
+    assert (decision.outcome, decision.scheduled_time) == (ScheduleOutcome.CREATE, at("2026-12-05T04:00:00"))
     assert decision.missed == 2  # 02:00 and 03:00 are never started
     assert decision.events == []
 
@@ -127,7 +127,7 @@ def test_more_than_a_hundred_missed_times_warn_and_still_start_the_latest() -> N
             "too many missed start times: 101. Set or decrease .spec.startingDeadlineSeconds or check clock skew",
         )
     ]
-    assert (decision.outcome, decision.scheduled_time) == (Outcome.CREATE, at("2026-12-05T01:41:00"))
+    assert (decision.outcome, decision.scheduled_time) == (ScheduleOutcome.CREATE, at("2026-12-05T01:41:00"))
 
 
 def test_exactly_a_hundred_missed_times_do_not_warn() -> None:
@@ -147,12 +147,12 @@ def test_a_deadline_keeps_the_count_under_a_hundred() -> None:
 @pytest.mark.parametrize("now", ["00:01:00.5", "00:01:10", "00:01:20"])
 def test_within_the_deadline_the_run_starts(now: str) -> None:
     decision = decide_schedule(cron_job_flow(startingDeadlineSeconds=20), [], at(f"2026-12-05T{now}"))
-    assert (decision.outcome, decision.scheduled_time) == (Outcome.CREATE, at("2026-12-05T00:01:00"))
+    assert (decision.outcome, decision.scheduled_time) == (ScheduleOutcome.CREATE, at("2026-12-05T00:01:00"))
 
 
 def test_past_the_deadline_the_run_is_missed_with_a_warning() -> None:
     decision = decide_schedule(cron_job_flow(startingDeadlineSeconds=20), [], at("2026-12-05T00:01:21"))
-    assert decision.outcome is Outcome.WAIT
+    assert decision.outcome is ScheduleOutcome.WAIT
     assert decision.events == [
         ev.Event("Warning", "MissSchedule", "Missed scheduled time to start a jobflow: Sat, 05 Dec 2026 00:01:00 +0000")
     ]
@@ -166,7 +166,7 @@ def test_past_the_deadline_the_next_time_still_starts() -> None:
     )
     decision = decide_schedule(hourly, [], at("2026-12-05T02:05:00"))
     assert (decision.outcome, decision.scheduled_time, decision.missed) == (
-        Outcome.CREATE,
+        ScheduleOutcome.CREATE,
         at("2026-12-05T02:00:00"),
         1,
     )
@@ -182,13 +182,13 @@ def test_rfc1123z_is_gos() -> None:
 def test_the_time_of_the_last_schedule_is_not_started_again() -> None:
     obj = cron_job_flow(status={"lastScheduleTime": "2026-12-05T00:01:00Z"})
     decision = decide_schedule(obj, [], at("2026-12-05T00:01:30"))
-    assert (decision.outcome, decision.events, decision.missed) == (Outcome.WAIT, [], 0)
+    assert (decision.outcome, decision.events, decision.missed) == (ScheduleOutcome.WAIT, [], 0)
 
 
 def test_a_time_whose_run_is_active_by_name_is_not_started_again() -> None:
     active = [ref(run("nightly-29940481"))]  # 2026-12-05T00:01:00Z in minutes since the epoch
     decision = decide_schedule(cron_job_flow(), active, at("2026-12-05T00:01:30"))
-    assert decision.outcome is Outcome.WAIT
+    assert decision.outcome is ScheduleOutcome.WAIT
 
 
 # --- daylight saving, through the whole decision ----------------------------------------------------------
@@ -196,20 +196,20 @@ def test_a_time_whose_run_is_active_by_name_is_not_started_again() -> None:
 
 def test_spring_forward_the_nightly_run_starts_at_three_cest() -> None:
     obj = cron_job_flow(schedule="30 2 * * *", timeZone="Europe/Berlin", created="2026-03-28T12:00:00Z")
-    assert decide_schedule(obj, [], at("2026-03-29T00:59:59")).outcome is Outcome.WAIT
+    assert decide_schedule(obj, [], at("2026-03-29T00:59:59")).outcome is ScheduleOutcome.WAIT
     decision = decide_schedule(obj, [], at("2026-03-29T01:00:01"))
-    assert (decision.outcome, decision.scheduled_time) == (Outcome.CREATE, at("2026-03-29T01:00:00"))
+    assert (decision.outcome, decision.scheduled_time) == (ScheduleOutcome.CREATE, at("2026-03-29T01:00:00"))
 
 
 def test_fall_back_the_nightly_run_starts_once() -> None:
     obj = cron_job_flow(schedule="30 2 * * *", timeZone="Europe/Berlin", created="2026-10-24T12:00:00Z")
     first = decide_schedule(obj, [], at("2026-10-25T00:30:05"))
-    assert (first.outcome, first.scheduled_time) == (Outcome.CREATE, at("2026-10-25T00:30:00"))
+    assert (first.outcome, first.scheduled_time) == (ScheduleOutcome.CREATE, at("2026-10-25T00:30:00"))
     done = cron_job_flow(
         schedule="30 2 * * *", timeZone="Europe/Berlin", status={"lastScheduleTime": "2026-10-25T00:30:00Z"}
     )
     again = decide_schedule(done, [], at("2026-10-25T01:30:05"))  # 02:30 CET, the repeated hour
-    assert again.outcome is Outcome.WAIT
+    assert again.outcome is ScheduleOutcome.WAIT
     assert again.requeue_after == pytest.approx(24 * 3600 - 5 + 0.1)  # 02:30 CET the next night
 
 

@@ -13,7 +13,7 @@ import pytest
 from cron_fakes import at, cron_job_flow
 
 from jobflow_controller.apis.cron_schedule import NoScheduleTimeError, parse_schedule
-from jobflow_controller.cronjobflow.decide import Outcome, decide_schedule
+from jobflow_controller.cronjobflow.decide import ScheduleOutcome, decide_schedule
 from jobflow_controller.cronjobflow.stored import earliest_time, last_schedule_time, starting_deadline
 
 NOW = at("2026-12-05T00:01:01")
@@ -59,7 +59,7 @@ def test_the_deadline_warning_names_the_field_the_limit_and_the_value() -> None:
 def test_a_huge_deadline_decides_as_no_deadline_and_creates_the_run(deadline: int) -> None:
     # Issue 42: 10^11 raised OverflowError ("date value out of range") at every sync, 2^63-1 "int too large".
     decision = decide_schedule(cron_job_flow(startingDeadlineSeconds=deadline), [], NOW)
-    assert (decision.outcome, decision.scheduled_time) == (Outcome.CREATE, at("2026-12-05T00:01:00"))
+    assert (decision.outcome, decision.scheduled_time) == (ScheduleOutcome.CREATE, at("2026-12-05T00:01:00"))
     assert reasons(decision) == ["Warning InvalidCronJobFlow"]
     assert decision.requeue_after == pytest.approx(59.1)
 
@@ -98,14 +98,14 @@ def test_an_ignored_last_schedule_time_counts_from_the_creation_time() -> None:
 def test_a_last_schedule_time_at_datetimes_limits_never_raises(stored: str, zone: str | None) -> None:
     spec = {} if zone is None else {"timeZone": zone}
     decision = decide_schedule(cron_job_flow(status={"lastScheduleTime": stored}, **spec), [], NOW)
-    assert decision.outcome is Outcome.CREATE
+    assert decision.outcome is ScheduleOutcome.CREATE
     assert reasons(decision) == ["Warning InvalidCronJobFlow"]
 
 
 def test_a_schedule_with_no_time_left_before_the_year_10000_is_invalid_schedule_without_requeue() -> None:
     obj = cron_job_flow(schedule="0 0 * 2 1#5", created="9990-01-01T00:00:00Z")
     decision = decide_schedule(obj, [], at("9990-03-01T00:00:00"))
-    assert (decision.outcome, decision.requeue_after) == (Outcome.NOTHING, None)
+    assert (decision.outcome, decision.requeue_after) == (ScheduleOutcome.NOTHING, None)
     assert reasons(decision) == ["Warning InvalidSchedule"]
     assert "before the year 10000" in decision.events[0].message
 
@@ -119,7 +119,7 @@ def test_huge_history_limits_delete_nothing_and_decide_as_usual(limit: int) -> N
     obj = cron_job_flow(successfulJobFlowsHistoryLimit=limit, failedJobFlowsHistoryLimit=limit)
     done = [run(f"r{i}", phase="Succeed") for i in range(3)]
     assert len(history_deletes(obj, done)) == (3 if limit < 0 else 0)
-    assert decide_schedule(obj, [], NOW).outcome is Outcome.CREATE
+    assert decide_schedule(obj, [], NOW).outcome is ScheduleOutcome.CREATE
 
 
 @pytest.mark.parametrize(

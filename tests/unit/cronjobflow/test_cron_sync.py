@@ -13,18 +13,18 @@ from cron_fakes import NS, FakeClientset, FakeServer, at, cron_job_flow, ref, ru
 from prometheus_client import CollectorRegistry
 
 from jobflow_controller.cronjobflow.metrics import CronJobFlowMetrics
-from jobflow_controller.cronjobflow.sync import CronJobFlowSync
+from jobflow_controller.cronjobflow.sync import CronJobFlowSyncer
 from jobflow_controller.kube.errors import ForbiddenError
 from jobflow_controller.record.fake import FakeRecorder
 
 RUN_0101 = "nightly-29940481"  # 2026-12-05T00:01:00Z
 
 
-def new_sync(server: FakeServer | None = None) -> tuple[CronJobFlowSync, FakeServer, FakeRecorder, CollectorRegistry]:
+def new_sync(server: FakeServer | None = None) -> tuple[CronJobFlowSyncer, FakeServer, FakeRecorder, CollectorRegistry]:
     clientset = FakeClientset(server)
     recorder = FakeRecorder()
     registry = CollectorRegistry()
-    return CronJobFlowSync(clientset, recorder, CronJobFlowMetrics(registry)), clientset.server, recorder, registry  # type: ignore[arg-type]
+    return CronJobFlowSyncer(clientset, recorder, CronJobFlowMetrics(registry)), clientset.server, recorder, registry  # type: ignore[arg-type]
 
 
 def stored(server: FakeServer, obj: dict[str, Any]) -> dict[str, Any]:
