@@ -9,19 +9,17 @@ CRD, or a user who may not list templates, shows an empty section with a note.
 
 from __future__ import annotations
 
-import threading
 import time
 from collections.abc import Callable, Iterable, Mapping
-from typing import Any, Final
+from typing import Any
 
-from informers.errors import ApiStatusError, NotFoundError
 from jobflow_controller.apis import jobflow as jf
 from jobflow_controller.apis import jobflowtemplate as jft
 from jobflow_controller.apis import meta
 from jobflow_controller.kube.clientset import Clientset
+from kubectl_jobflow.ui.listed import TimedList
 
 #: How long one list of templates is shown before the next page load lists them again.
-LIST_TTL: Final = 5.0
 
 
 def template_row(template: Mapping[str, Any], job_flows: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
@@ -52,27 +50,11 @@ class TemplateList:
         job_flows: Callable[[], list[Any]],
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
-        self._clientset, self._namespace = clientset, namespace
         self._job_flows = job_flows
-        self._clock = clock
-        self._lock = threading.Lock()
-        self._listed: tuple[float, list[Any], str] | None = None
+        self._listed = TimedList(lambda: clientset.job_flow_templates(namespace).list(), "JobFlowTemplate", clock)
 
     def _list(self) -> tuple[list[Any], str]:
-        with self._lock:
-            if self._listed is not None and self._clock() - self._listed[0] < LIST_TTL:
-                return self._listed[1], self._listed[2]
-        try:
-            items, note = self._clientset.job_flow_templates(self._namespace).list(), ""
-        except NotFoundError:
-            items, note = [], "the JobFlowTemplate CRD is not installed"
-        except ApiStatusError as err:
-            items, note = [], f"cannot list JobFlowTemplates: {err.message}"
-        except (ConnectionError, OSError) as err:
-            items, note = [], f"cannot reach the API server: {err}"
-        with self._lock:
-            self._listed = (self._clock(), items, note)
-        return items, note
+        return self._listed.items()
 
     def snapshot(self) -> dict[str, Any]:
         items, note = self._list()

@@ -9,16 +9,13 @@ rows are `kubectl jobflow triggers`' (`kubectl_jobflow.triggers.rows`), so both 
 
 from __future__ import annotations
 
-import threading
 import time
 from collections.abc import Callable
 from typing import Any
 
-from informers.errors import ApiStatusError, NotFoundError
 from jobflow_controller.kube.clientset import Clientset
 from kubectl_jobflow.triggers import rows
-
-LIST_TTL = 5.0
+from kubectl_jobflow.ui.listed import TimedList
 
 
 class TriggerList:
@@ -31,27 +28,11 @@ class TriggerList:
         job_flows: Callable[[], list[Any]],
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
-        self._clientset, self._namespace = clientset, namespace
         self._job_flows = job_flows
-        self._clock = clock
-        self._lock = threading.Lock()
-        self._listed: tuple[float, list[Any], str] | None = None
+        self._listed = TimedList(lambda: clientset.job_flow_triggers(namespace).list(), "JobFlowTrigger", clock)
 
     def _list(self) -> tuple[list[Any], str]:
-        with self._lock:
-            if self._listed is not None and self._clock() - self._listed[0] < LIST_TTL:
-                return self._listed[1], self._listed[2]
-        try:
-            items, note = self._clientset.job_flow_triggers(self._namespace).list(), ""
-        except NotFoundError:
-            items, note = [], "the JobFlowTrigger CRD is not installed"
-        except ApiStatusError as err:
-            items, note = [], f"cannot list JobFlowTriggers: {err.message}"
-        except (ConnectionError, OSError) as err:
-            items, note = [], f"cannot reach the API server: {err}"
-        with self._lock:
-            self._listed = (self._clock(), items, note)
-        return items, note
+        return self._listed.items()
 
     def snapshot(self) -> dict[str, Any]:
         items, note = self._list()
