@@ -78,6 +78,7 @@ from bench._common import (  # noqa: E402
     simulator_process,
     wait_until,
 )
+from bench._health_probe import HealthProbe  # noqa: E402
 from bench._memory import smaps_by_mapping, take_snapshot, tracemalloc_by_package  # noqa: E402
 from informers import ResourceEventHandlerFuncs, SharedIndexInformer  # noqa: E402
 from jobflow_controller.kube.clientset import Clientset  # noqa: E402
@@ -105,6 +106,9 @@ CONTROLLER_ENVIRONMENT = {"MALLOC_ARENA_MAX": "2"}
 HEAP_SNAPSHOT = False
 #: --gc-probe: the cyclic garbage collector's passes and CPU, by generation (bench/_gc_probe).
 GC_PROBE = False
+#: Set by bench/scale.py --leader-elect: the controller holds a Lease (in `default`, default timings), so
+#: /livez judges its renewals as a kubelet's probe would in a cluster.
+LEADER_ELECT = False
 #: --http-stack: the controller's HTTP stack for non-watch requests (bench/_http_stack), None: the product's.
 HTTP_STACK: str | None = None
 
@@ -247,6 +251,8 @@ def scrape(port: int) -> dict[str, dict[tuple[str, ...], float]]:
         "workqueue_work_duration_seconds_count": "work_count",
         "rest_client_rate_limiter_duration_seconds_sum": "limiter_wait_sum",
         "rest_client_rate_limiter_duration_seconds_count": "limiter_wait_count",
+        "workqueue_queue_duration_seconds_bucket": "queue_wait_bucket",
+        "workqueue_work_duration_seconds_bucket": "work_bucket",
     }
     out: dict[str, dict[tuple[str, ...], float]] = {key: {} for key in wanted.values()}
     for family in text_string_to_metric_families(text):
@@ -254,6 +260,8 @@ def scrape(port: int) -> dict[str, dict[tuple[str, ...], float]]:
             series = wanted.get(sample.name)
             if series == "requests":
                 out[series][(sample.labels["method"], sample.labels["code"])] = sample.value
+            elif series is not None and series.endswith("_bucket"):
+                out[series][(sample.labels["name"], sample.labels["le"])] = sample.value
             elif series is not None and series.startswith("limiter_"):
                 out[series][(sample.labels["verb"],)] = sample.value
             elif series is not None:
@@ -313,6 +321,25 @@ def conflicts(before: dict[Any, float], after: dict[Any, float], api_deltas: dic
             if key.endswith(" 409") and value
         },
     }
+
+
+def histogram_quantile(
+    before: dict[str, Any], after: dict[str, Any], series: str, queue: str, q: float
+) -> float | None:
+    """The upper bound (ms) of the bucket holding quantile `q` of what the run added to a histogram:
+    as Prometheus' histogram_quantile would say, without the interpolation inside the bucket."""
+    bounds = sorted(
+        (float(le), after[series][(name, le)] - before[series].get((name, le), 0.0))
+        for (name, le) in after[series]
+        if name == queue
+    )
+    if not bounds or bounds[-1][1] <= 0:
+        return None
+    wanted = q * bounds[-1][1]
+    for bound, cumulative in bounds:
+        if cumulative >= wanted:
+            return round(bound * 1000.0, 1)
+    return None
 
 
 def requests_total(port: int) -> float:
@@ -393,7 +420,7 @@ def run_once(workers: int, client_flags: list[str], watchdog: Watchdog, run_time
             *(["env", *(f"{k}={v}" for k, v in environment.items())] if environment else []),
             controller_command(),
             f"--kubeconfig={kubeconfig}",
-            "--leader-elect=false",
+            *(["--leader-elect-resource-namespace=default"] if LEADER_ELECT else ["--leader-elect=false"]),
             f"--worker-threads={workers}",
             "--enable-metrics",
             f"--listen-address=127.0.0.1:{metrics_port}",
@@ -413,6 +440,8 @@ def run_once(workers: int, client_flags: list[str], watchdog: Watchdog, run_time
             if not controller.alive():
                 raise BenchError("the controller exited at start-up")
             observer.start()
+            health = HealthProbe(health_port)
+            health.start()
             time.sleep(1.0)  # let the JobTemplate controller's start-up syncs finish before counting
             before = scrape(metrics_port)
             api_before = apiserver_requests(plane)
@@ -460,6 +489,7 @@ def run_once(workers: int, client_flags: list[str], watchdog: Watchdog, run_time
                 total = requests_total(metrics_port)
                 if total != last:
                     last, quiet_since = total, time.monotonic()
+            health.stop()
             after = scrape(metrics_port)
             api_after = apiserver_requests(plane)
             cpu1 = {"controller": cpu_seconds(controller.pid), "sim": cpu_seconds(simulator.pid)}
@@ -508,10 +538,14 @@ def run_once(workers: int, client_flags: list[str], watchdog: Watchdog, run_time
             "max_depth_sampled": {k: int(v) for k, v in sorted(max_depth.items())},
             "mean_wait_in_queue_ms": mean_ms(before, after, "queue_wait_sum", "queue_wait_count"),
             "mean_sync_ms": mean_ms(before, after, "work_sum", "work_count"),
+            # The controller's own share of a reaction: time waiting in the queue, then the sync.
+            "queue_wait_p99_ms_at_most": histogram_quantile(before, after, "queue_wait_bucket", "jobflow", 0.99),
+            "sync_p99_ms_at_most": histogram_quantile(before, after, "work_bucket", "jobflow", 0.99),
         },
         # Per verb, both controllers and the event sink together: the client-side QPS limiter's share.
         "mean_rate_limiter_wait_ms": mean_ms(before, after, "limiter_wait_sum", "limiter_wait_count"),
         "latency": latencies(observer, flows),
+        "health": health.figures(),
         "controller": {
             "peak_rss_mib": round(peak_kib / 1024.0, 1),
             "rss_at_end_mib": round(rss_kib / 1024.0, 1),

@@ -60,7 +60,11 @@ def figures(size: int, run: dict[str, Any]) -> dict[str, Any]:
         "first_job_ms": latency["jobflow_added_to_first_job_added"],
         "to_succeed_ms": latency["last_job_completed_to_jobflow_succeed"],
         "max_queue_depth": run["workqueue"]["max_depth_sampled"].get("jobflow"),
+        "health": run["health"],
         "mean_sync_ms": run["workqueue"]["mean_sync_ms"].get("jobflow"),
+        "queue_wait_p99_ms_at_most": run["workqueue"]["queue_wait_p99_ms_at_most"],
+        "sync_p99_ms_at_most": run["workqueue"]["sync_p99_ms_at_most"],
+        "kube_apiserver_cpu_s": run["cpu_seconds_run_other_processes"]["kube_apiserver"],
         "queue_adds_per_jobflow": run["workqueue"]["adds_per_jobflow"],
         **({"gc": run["controller"]["gc"]} if "gc" in run["controller"] else {}),
     }
@@ -100,8 +104,10 @@ def main() -> None:
     parser.add_argument("--sizes", default=",".join(str(s) for s in SIZES), help="JobFlow counts (default %(default)s)")
     parser.add_argument("--time-scale", type=float, default=1.0, help="multiply the time limits")
     parser.add_argument("--gc-probe", action="store_true", help="the cyclic GC's passes and CPU at each size")
+    parser.add_argument("--leader-elect", action="store_true", help="the controller holds a Lease; /livez judges it")
     args = parser.parse_args()
     e2e_flows.GC_PROBE = args.gc_probe
+    e2e_flows.LEADER_ELECT = args.leader_elect
     sizes = [int(s) for s in args.sizes.split(",")]
     per_run = [e2e_flows.RUN_TIMEOUT * max(1.0, size / 300.0) * args.time_scale for size in sizes]
     watchdog = Watchdog(sum(per_run) + 300.0 * len(sizes), "bench/scale.py")
