@@ -23,8 +23,11 @@ runtime's baseline drops out. One JSON document on stdout.
 from __future__ import annotations
 
 import argparse
+import re
+import ssl
 import sys
 import time
+import urllib.request
 from pathlib import Path
 from typing import Any
 
@@ -61,6 +64,10 @@ CREATE_WORKERS = 16
 IDLE_SECONDS = 10.0
 #: CPU seconds per second below which a controller counts as idle.
 IDLE_RATE = 0.05
+#: RSS growth (KiB) over IDLE_SECONDS below which the caches count as full.
+RSS_STEADY_KIB = 1024
+WATCHED = ("jobflows", "jobtemplates", "jobs")
+_WATCHES = re.compile(r"^apiserver_longrunning_requests\{([^}]*)\} (\S+)$")
 FAST_CLIENT_FLAGS = ["--kube-api-qps=1000", "--kube-api-burst=2000"]
 COMPLETED = {"status": {"state": {"phase": "Completed"}, "succeeded": 1, "minAvailable": 1, "version": 2}}
 
@@ -89,6 +96,34 @@ def populate(clientset: Clientset, size: int) -> int:
     return len(created) + len(jobs) + len(templates)
 
 
+def watches(plane: Any) -> dict[str, float]:
+    """The API server's open WATCHes per resource of ours: a LIST-then-WATCH informer (client-go's
+    without watch-list, upstream's) opens its watch only once its LIST has come back whole."""
+    ctx = ssl.create_default_context(cafile=str(plane.ca_path))
+    ctx.load_cert_chain(str(plane.pki / "admin.crt"), str(plane.pki / "admin.key"))
+    with urllib.request.urlopen(plane.server + "/metrics", timeout=20, context=ctx) as response:
+        text = response.read().decode()
+    out = dict.fromkeys(WATCHED, 0.0)
+    for line in text.splitlines():
+        match = _WATCHES.match(line)
+        if match and 'verb="WATCH"' in match.group(1):
+            resource = re.search(r'resource="([^"]*)"', match.group(1))
+            if resource and resource.group(1) in out:
+                out[resource.group(1)] += float(match.group(2))
+    return out
+
+
+def settle(pid: int) -> None:
+    """Until the process's CPU is idle and its RSS steady for IDLE_SECONDS together."""
+    last_cpu, last_rss, quiet_since = cpu_seconds(pid), proc_status_kib(pid, "VmRSS"), time.monotonic()
+    while time.monotonic() - quiet_since < IDLE_SECONDS:
+        time.sleep(1.0)
+        cpu, rss = cpu_seconds(pid), proc_status_kib(pid, "VmRSS")
+        if cpu - last_cpu > IDLE_RATE or abs(rss - last_rss) > RSS_STEADY_KIB:
+            quiet_since, last_rss = time.monotonic(), rss
+        last_cpu = cpu
+
+
 def measure(command: str, plane: Any, clientset: Clientset, size: int, label: str) -> dict[str, Any]:
     """Start one build, wait for every JobFlow Succeed and an idle CPU, read its memory, stop it."""
     metrics_port, health_port = free_port(), free_port()
@@ -115,13 +150,11 @@ def measure(command: str, plane: Any, clientset: Clientset, size: int, label: st
 
         wait_until(all_succeed, 1800.0, f"{label}: every JobFlow Succeed", interval=5.0)
         succeeded = time.monotonic() - started
-        last, quiet_since = cpu_seconds(controller.pid), time.monotonic()
-        while time.monotonic() - quiet_since < IDLE_SECONDS:
-            time.sleep(1.0)
-            now = cpu_seconds(controller.pid)
-            if now - last > IDLE_RATE:
-                quiet_since = time.monotonic()
-            last = now
+        # Nothing else watches these resources here, so a watch open on each is this build's
+        # informers past their initial LIST (a build that syncs by watch-list opens it sooner, and
+        # the steady RSS below covers it).
+        wait_until(lambda: all(watches(plane).values()), 1800.0, f"{label}: its informers' watches", interval=2.0)
+        settle(controller.pid)
         return {
             "rss_mib": round(proc_status_kib(controller.pid, "VmRSS") / 1024.0, 1),
             "peak_rss_mib": round(proc_status_kib(controller.pid, "VmHWM") / 1024.0, 1),
