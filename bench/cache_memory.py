@@ -177,8 +177,11 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", default=",".join(str(s) for s in SIZES), help="JobFlow counts (default %(default)s)")
     parser.add_argument("--other", help="the other build's executable (upstream's, hack/build-upstream.sh)")
+    parser.add_argument("--only", choices=("ours", "other"), help="measure this build alone")
     args = parser.parse_args()
     builds = {"ours": controller_command(), **({"other": args.other} if args.other else {})}
+    if args.only:
+        builds = {args.only: builds[args.only]}
     watchdog = Watchdog(7200.0, "bench/cache_memory.py")
     result: dict[str, Any] = {"benchmark": "cache_memory", **machine(), "sizes": []}
     try:
@@ -206,7 +209,7 @@ def main() -> None:
     result["ratio_rss_by_size"] = {
         str(row["jobflows"]): round(row["ours"]["rss_mib"] / row["other"]["rss_mib"], 2)
         for row in sizes
-        if "other" in row
+        if "other" in row and "ours" in row
     }
     result["load_average_at_end"] = load_average()
     emit(result)
