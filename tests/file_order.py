@@ -37,10 +37,15 @@ def estimate(path: str, table: dict[str, float]) -> float:
 
 
 def longest_files_first(items: list[pytest.Item], table: dict[str, float]) -> None:
-    """Sorts `items` in place by their file's estimated time, longest first; a file's tests stay
-    together and in their order (Python's sort is stable)."""
+    """Sorts `items` in place by their file's estimated time, longest first (ties: the file collected
+    first); a file's tests stay together and in their order (Python's sort is stable)."""
 
-    def key(item: pytest.Item) -> float:
-        return -estimate(item.nodeid.split("::", 1)[0], table)
+    first: dict[str, int] = {}
+    for index, item in enumerate(items):
+        first.setdefault(item.nodeid.split("::", 1)[0], index)
+
+    def key(item: pytest.Item) -> tuple[float, int]:
+        path = item.nodeid.split("::", 1)[0]
+        return -estimate(path, table), first[path]
 
     items.sort(key=key)
