@@ -6,6 +6,7 @@ helm is the one hack/build-helm.sh finds or builds (a helm 4 on PATH, else v4.3.
 
 from __future__ import annotations
 
+import copy
 import functools
 import json
 import os
@@ -100,6 +101,18 @@ def kustomize(components: Iterable[str] = (), resources: Iterable[str] = ()) -> 
             [kubectl_path(), "kustomize", overlay], capture_output=True, text=True, check=True, timeout=120
         )
     return documents(out.stdout)
+
+
+@functools.cache
+def _kustomized(components: tuple[str, ...], resources: tuple[str, ...]) -> tuple[Document, ...]:
+    return tuple(kustomize(components, resources))
+
+
+def kustomize_once(components: Iterable[str] = (), resources: Iterable[str] = ()) -> list[Document]:
+    """`kustomize`, rendered once per test process for each set of Components and resources (a render
+    and its parse take seconds: the CRDs are most of it) and handed out as a deep copy, so a test may
+    change what it gets."""
+    return copy.deepcopy(list(_kustomized(tuple(components), tuple(resources))))
 
 
 def key(doc: Mapping[str, Any]) -> Key:

@@ -3,9 +3,12 @@ item 3; docs/cron.md, "Whose run it is").
 
 The state the issue measured, built while no controller runs (as a controller running behind): each
 CronJobFlow's `status.active` records its run by uid; the run is deleted and another user creates a
-JobFlow of the same name (no owner). Then the controller starts and the next minute passes:
-`Replace` must not delete the foreign JobFlow, and `Forbid` must not be blocked by it. Before the
-fix, Replace deleted it (the uid precondition was the uid it had just read) and Forbid made no run.
+JobFlow of the same name (no owner). Each status also records the minute before last as its
+`lastScheduleTime`, so the current minute is due (as for a controller that was down across it, as
+CronJob counts): once the controller starts, `Replace` must not delete the foreign JobFlow, and
+`Forbid` must not be blocked by it. Before the fix, Replace deleted it (the uid precondition was the
+uid it had just read) and Forbid made no run. (No wait for a minute boundary: the due time is
+already there.)
 """
 
 from __future__ import annotations
@@ -57,6 +60,16 @@ def _job_flow(name: str, namespace: str, owner: dict[str, Any] | None) -> dict[s
     }
 
 
+def _minute(offset: int) -> datetime.datetime:
+    """The start of the current minute, moved by `offset` minutes."""
+    now = datetime.datetime.now(datetime.UTC).replace(second=0, microsecond=0)
+    return now + datetime.timedelta(minutes=offset)
+
+
+def _format(t: datetime.datetime) -> str:
+    return t.strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
 def _gone(clientset: Clientset, namespace: str, name: str) -> bool:
     try:
         clientset.job_flows(namespace).get(name)
@@ -81,15 +94,13 @@ def stale(clientset: Clientset, kubeconfig: Any, simulator: JobSimulator) -> Ite
     clientset.resource(NAMESPACES).create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": namespace}})
     try:
         clientset.job_templates(namespace).create(template("step", namespace, LONG))
-        now = datetime.datetime.now(datetime.UTC)
-        if now.second > 40:  # leave the controller time to start before the next minute
-            time.sleep(61 - now.second)
         foreign: dict[str, str] = {}
         for name, policy in POLICIES.items():
             owner = clientset.cron_job_flows(namespace).create(_cron_job_flow(name, namespace, policy))
             run_name = f"{name}-{STALE_MINUTES}"
             ours = clientset.job_flows(namespace).create(_job_flow(run_name, namespace, owner))
-            clientset.cron_job_flows(namespace).update_status({**owner, "status": {"active": [object_reference(ours)]}})
+            status = {"active": [object_reference(ours)], "lastScheduleTime": _format(_minute(-1))}
+            clientset.cron_job_flows(namespace).update_status({**owner, "status": status})
             clientset.job_flows(namespace).delete(run_name, propagation_policy="Background")
             wait_for(lambda n=run_name: _gone(clientset, namespace, n), 30, what=f"{run_name} to go")
             other = clientset.job_flows(namespace).create(_job_flow(run_name, namespace, None))
@@ -106,10 +117,15 @@ def test_replace_and_forbid_leave_a_foreign_jobflow_of_the_runs_name_alone(
     namespace, foreign = stale
     manager = RunningManager(str(kubeconfig), worker_threads=2)
     try:
-        minute = (datetime.datetime.now(datetime.UTC) + datetime.timedelta(minutes=1)).replace(second=0, microsecond=0)
+        # The run of the minute due at the start (or of the next, if one begins before the sync).
+        due = [time_hash_in_minutes(_minute(k)) for k in (0, 1)]
         for name in POLICIES:
-            scheduled = f"{name}-{time_hash_in_minutes(minute)}"
-            wait_for(lambda n=scheduled: not _gone(clientset, namespace, n), 100, what=f"{scheduled}, not blocked")
+            scheduled = [f"{name}-{minutes}" for minutes in due]
+            wait_for(
+                lambda s=scheduled: any(not _gone(clientset, namespace, n) for n in s),
+                30,
+                what=f"{scheduled}, not blocked",
+            )
         for name, uid in foreign.items():
             stale_name = f"{name}-{STALE_MINUTES}"
             assert clientset.job_flows(namespace).get(stale_name)["metadata"]["uid"] == uid  # never deleted

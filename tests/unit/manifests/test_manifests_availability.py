@@ -12,7 +12,9 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
+import chart_render
 import yaml
+from chart_render import kustomize_once
 
 from jobflow_controller.local.kubectl import REPO_ROOT, kubectl_path
 
@@ -22,14 +24,8 @@ DOCUMENTATION_RANGE = "192.0.2.0/24"
 
 
 def render(tmp_path: Path, *components: str) -> list[dict[str, Any]]:
-    rel = os.path.relpath(MANIFESTS, tmp_path)
-    (tmp_path / "kustomization.yaml").write_text(
-        yaml.safe_dump({"resources": [rel], "components": [f"{rel}/{c}" for c in components]})
-    )
-    out = subprocess.run(
-        [kubectl_path(), "kustomize", str(tmp_path)], capture_output=True, text=True, check=True, timeout=60
-    ).stdout
-    return [d for d in yaml.safe_load_all(out) if d]
+    """`kubectl kustomize` of manifests/ with `components` (rendered once per process: kustomize_once)."""
+    return kustomize_once(components)
 
 
 def one(documents: list[dict[str, Any]], kind: str) -> dict[str, Any]:
@@ -123,6 +119,6 @@ def test_the_ip_block_is_replaced_by_the_patch_the_kustomization_documents(tmp_p
         )
     )
     out = subprocess.run([kubectl_path(), "kustomize", str(tmp_path)], capture_output=True, text=True, check=True)
-    policy = one([d for d in yaml.safe_load_all(out.stdout) if d], "NetworkPolicy")
+    policy = one(chart_render.documents(out.stdout), "NetworkPolicy")
     assert policy["spec"]["ingress"][0]["from"] == [{"ipBlock": {"cidr": "10.0.0.0/28"}}]
     assert "patches:" in (MANIFESTS / "webhook" / "networkpolicy" / "kustomization.yaml").read_text()

@@ -2,25 +2,19 @@
 
 from __future__ import annotations
 
-import os
-import subprocess
 from pathlib import Path
 from typing import Any
 
-import yaml
+from chart_render import kustomize_once
 
-from jobflow_controller.local.kubectl import REPO_ROOT, kubectl_path
+from jobflow_controller.local.kubectl import REPO_ROOT
 
 MANIFESTS = REPO_ROOT / "manifests"
 
 
 def _render(tmp_path: Path, *components: str) -> list[dict[str, Any]]:
-    rel = os.path.relpath(MANIFESTS, tmp_path)
-    (tmp_path / "kustomization.yaml").write_text(
-        yaml.safe_dump({"resources": [rel], "components": [f"{rel}/{c}" for c in components]})
-    )
-    out = subprocess.run([kubectl_path(), "kustomize", str(tmp_path)], capture_output=True, text=True, check=True)
-    return [d for d in yaml.safe_load_all(out.stdout) if d]
+    """`kubectl kustomize` of manifests/ with `components` (rendered once per process: kustomize_once)."""
+    return kustomize_once(components)
 
 
 def _deployment(docs: list[dict[str, Any]]) -> dict[str, Any]:
