@@ -237,6 +237,8 @@ class LeaderElector:
             if not is_not_found(err):
                 logger.error("Error retrieving lease lock", lock=lock.describe(), err=str(err))
                 return False
+            if not self._may_acquire():
+                return False
             _, err = _attempt(partial(lock.create, record))
             if err is not None:
                 logger.error("Error initially creating lease lock", lock=lock.describe(), err=str(err))
@@ -258,6 +260,9 @@ class LeaderElector:
             )
             return False
 
+        if not self.is_leader() and not self._may_acquire():
+            return False
+
         # 4. Ours to write: keep our acquire time when renewing, count a transition on takeover.
         record = self._successor(record, old_record)
         _, err = _attempt(partial(lock.update, record))
@@ -266,6 +271,10 @@ class LeaderElector:
             return False
         self._set_observed_record(record)
         return True
+
+    def _may_acquire(self) -> bool:
+        gate = self._config.may_acquire
+        return gate is None or gate()
 
     def _try_update_optimistically(self, record: LeaderElectionRecord) -> bool:
         """The leader's renewal against the last record it wrote, without reading the lock first."""

@@ -69,6 +69,9 @@ log = structlog.get_logger("jobflow_controller.manager")
 #: (docs/triggers.md, "Limits").
 TRIGGER_QPS = 20.0
 TRIGGER_BURST = 40
+#: The sharded campaign's client: one LIST of the Leases a retry period, stale member Leases' deletes.
+LEASE_QPS = 5.0
+LEASE_BURST = 10
 #: How long past the lease a leader may fail to renew before /livez reports it (client-go's 20 s).
 LEADER_HEALTHZ_TIMEOUT = 20.0
 
@@ -105,6 +108,7 @@ class Manager:
             user_agent=self._user_agent,
             metrics=self._request_metrics,
         )
+        self._client = client
         self.rest = client(cancel=self.hard_stop)
         # Events are recorded by the controllers but sent by the broadcaster's own thread; they
         # must still go out after the hard stop (the graceful exit flushes them), so they use a
@@ -311,10 +315,18 @@ class Manager:
             self._run_shard(self.preferred_shard, self.stop, threading.Event())
             return
         identity = default_identity()
-        with leader_locks(o, self.rest, self.recorder, identity) as lock_for:
-            self.campaign = shard_campaign(o, lock_for, self.preferred_shard, self._run_shard, self.registry)
-            log.info("campaigning for shards", identity=identity, shards=o.shards, preferred=self.preferred_shard)
-            self.campaign.run(self.stop)
+        # The Leases are listed every retry period on a client of their own (not the controllers' budget).
+        lease_rest = self._client(qps=LEASE_QPS, burst=LEASE_BURST)
+        leases = Clientset(lease_rest).leases(o.leader_elect_resource_namespace)
+        try:
+            with leader_locks(o, self.rest, self.recorder, identity) as lock_for:
+                self.campaign = shard_campaign(
+                    o, lock_for, identity, leases, self.preferred_shard, self._run_shard, self.registry
+                )
+                log.info("campaigning for shards", identity=identity, shards=o.shards, preferred=self.preferred_shard)
+                self.campaign.run(self.stop)
+        finally:
+            lease_rest.close()
 
     def _run_shard(self, shard: int, stop: threading.Event, lost: threading.Event) -> None:
         assert self.shard_units is not None
