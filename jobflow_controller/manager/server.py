@@ -57,7 +57,7 @@ from jobflow_controller.manager.endpoints import Endpoints, StartupError
 from jobflow_controller.manager.healthz import split_address
 from jobflow_controller.manager.memory_trim import start_memory_trim
 from jobflow_controller.manager.metrics import MemoryCollector, RestClientMetrics
-from jobflow_controller.manager.shards import ShardUnit, ShardUnits, preferred_shard
+from jobflow_controller.manager.shards import ShardUnit, ShardUnits, SharedSources, preferred_shard
 from jobflow_controller.manager.stops import set_when_any
 from jobflow_controller.record import EventBroadcaster
 from jobflow_controller.sharding import ShardCampaign
@@ -131,10 +131,14 @@ class Manager:
         #: With --shards, the units of the shards held now (the controllers above stay empty).
         self.shard_units: ShardUnits | None = None
         self.campaign: ShardCampaign | None = None
+        self.shard_sources: SharedSources | None = None
         if options.shards == 0:
             self.controllers = self._process_controllers(client)
         else:
             self.shard_units = ShardUnits(self.registry)
+            # One informer per resource for the replica, shared by its units (no JobFlow resync
+            # here: each unit's own informers replay their JobFlows every --resync-period).
+            self.shard_sources = SharedSources(VolcanoInformerFactory(self.clientset), self.stop)
         self.registry.register(MemoryCollector(self._memory_sizes))
         # The one Lease of the process has a watchdog (on /livez); with --shards, /livez asks the campaign.
         leased = options.leader_elect and not options.shards
@@ -215,9 +219,11 @@ class Manager:
         )
 
     def _new_unit(self, shard: int) -> ShardUnit:
+        assert self.shard_sources is not None  # sharded mode only
         return ShardUnit(
             shard,
             new_client=self._shard_client,
+            sources=self.shard_sources,
             options=self.options,
             recorder=self.recorder,
             jobflow_metrics=self._jobflow_metrics,
@@ -342,6 +348,8 @@ class Manager:
         self.broadcaster.shutdown(timeout=5.0)
         self.endpoints.stop()
         self.factory.shutdown()
+        if self.shard_sources is not None:
+            self.shard_sources.shutdown()
         self.rest.close()
         self.event_rest.close()
         if self.trigger_rest is not None:
