@@ -21,7 +21,7 @@ from prometheus_client import CollectorRegistry
 from jobflow_controller.framework import IN_FLIGHT_SYNC_GRACE
 from jobflow_controller.kube.clientset import ResourceClient
 from jobflow_controller.kube.leader_election_client import leader_election_locks
-from jobflow_controller.kube.lease_lock import LeaseLock
+from jobflow_controller.kube.lease_lock import LeaseLock, lease_spec_to_leader_election_record
 from jobflow_controller.kube.rest import RestClient
 from jobflow_controller.leaderelection import (
     HealthzAdaptor,
@@ -130,7 +130,8 @@ def shard_campaign(
     def delete_lease(name: str, uid: str) -> None:
         lease_client.delete(name, uid=uid or None)
 
-    leases = LeaseAccess(base, list_leases, delete_lease, lock_for(member_lease_name(base, identity)))
+    member = lock_for(member_lease_name(base, identity))
+    leases = LeaseAccess(base, list_leases, delete_lease, member, lease_spec_to_leader_election_record)
     return ShardCampaign(
         o.shards,
         preferred,

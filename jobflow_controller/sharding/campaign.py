@@ -1,9 +1,9 @@
 """Elastic shards on Kubernetes itself: one Lease per shard, one membership Lease per replica.
 
 A replica keeps a membership Lease of its own (`<lease>-member-<identity>`) and runs one elector
-per shard, all the time: an elector that may not take its shard still reads the shard's Lease
-every retry period, so the moment it is allowed it knows whether the Lease has expired and takes
-it at once. What it is allowed to take, and which held shards it hands over, is decided every
+per shard, all the time: an elector that may not take its shard still follows the shard's Lease
+(from the campaign's LIST, cachedlock.py), so the moment it is allowed it knows whether the Lease
+has expired and takes it at once. What it is allowed to take, and which held shards it hands over, is decided every
 retry period by the rebalancing rule (rebalance.py) from one LIST of the Leases (leases.py): under
 its quota it campaigns for free shards, above it it hands shards over to a member under its quota,
 and a shard free for `takeover_delay` is anyone's.
@@ -32,12 +32,14 @@ from jobflow_controller.leaderelection import (
     Clock,
     LeaderCallbacks,
     LeaderElectionConfig,
+    LeaderElectionRecord,
     LeaderElector,
     LeaderMetrics,
     RealClock,
     ResourceLock,
 )
 
+from .cachedlock import CachedReadLock
 from .leases import LeaseObserver, Observation, member_lease_name, shard_lease_name
 from .rebalance import View, plan
 
@@ -53,7 +55,8 @@ __all__ = ["LeaseAccess", "RunShard", "ShardCampaign", "shard_lease_name"]
 
 
 class LeaseAccess:
-    """The campaign's reads and deletes of the namespace's Leases (the manager gives the client)."""
+    """The campaign's reads and deletes of the namespace's Leases (the manager gives the client), and
+    `to_record`, a Lease's spec as a leader-election record (kube/lease_lock.py's conversion)."""
 
     def __init__(
         self,
@@ -61,11 +64,13 @@ class LeaseAccess:
         list_leases: Callable[[], list[Mapping[str, Any]]],
         delete_lease: Callable[[str, str], None],
         member_lock: ResourceLock,
+        to_record: Callable[[Mapping[str, Any]], LeaderElectionRecord],
     ) -> None:
         self.base = base
         self.list_leases = list_leases
         self.delete_lease = delete_lease
         self.member_lock = member_lock
+        self.to_record = to_record
 
 
 class ShardCampaign:
@@ -110,6 +115,8 @@ class ShardCampaign:
         self._allowed: frozenset[int] = frozenset()
         self._releases = {shard: threading.Event() for shard in range(shards)}
         self._electors: dict[int, LeaderElector] = {}
+        #: Lease name -> spec, from the last LIST (the standby electors read it: cachedlock.py).
+        self._specs: dict[str, Mapping[str, Any]] = {}
         self._member_up = threading.Event()
         #: The last view the rule was applied to (for logs and tests).
         self.last_view: View | None = None
@@ -123,6 +130,10 @@ class ShardCampaign:
     def may_acquire(self, shard: int) -> bool:
         with self._mu:
             return shard in self._allowed
+
+    def _cached_spec(self, name: str) -> Mapping[str, Any] | None:
+        with self._mu:
+            return self._specs.get(name)
 
     def check(self, max_tolerable_expired_lease: float) -> None:
         """The healthz watchdog over every shard: raises if a held Lease has gone unrenewed too long."""
@@ -139,6 +150,9 @@ class ShardCampaign:
         except Exception as err:  # noqa: BLE001 - an unread view changes nothing; the next tick retries
             log.warning("cannot list the shards' Leases", error=str(err))
             return
+        specs = {str((lease.get("metadata") or {}).get("name") or ""): lease.get("spec") or {} for lease in leases}
+        with self._mu:
+            self._specs = specs
         seen = self._observer.observe(leases, self._clock.now(), self._clock.wall())
         view = self._view(seen)
         held = self.held()
@@ -259,8 +273,15 @@ class ShardCampaign:
                         unit_done.wait()
                     elector_stop.set()
 
+        lock = CachedReadLock(
+            self._lock_for(shard),
+            self._name_for(shard),
+            cached=self._cached_spec,
+            use_api=lambda: self.may_acquire(shard),
+            to_record=self._leases.to_record,
+        )
         config = LeaderElectionConfig(
-            lock=self._lock_for(shard),
+            lock=lock,
             callbacks=LeaderCallbacks(on_started_leading=started_leading, on_stopped_leading=_noop),
             lease_duration=self._lease_duration,
             renew_deadline=self._renew_deadline,

@@ -21,7 +21,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "leaderelection"
 
 from leaderelection_fakes import FakeClock, FakeLeaseServer, FakeLock
 
-from jobflow_controller.kube.lease_lock import leader_election_record_to_lease_spec
+from jobflow_controller.kube.lease_lock import (
+    leader_election_record_to_lease_spec,
+    lease_spec_to_leader_election_record,
+)
 from jobflow_controller.leaderelection import LeaderElectionRecord
 from jobflow_controller.sharding import LeaseAccess, ShardCampaign, member_lease_name, shard_lease_name
 
@@ -123,7 +126,7 @@ class Replica:
             lock_for=lambda shard: self.locks[shard],
             run_shard=self._run_shard,
             name_for=lambda shard: shard_lease_name(BASE, shard),
-            leases=LeaseAccess(BASE, cluster.list_leases, cluster.delete, member),
+            leases=LeaseAccess(BASE, cluster.list_leases, cluster.delete, member, lease_spec_to_leader_election_record),
             lease_duration=LEASE,
             renew_deadline=RENEW,
             retry_period=RETRY,
@@ -206,7 +209,7 @@ def test_preferred_shard_outside_the_range_is_refused(cluster: Cluster) -> None:
             lock_for=lambda s: FakeLock(),
             run_shard=lambda *a: None,
             name_for=str,
-            leases=LeaseAccess(BASE, cluster.list_leases, cluster.delete, member),
+            leases=LeaseAccess(BASE, cluster.list_leases, cluster.delete, member, lease_spec_to_leader_election_record),
         )
 
 
@@ -324,3 +327,15 @@ def test_on_stop_every_unit_stops_before_its_lease_is_released_and_the_membershi
         assert cluster.holder(shard) == ""
     assert f"deleted {member_lease_name(BASE, 'a')}" in journal
     assert replica.held() == frozenset()
+
+
+def test_standby_electors_read_their_leases_from_the_campaigns_list_not_the_api(
+    cluster: Cluster, replicas: list[Replica]
+) -> None:
+    first = start(replicas, Replica(cluster, "a"))
+    second = start(replicas, Replica(cluster, "b"))
+    assert run_until(cluster, lambda: len(first.held()) + len(second.held()) == SHARDS and len(second.held()) == 1)
+    standby = {s: second.locks[s] for s in range(SHARDS) if s not in second.held()}
+    before = {s: lock.ops.count("get") for s, lock in standby.items()}
+    cluster.advance(6 * RETRY)
+    assert {s: lock.ops.count("get") for s, lock in standby.items()} == before
