@@ -122,7 +122,7 @@ class LeaderElectionConfig:
     watch_dog: HealthzAdaptor | None = None
     release_on_cancel: bool = False
     name: str = ""
-    may_acquire: Callable[[], bool] | None = None
+    may_acquire: Callable[[], bool] = lambda: True
 
 
 def nanos(seconds: float) -> int:

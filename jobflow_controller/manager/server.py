@@ -100,7 +100,7 @@ class Manager:
         config = build_config(options.kubeconfig, options.master)
         self._user_agent = default_user_agent()
         self._request_metrics = RestClientMetrics(self.registry)
-        client = functools.partial(
+        self._client = client = functools.partial(
             RestClient,
             config,
             qps=options.kube_api_qps,
@@ -108,7 +108,6 @@ class Manager:
             user_agent=self._user_agent,
             metrics=self._request_metrics,
         )
-        self._client = client
         self.rest = client(cancel=self.hard_stop)
         # Events are recorded by the controllers but sent by the broadcaster's own thread; they
         # must still go out after the hard stop (the graceful exit flushes them), so they use a
@@ -135,10 +134,7 @@ class Manager:
         if options.shards == 0:
             self.controllers = self._process_controllers(client)
         else:
-            self.shard_units = ShardUnits(self.registry)
-            # One informer per resource for the replica, shared by its units (no JobFlow resync
-            # here: each unit's own informers replay their JobFlows every --resync-period).
-            self.shard_sources = SharedSources(VolcanoInformerFactory(self.clientset), self.stop)
+            self._sharded_parts()
         self.registry.register(MemoryCollector(self._memory_sizes))
         # The one Lease of the process has a watchdog (on /livez); with --shards, /livez asks the campaign.
         leased = options.leader_elect and not options.shards
@@ -151,6 +147,12 @@ class Manager:
             shutdown=self._not_stopping,
         )
         self.endpoints.templates = template_getter(self.clientset)  # docs/templates.md
+
+    def _sharded_parts(self) -> None:
+        self.shard_units = ShardUnits(self.registry)
+        # One informer per resource for the replica, shared by its units (no JobFlow resync here:
+        # each unit's own informers replay their JobFlows every --resync-period).
+        self.shard_sources = SharedSources(VolcanoInformerFactory(self.clientset), self.stop)
 
     def _process_controllers(self, client: Callable[..., RestClient]) -> list[Controller]:
         """The controllers of the process (without --shards).

@@ -240,39 +240,7 @@ class ShardCampaign:
         """One run of the elector for `shard`: acquire, run the unit, until lost, handed over or `stop`."""
         release = self._releases[shard]
         release.clear()
-        elector_stop = threading.Event()
-        unit_stop = threading.Event()
-        unit_started = threading.Event()
-        unit_done = threading.Event()
-        lost_it = threading.Event()
-
-        def started_leading(lost: threading.Event) -> None:
-            unit_started.set()
-            try:
-                if unit_stop.is_set() or lost.is_set():
-                    return  # won just as the process began to stop (or lost already): run nothing
-                with self._mu:
-                    self._held.add(shard)
-                log.info("shard acquired", shard=shard)
-                self._run_shard(shard, unit_stop, lost)
-            finally:
-                if lost.is_set() and not unit_stop.is_set():
-                    lost_it.set()
-                with self._mu:
-                    self._held.discard(shard)
-                unit_done.set()
-                log.info("shard unit stopped", shard=shard, lost=lost_it.is_set(), handed_over=release.is_set())
-
-        def release_when_unit_done() -> None:
-            # The elector releases the Lease when its stop is set, so set it only once the unit
-            # that the Lease guards has stopped: a successor must never overlap our last syncs.
-            while not elector_stop.is_set():
-                if stop.wait(STOP_POLL) or release.is_set():
-                    unit_stop.set()
-                    if unit_started.is_set():
-                        unit_done.wait()
-                    elector_stop.set()
-
+        term = _Term(shard, stop, release, self._run_shard, self._held_changed)
         lock = CachedReadLock(
             self._lock_for(shard),
             self._name_for(shard),
@@ -282,7 +250,7 @@ class ShardCampaign:
         )
         config = LeaderElectionConfig(
             lock=lock,
-            callbacks=LeaderCallbacks(on_started_leading=started_leading, on_stopped_leading=_noop),
+            callbacks=LeaderCallbacks(on_started_leading=term.started_leading, on_stopped_leading=_noop),
             lease_duration=self._lease_duration,
             renew_deadline=self._renew_deadline,
             retry_period=self._retry_period,
@@ -293,15 +261,15 @@ class ShardCampaign:
         elector = LeaderElector(config, clock=self._clock, metrics=self._metrics)
         with self._mu:
             self._electors[shard] = elector
-        watcher = threading.Thread(target=release_when_unit_done, name=f"shard-{shard}-release", daemon=True)
+        watcher = threading.Thread(target=term.release_when_unit_done, name=f"shard-{shard}-release", daemon=True)
         watcher.start()
         try:
-            elector.run(elector_stop)
+            elector.run(term.elector_stop)
         finally:
-            if unit_started.is_set():
+            if term.unit_started.is_set():
                 # Lost: the unit is stopping hard; the next term may begin only once it has.
-                unit_done.wait()
-            elector_stop.set()
+                term.unit_done.wait()
+            term.elector_stop.set()
             watcher.join()
             with self._mu:
                 if self._electors.get(shard) is elector:
@@ -309,8 +277,64 @@ class ShardCampaign:
                 if release.is_set():
                     # Handed over: not ours to take again until the next view says so.
                     self._allowed = self._allowed - {shard}
-        if lost_it.is_set() and not stop.is_set():
+        if term.lost_it.is_set() and not stop.is_set():
             log.warning("shard lost", shard=shard)
+
+    def _held_changed(self, shard: int, held: bool) -> None:
+        with self._mu:
+            if held:
+                self._held.add(shard)
+            else:
+                self._held.discard(shard)
+
+
+class _Term:
+    """One term of a shard's elector: the unit it runs, and the order in which it ends."""
+
+    def __init__(
+        self,
+        shard: int,
+        stop: threading.Event,
+        release: threading.Event,
+        run_shard: RunShard,
+        held_changed: Callable[[int, bool], None],
+    ) -> None:
+        self.shard = shard
+        self.stop = stop
+        self.release = release
+        self._run_shard = run_shard
+        self._held_changed = held_changed
+        self.elector_stop = threading.Event()
+        self.unit_stop = threading.Event()
+        self.unit_started = threading.Event()
+        self.unit_done = threading.Event()
+        self.lost_it = threading.Event()
+
+    def started_leading(self, lost: threading.Event) -> None:
+        shard = self.shard
+        self.unit_started.set()
+        try:
+            if self.unit_stop.is_set() or lost.is_set():
+                return  # won just as the process began to stop (or lost already): run nothing
+            self._held_changed(shard, True)
+            log.info("shard acquired", shard=shard)
+            self._run_shard(shard, self.unit_stop, lost)
+        finally:
+            if lost.is_set() and not self.unit_stop.is_set():
+                self.lost_it.set()
+            self._held_changed(shard, False)
+            self.unit_done.set()
+            log.info("shard unit stopped", shard=shard, lost=self.lost_it.is_set(), handed_over=self.release.is_set())
+
+    def release_when_unit_done(self) -> None:
+        """The elector releases the Lease when its stop is set, so set it only once the unit that the
+        Lease guards has stopped: a successor must never overlap our last syncs."""
+        while not self.elector_stop.is_set():
+            if self.stop.wait(STOP_POLL) or self.release.is_set():
+                self.unit_stop.set()
+                if self.unit_started.is_set():
+                    self.unit_done.wait()
+                self.elector_stop.set()
 
 
 def _noop() -> None:
