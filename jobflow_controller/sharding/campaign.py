@@ -45,8 +45,10 @@ from .rebalance import View, plan
 
 log = structlog.get_logger(__name__)
 
-#: How often a term's release watcher looks at the campaign's stop and release events.
+#: How often the rebalancer, before it has joined, looks at the stop event.
 STOP_POLL = 0.05
+#: How often an idle term's release watcher wakes on its own (a release or the stop wakes it at once).
+WAKE_POLL = 1.0
 
 #: run_shard(shard, stop, lost): run the shard's unit until `stop` (drain) or `lost` (hard stop).
 RunShard = Callable[[int, threading.Event, threading.Event], None]
@@ -114,6 +116,8 @@ class ShardCampaign:
         self._held: set[int] = set()
         self._allowed: frozenset[int] = frozenset()
         self._releases = {shard: threading.Event() for shard in range(shards)}
+        # Set with a release and on the stop, so a term's watcher need not poll.
+        self._wakes = {shard: threading.Event() for shard in range(shards)}
         self._electors: dict[int, LeaderElector] = {}
         #: Lease name -> spec, from the last LIST (the standby electors read it: cachedlock.py).
         self._specs: dict[str, Mapping[str, Any]] = {}
@@ -162,6 +166,7 @@ class ShardCampaign:
         for shard in sorted(decided.release):
             log.info("handing shard over", shard=shard, members=len(view.members), held=sorted(held))
             self._releases[shard].set()
+            self._wakes[shard].set()
         self.last_view = view
         for name, uid in seen.stale_members:
             try:
@@ -193,6 +198,9 @@ class ShardCampaign:
         ]
         for thread in threads:
             thread.start()
+        stop.wait()
+        for wake in self._wakes.values():
+            wake.set()
         for thread in threads[1:]:
             thread.join()
         member_stop.set()  # the membership goes last: held shards were released above
@@ -238,9 +246,11 @@ class ShardCampaign:
 
     def _term(self, shard: int, stop: threading.Event) -> None:
         """One run of the elector for `shard`: acquire, run the unit, until lost, handed over or `stop`."""
-        release = self._releases[shard]
+        release, wake = self._releases[shard], self._wakes[shard]
         release.clear()
-        term = _Term(shard, stop, release, self._run_shard, self._held_changed)
+        if not stop.is_set():
+            wake.clear()
+        term = _Term(shard, stop, release, wake, self._run_shard, self._held_changed)
         lock = CachedReadLock(
             self._lock_for(shard),
             self._name_for(shard),
@@ -296,12 +306,14 @@ class _Term:
         shard: int,
         stop: threading.Event,
         release: threading.Event,
+        wake: threading.Event,
         run_shard: RunShard,
         held_changed: Callable[[int, bool], None],
     ) -> None:
         self.shard = shard
         self.stop = stop
         self.release = release
+        self.wake = wake
         self._run_shard = run_shard
         self._held_changed = held_changed
         self.elector_stop = threading.Event()
@@ -330,7 +342,8 @@ class _Term:
         """The elector releases the Lease when its stop is set, so set it only once the unit that the
         Lease guards has stopped: a successor must never overlap our last syncs."""
         while not self.elector_stop.is_set():
-            if self.stop.wait(STOP_POLL) or self.release.is_set():
+            self.wake.wait(WAKE_POLL)
+            if self.stop.is_set() or self.release.is_set():
                 self.unit_stop.set()
                 if self.unit_started.is_set():
                     self.unit_done.wait()

@@ -32,8 +32,10 @@ from informers import (
 )
 from informers.listwatch import EventType
 
-#: How often a waiting LIST or WATCH looks at its stop event.
+#: How often a LIST waiting for the sources looks at its stop event.
 POLL = 0.1
+#: How often an idle WATCH looks at the unit's stop event (stopping the watch wakes it at once).
+WATCH_POLL = 1.0
 
 Owns = Callable[[Any], bool]
 
@@ -67,6 +69,10 @@ class _Subscription:
         with self._cond:
             self.closed = True
             self._keys.clear()
+            self._cond.notify_all()
+
+    def wake(self) -> None:
+        with self._cond:
             self._cond.notify_all()
 
 
@@ -218,7 +224,7 @@ class _LocalWatch:
 
     def __iter__(self) -> Iterator[WatchEvent]:
         while not (self._stopped.is_set() or self._sub.closed or self._view.stopped()):
-            key = self._sub.pop(POLL)
+            key = self._sub.pop(WATCH_POLL)
             if key is None:
                 continue
             event = self._view.event_for(key)
@@ -227,3 +233,4 @@ class _LocalWatch:
 
     def stop(self) -> None:
         self._stopped.set()
+        self._sub.wake()
