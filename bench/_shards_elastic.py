@@ -24,7 +24,7 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
-from e2e_helpers import FAST_LEASE_FLAGS, ControllerProcess, balanced_namespaces
+from e2e_helpers import ControllerProcess, balanced_namespaces
 from faults import LISTED, JobLog
 
 from bench._common import (
@@ -49,6 +49,16 @@ from tests.e2e.jobflows import chain, flow
 SHARDS = 12
 NAMESPACES_PER_SHARD = 2
 SCRIPT = "Pending:0s,Running:0s,Completed"
+#: Leases of 8 s renewed within 6 s, tried every second: twice the e2e tests' fast flags. With twelve
+#: shards a replica renews twelve Leases a retry period; at 0.5 s and a 3 s deadline a replica on this
+#: shared, loaded machine missed renewals (a lost shard and a takeover each time).
+LEASE_FLAGS = (
+    "--leader-elect=true",
+    "--leader-elect-lease-duration=8s",
+    "--leader-elect-renew-deadline=6s",
+    "--leader-elect-retry-period=1s",
+    "--leader-elect-resource-namespace=default",
+)
 CLIENT_FLAGS = ("--kube-api-qps=1000", "--kube-api-burst=2000", "--worker-threads=3")
 CREATE_WORKERS = 8
 POLL_SECONDS = 2.0
@@ -71,7 +81,7 @@ class _Run:
         watchdog.on_timeout(self.simulator.stop)
 
     def start_replica(self) -> ControllerProcess:
-        flags = (*FAST_LEASE_FLAGS, *CLIENT_FLAGS, f"--leader-elect-resource-name={self.base}", f"--shards={SHARDS}")
+        flags = (*LEASE_FLAGS, *CLIENT_FLAGS, f"--leader-elect-resource-name={self.base}", f"--shards={SHARDS}")
         proc = ControllerProcess(str(self.plane.kubeconfig_path), self.logs, *flags, name=f"r{len(self.procs)}")
         self.watchdog.on_timeout(proc.stop)
         self.procs.append(proc)
@@ -122,6 +132,8 @@ def _per_replica(proc: ControllerProcess, cpu0: float, cpu_end: float | None) ->
         "shards_held_at_end": int(proc.metric("jobflow_controller_shards_held")) if alive else 0,
         "cpu_seconds_run": round((cpu_end if cpu_end is not None else cpu_seconds(proc.popen.pid)) - cpu0, 2),
         "peak_rss_mib": round(proc_status_kib(proc.popen.pid, "VmHWM") / 1024, 1) if alive else None,
+        "shards_lost": proc.log().count("lost=True"),
+        "shards_handed_over": proc.log().count("handed_over=True"),
         "jobflow_syncs": int(proc.metric("workqueue_adds_total", name="jobflow")) if alive else None,
         "posts_created": int(proc.metric("rest_client_requests_total", method="POST", code="201")) if alive else None,
     }
