@@ -41,11 +41,9 @@ class CachedReadLock:
         self._to_record = to_record
         # True from our write of a record naming us until our write of one that does not (a release).
         self._ours = False
-        self.api_reads = 0
 
     def get(self) -> tuple[LeaderElectionRecord, bytes]:
         if self._ours or self._use_api():
-            self.api_reads += 1
             return self._inner.get()
         spec = self._cached(self._name)
         if spec is None:
@@ -53,7 +51,6 @@ class CachedReadLock:
         record = self._to_record(spec)
         if record.holder_identity == self._inner.identity():
             # A list older than our own release: the elector would take itself for the holder.
-            self.api_reads += 1
             return self._inner.get()
         return record, record.raw()
 

@@ -122,8 +122,6 @@ class ShardCampaign:
         #: Lease name -> spec, from the last LIST (the standby electors read it: cachedlock.py).
         self._specs: dict[str, Mapping[str, Any]] = {}
         self._member_up = threading.Event()
-        #: The last view the rule was applied to (for logs and tests).
-        self.last_view: View | None = None
 
     # -- what the manager reads -------------------------------------------------------------------
     def held(self) -> frozenset[int]:
@@ -167,7 +165,6 @@ class ShardCampaign:
             log.info("handing shard over", shard=shard, members=len(view.members), held=sorted(held))
             self._releases[shard].set()
             self._wakes[shard].set()
-        self.last_view = view
         for name, uid in seen.stale_members:
             try:
                 self._leases.delete_lease(name, uid)
