@@ -9,7 +9,7 @@ holds; the units share the replica's informers and each sees only its shard (`fi
 """
 
 from .campaign import LeaseAccess, ShardCampaign
-from .filter import ShardFilter, ShardListerWatcher
+from .filter import ShardFilter
 from .hash import fnv32a, ordinal_from_name, shard_for_namespace
 from .leases import LeaseObserver, member_lease_name, shard_lease_name
 from .rebalance import Plan, View, plan, quotas
@@ -20,7 +20,6 @@ __all__ = [
     "Plan",
     "ShardCampaign",
     "ShardFilter",
-    "ShardListerWatcher",
     "View",
     "fnv32a",
     "member_lease_name",
