@@ -14,11 +14,16 @@ run, and its requests to the API server (``rest_client_requests_total``). One CP
 runs everything (API server, etcd, simulator, N controllers), so N replicas do not get N times the
 CPU: the figure to read is the per-replica RSS, and throughput only says sharding costs nothing.
 
+Then the elastic scenario (bench/_shards_elastic.py): ``--shards=12`` over 1, then 3 replicas that
+settle on their quotas, then 3 replicas of which one is SIGKILLed and another started mid-run.
+``--scenario static|elastic`` runs one part only, ``--jobflows N`` sizes the elastic part.
+
 Prints one JSON document on stdout, progress on stderr; a watchdog fails it after ``TIME_LIMIT``.
 """
 
 from __future__ import annotations
 
+import argparse
 import sys
 import tempfile
 import time
@@ -49,6 +54,7 @@ from bench._common import (  # noqa: E402
     simulator_process,
     wait_until,
 )
+from bench._shards_elastic import elastic  # noqa: E402
 from jobflow_controller.apis import jobflow as jf  # noqa: E402
 from jobflow_controller.kube.clientset import Clientset  # noqa: E402
 from jobflow_controller.sharding import shard_for_namespace  # noqa: E402
@@ -63,7 +69,9 @@ CREATE_WORKERS = 8
 #: How often the JobFlows are listed to count the Succeeded ones (a LIST of 300 costs the API server).
 POLL_SECONDS = 2.0
 RUN_TIMEOUT = 600.0
-TIME_LIMIT = 2700.0
+TIME_LIMIT = 3600.0
+#: The elastic scenario's size (issue 47); `--jobflows` runs it smaller.
+ELASTIC_JOBFLOWS = 3000
 
 
 def run_once(replicas: int, watchdog: Watchdog) -> dict[str, Any]:
@@ -151,6 +159,10 @@ def run_once(replicas: int, watchdog: Watchdog) -> dict[str, Any]:
 
 
 def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--scenario", choices=("static", "elastic", "all"), default="all")
+    parser.add_argument("--jobflows", type=int, default=ELASTIC_JOBFLOWS, help="the elastic scenario's JobFlows")
+    args = parser.parse_args()
     watchdog = Watchdog(TIME_LIMIT, "bench/shards.py")
     result: dict[str, Any] = {
         "benchmark": "shards",
@@ -165,8 +177,11 @@ def main() -> None:
         "runs": [],
     }
     try:
-        for replicas in REPLICAS:
-            result["runs"].append(run_once(replicas, watchdog))
+        if args.scenario in ("static", "all"):
+            for replicas in REPLICAS:
+                result["runs"].append(run_once(replicas, watchdog))
+        if args.scenario in ("elastic", "all"):
+            result["elastic"] = elastic(args.jobflows, watchdog)
     except BenchError as err:
         log(f"ERROR: {err}")
         sys.exit(1)

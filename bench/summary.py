@@ -113,6 +113,40 @@ def _memories_not_back(doc: Doc) -> float | None:
     return float(sum(1 for ok in back.values() if not ok)) if isinstance(back, dict) else None
 
 
+def _shards_figures() -> list[Figure]:
+    """bench/shards.py's elastic scenario (issue 47): 12 shards over replicas that come and go."""
+    elastic = "elastic"
+    return [
+        Figure("shards", "elastic: CPU of 3 replicas / 1", _field(elastic, "cpu_three_replicas_vs_one"), at_most=1.15),
+        Figure(
+            "shards",
+            "elastic: least share of syncs",
+            _field(elastic, "share_of_syncs_pct_min_max", 0),
+            " %",
+            at_least=28.0,
+        ),
+        Figure(
+            "shards",
+            "elastic: largest share of syncs",
+            _field(elastic, "share_of_syncs_pct_min_max", 1),
+            " %",
+            at_most=38.0,
+        ),
+        Figure(
+            "shards",
+            "elastic churn: creates per Job name",
+            _field(elastic, "churn_max_creates_per_job_name"),
+            at_most=1,
+        ),
+        Figure(
+            "shards",
+            "elastic churn: every shard held again",
+            _field(elastic, "churn_seconds_to_every_shard_held"),
+            " s",
+        ),
+    ]
+
+
 def _soak_and_scale_figures() -> list[Figure]:
     """bench/soak.py's and bench/scale.py's verdicts (issue 25)."""
     return [
@@ -387,6 +421,7 @@ FIGURES: tuple[Figure, ...] = (
         at_most=10000.0,
     ),
     *_soak_and_scale_figures(),
+    *_shards_figures(),
     *_ui_scale_figures(),
     # bench/versus.py against upstream's Go controllers (issue 38), when their build is there.
     Figure(

@@ -206,11 +206,15 @@ class VolcanoInformerFactory:
         *,
         custom_resync: Mapping[Hashable, float] | None = None,
         wrap_lister_watcher: Callable[[ListerWatcher], ListerWatcher] | None = None,
+        transform_objects: bool = True,
     ) -> None:
-        """`wrap_lister_watcher`, if given, wraps every informer's ListerWatcher (a shard's filter)."""
+        """`wrap_lister_watcher`, if given, wraps (or replaces) every informer's ListerWatcher (a shard
+        unit's view of the replica's shared informers); `transform_objects=False` caches objects as
+        they come, for informers fed from another informer's cache (transformed there already)."""
         self.clientset = clientset
         self.namespace = namespace
         self._wrap_lister_watcher = wrap_lister_watcher
+        self._transform_objects = transform_objects
         self._factory = SharedInformerFactory(resync_period, custom_resync=custom_resync)
         self._transform = default_transform()
         # Pods keep only what probes read, then share the one interner with the other resources.
@@ -231,7 +235,9 @@ class VolcanoInformerFactory:
             if resource == resources.JOBS:
                 indexers[BY_CREATED_BY_JOB_FLOW] = label_index_func(constants.CREATED_BY_JOB_FLOW)
                 indexers[BY_CREATED_BY_JOB_TEMPLATE] = label_index_func(constants.CREATED_BY_JOB_TEMPLATE)
-            transform = self._pod_transform if resource == resources.PODS else self._transform
+            transform: TransformFunc | None = self._pod_transform if resource == resources.PODS else self._transform
+            if not self._transform_objects:
+                transform = None
             return SharedIndexInformer(lw, resync, indexers=indexers, name=resource.group_resource, transform=transform)
 
         return self._factory.informer_for(resource, new)

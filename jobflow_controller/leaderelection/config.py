@@ -107,6 +107,11 @@ class LeaderElectionConfig:
     it only if everything guarded by the lease has finished before the stop event is set;
     otherwise two processes may act at once. `name` labels the metrics and the health error.
     `watch_dog` is tied to the elector by `run_or_die`, as in client-go.
+
+    `may_acquire` (ours, not client-go's): asked before every attempt to take a Lease this
+    candidate does not hold; False makes the attempt fail quietly while the record is still read
+    and its changes timed, so a candidate that is later allowed takes an expired Lease at once
+    (the elastic shards' quota, sharding/rebalance.py). Renewals are never gated.
     """
 
     lock: ResourceLock
@@ -117,6 +122,7 @@ class LeaderElectionConfig:
     watch_dog: HealthzAdaptor | None = None
     release_on_cancel: bool = False
     name: str = ""
+    may_acquire: Callable[[], bool] = lambda: True
 
 
 def nanos(seconds: float) -> int:

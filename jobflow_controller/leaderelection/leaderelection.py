@@ -175,8 +175,7 @@ class LeaderElector:
                 logger.info("Failed to renew lease", lock=desc, err=err)
                 break
             if stop.is_set():
-                # Go's leading context is cancelled together with its parent: tell the guarded
-                # work to stop before we release the lease.
+                # Go's leading context is cancelled with its parent: stop the work, then release.
                 leading.set()
             if self._config.release_on_cancel:
                 self._release()
@@ -237,6 +236,8 @@ class LeaderElector:
             if not is_not_found(err):
                 logger.error("Error retrieving lease lock", lock=lock.describe(), err=str(err))
                 return False
+            if not self._config.may_acquire():
+                return False  # not ours to create now
             _, err = _attempt(partial(lock.create, record))
             if err is not None:
                 logger.error("Error initially creating lease lock", lock=lock.describe(), err=str(err))
@@ -257,6 +258,8 @@ class LeaderElector:
                 holder=old_record.holder_identity,
             )
             return False
+        if not self.is_leader() and not self._config.may_acquire():
+            return False  # not ours to take now (the gate; renewals are never gated)
 
         # 4. Ours to write: keep our acquire time when renewing, count a transition on takeover.
         record = self._successor(record, old_record)

@@ -3,6 +3,7 @@
 Without --shards, one Lease (--leader-elect-resource-name) decides which replica runs the
 controllers, as upstream's app/server.go does; losing it ends the process (`klog.Fatalf
 ("leaderelection lost")`). With --shards=N, one Lease per shard, each won and lost on its own
+and one membership Lease per replica, the shards spread over the live replicas
 (sharding/campaign.py). Either way the Lease is released only once the workers it guarded are
 done, so no two replicas ever write for one JobFlow at once.
 """
@@ -10,15 +11,17 @@ done, so no two replicas ever write for one JobFlow at once.
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from contextlib import AbstractContextManager
+from typing import Any
 
 import structlog
 from prometheus_client import CollectorRegistry
 
 from jobflow_controller.framework import IN_FLIGHT_SYNC_GRACE
+from jobflow_controller.kube.clientset import ResourceClient
 from jobflow_controller.kube.leader_election_client import leader_election_locks
-from jobflow_controller.kube.lease_lock import LeaseLock
+from jobflow_controller.kube.lease_lock import LeaseLock, lease_spec_to_leader_election_record
 from jobflow_controller.kube.rest import RestClient
 from jobflow_controller.leaderelection import (
     HealthzAdaptor,
@@ -30,7 +33,7 @@ from jobflow_controller.leaderelection import (
 )
 from jobflow_controller.leaderelection.resourcelock import EventRecorder
 from jobflow_controller.manager.config import Options
-from jobflow_controller.sharding import ShardCampaign, shard_lease_name
+from jobflow_controller.sharding import LeaseAccess, ShardCampaign, member_lease_name, shard_lease_name
 from jobflow_controller.sharding.campaign import RunShard
 
 log = structlog.get_logger("jobflow_controller.manager")
@@ -107,21 +110,35 @@ def _election_config(
 def shard_campaign(
     o: Options,
     lock_for: Callable[[str], LeaseLock],
+    identity: str,
+    lease_client: ResourceClient,
     preferred: int | None,
     run_shard: RunShard,
     registry: CollectorRegistry,
 ) -> ShardCampaign:
-    """The campaign for every shard's Lease; each one held runs `run_shard` until it is lost."""
+    """The campaign for the shards' Leases, with this replica's membership Lease; each shard held
+    runs `run_shard` until it is lost or handed over. `lease_client` lists and deletes the Leases
+    of --leader-elect-resource-namespace (the membership and the rebalancing read them)."""
+    base = o.leader_elect_resource_name
 
     def lease_name(shard: int) -> str:
-        return shard_lease_name(o.leader_elect_resource_name, shard)
+        return shard_lease_name(base, shard)
 
+    def list_leases() -> list[Mapping[str, Any]]:
+        return list(lease_client.list())
+
+    def delete_lease(name: str, uid: str) -> None:
+        lease_client.delete(name, uid=uid or None)
+
+    member = lock_for(member_lease_name(base, identity))
+    leases = LeaseAccess(base, list_leases, delete_lease, member, lease_spec_to_leader_election_record)
     return ShardCampaign(
         o.shards,
         preferred,
         lock_for=lambda shard: lock_for(lease_name(shard)),
         run_shard=run_shard,
         name_for=lease_name,
+        leases=leases,
         lease_duration=o.leader_elect_lease_duration,
         renew_deadline=o.leader_elect_renew_deadline,
         retry_period=o.leader_elect_retry_period,

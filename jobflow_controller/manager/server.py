@@ -57,7 +57,7 @@ from jobflow_controller.manager.endpoints import Endpoints, StartupError
 from jobflow_controller.manager.healthz import split_address
 from jobflow_controller.manager.memory_trim import start_memory_trim
 from jobflow_controller.manager.metrics import MemoryCollector, RestClientMetrics
-from jobflow_controller.manager.shards import ShardUnit, ShardUnits, preferred_shard
+from jobflow_controller.manager.shards import ShardUnit, ShardUnits, SharedSources, preferred_shard
 from jobflow_controller.manager.stops import set_when_any
 from jobflow_controller.record import EventBroadcaster
 from jobflow_controller.sharding import ShardCampaign
@@ -69,6 +69,9 @@ log = structlog.get_logger("jobflow_controller.manager")
 #: (docs/triggers.md, "Limits").
 TRIGGER_QPS = 20.0
 TRIGGER_BURST = 40
+#: The sharded campaign's client: one LIST of the Leases a retry period, stale member Leases' deletes.
+LEASE_QPS = 5.0
+LEASE_BURST = 10
 #: How long past the lease a leader may fail to renew before /livez reports it (client-go's 20 s).
 LEADER_HEALTHZ_TIMEOUT = 20.0
 
@@ -97,7 +100,7 @@ class Manager:
         config = build_config(options.kubeconfig, options.master)
         self._user_agent = default_user_agent()
         self._request_metrics = RestClientMetrics(self.registry)
-        client = functools.partial(
+        self._client = client = functools.partial(
             RestClient,
             config,
             qps=options.kube_api_qps,
@@ -127,10 +130,11 @@ class Manager:
         #: With --shards, the units of the shards held now (the controllers above stay empty).
         self.shard_units: ShardUnits | None = None
         self.campaign: ShardCampaign | None = None
+        self.shard_sources: SharedSources | None = None
         if options.shards == 0:
             self.controllers = self._process_controllers(client)
         else:
-            self.shard_units = ShardUnits(self.registry)
+            self._sharded_parts()
         self.registry.register(MemoryCollector(self._memory_sizes))
         # The one Lease of the process has a watchdog (on /livez); with --shards, /livez asks the campaign.
         leased = options.leader_elect and not options.shards
@@ -143,6 +147,12 @@ class Manager:
             shutdown=self._not_stopping,
         )
         self.endpoints.templates = template_getter(self.clientset)  # docs/templates.md
+
+    def _sharded_parts(self) -> None:
+        self.shard_units = ShardUnits(self.registry)
+        # One informer per resource for the replica, shared by its units (no JobFlow resync here:
+        # each unit's own informers replay their JobFlows every --resync-period).
+        self.shard_sources = SharedSources(VolcanoInformerFactory(self.clientset), self.stop)
 
     def _process_controllers(self, client: Callable[..., RestClient]) -> list[Controller]:
         """The controllers of the process (without --shards).
@@ -211,9 +221,11 @@ class Manager:
         )
 
     def _new_unit(self, shard: int) -> ShardUnit:
+        assert self.shard_sources is not None  # sharded mode only
         return ShardUnit(
             shard,
             new_client=self._shard_client,
+            sources=self.shard_sources,
             options=self.options,
             recorder=self.recorder,
             jobflow_metrics=self._jobflow_metrics,
@@ -311,10 +323,18 @@ class Manager:
             self._run_shard(self.preferred_shard, self.stop, threading.Event())
             return
         identity = default_identity()
-        with leader_locks(o, self.rest, self.recorder, identity) as lock_for:
-            self.campaign = shard_campaign(o, lock_for, self.preferred_shard, self._run_shard, self.registry)
-            log.info("campaigning for shards", identity=identity, shards=o.shards, preferred=self.preferred_shard)
-            self.campaign.run(self.stop)
+        # The Leases are listed every retry period on a client of their own (not the controllers' budget).
+        lease_rest = self._client(qps=LEASE_QPS, burst=LEASE_BURST)
+        leases = Clientset(lease_rest).leases(o.leader_elect_resource_namespace)
+        try:
+            with leader_locks(o, self.rest, self.recorder, identity) as lock_for:
+                self.campaign = shard_campaign(
+                    o, lock_for, identity, leases, self.preferred_shard, self._run_shard, self.registry
+                )
+                log.info("campaigning for shards", identity=identity, shards=o.shards, preferred=self.preferred_shard)
+                self.campaign.run(self.stop)
+        finally:
+            lease_rest.close()
 
     def _run_shard(self, shard: int, stop: threading.Event, lost: threading.Event) -> None:
         assert self.shard_units is not None
@@ -330,6 +350,8 @@ class Manager:
         self.broadcaster.shutdown(timeout=5.0)
         self.endpoints.stop()
         self.factory.shutdown()
+        if self.shard_sources is not None:
+            self.shard_sources.shutdown()
         self.rest.close()
         self.event_rest.close()
         if self.trigger_rest is not None:

@@ -1,11 +1,13 @@
 """The sharded manager's parts: one controller unit per held shard (--shards=N; docs/operations.md).
 
-A unit is what the single-replica manager runs, cut down to one shard: its own informers (which
-cache only the shard's namespaces), queues and workers of both controllers, and its own client,
-whose cancel event is the unit's hard stop. Losing a shard's Lease therefore stops that unit's
-requests and syncs at once (nothing more is sent for the shard: its next holder may be writing
-already) while the process, its other units, the event broadcaster and the endpoints go on. All
-units share the process's QPS budget, event recorder and metrics.
+A unit is what the single-replica manager runs, cut down to one shard: informers that see only the
+shard's namespaces, queues and workers of both controllers, and its own client, whose cancel event
+is the unit's hard stop. Losing a shard's Lease therefore stops that unit's requests and syncs at
+once (nothing more is sent for the shard: its next holder may be writing already) while the
+process, its other units, the event broadcaster and the endpoints go on. All units share the
+process's QPS budget, event recorder and metrics, and its source informers (`SharedSources`): every
+object is listed, watched and decoded once per replica however many shards it holds, and a unit's
+informers are fed from those caches (sharding/fanout.py), so a takeover lists nothing from the API.
 """
 
 from __future__ import annotations
@@ -24,11 +26,13 @@ from jobflow_controller.jobflow.state.metrics import JobFlowMetrics
 from jobflow_controller.kube import resources
 from jobflow_controller.kube.clientset import Clientset
 from jobflow_controller.kube.informers import VolcanoInformerFactory
+from jobflow_controller.kube.resources import Resource
 from jobflow_controller.kube.rest import RestClient
 from jobflow_controller.manager.config import Options
 from jobflow_controller.manager.controllers import build_controllers, controller_option, run_controllers
 from jobflow_controller.manager.stops import set_when_any
-from jobflow_controller.sharding import ShardFilter, ShardListerWatcher, ordinal_from_name
+from jobflow_controller.sharding import ShardFilter, ordinal_from_name
+from jobflow_controller.sharding.fanout import LocalListerWatcher, Owns, SourceHub
 
 log = structlog.get_logger("jobflow_controller.manager")
 
@@ -50,6 +54,34 @@ def preferred_shard(options: Options, pod_name: str | None = None) -> int | None
     return ordinal
 
 
+class SharedSources:
+    """The replica's source informers, one per resource, made when a unit first asks for it."""
+
+    def __init__(self, factory: VolcanoInformerFactory, stop: threading.Event) -> None:
+        self._factory = factory
+        self._stop = stop
+        self._mu = threading.Lock()
+        self._hubs: dict[Resource, SourceHub] = {}
+
+    def hub(self, resource: Resource) -> SourceHub:
+        with self._mu:
+            hub = self._hubs.get(resource)
+            if hub is None:
+                hub = self._hubs[resource] = SourceHub(self._factory.informer_for_resource(resource))
+                self._factory.start(self._stop)
+            return hub
+
+    def view(self, resource: Resource, owns: Owns, stop: threading.Event) -> LocalListerWatcher:
+        return LocalListerWatcher([self.hub(resource)], owns, stop)
+
+    def hubs(self) -> dict[Resource, SourceHub]:
+        with self._mu:
+            return dict(self._hubs)
+
+    def shutdown(self) -> None:
+        self._factory.shutdown()
+
+
 class ShardUnit:
     """Both controllers for one shard: informers filtered to its namespaces, a client it can cancel."""
 
@@ -58,6 +90,7 @@ class ShardUnit:
         shard: int,
         *,
         new_client: NewClient,
+        sources: SharedSources,
         options: Options,
         recorder: object,
         jobflow_metrics: Callable[[], JobFlowMetrics],
@@ -70,15 +103,20 @@ class ShardUnit:
         self.hard_stop = threading.Event()
         self.rest = new_client(self.hard_stop)
         shard_filter = ShardFilter(shard, options.shards)
+        self.views: list[LocalListerWatcher] = []
 
         def only_this_shard(lw: ListerWatcher) -> ListerWatcher:
-            return ShardListerWatcher(lw, shard_filter)
+            # The API's ListerWatcher of the resource is replaced by a view of the replica's cache.
+            view = sources.view(getattr(lw, "resource"), shard_filter.owns, self.hard_stop)  # noqa: B009
+            self.views.append(view)
+            return view
 
         clientset = Clientset(self.rest)
         self.factory = VolcanoInformerFactory(
             clientset,
             custom_resync={resources.JOB_FLOWS: options.resync_period},
             wrap_lister_watcher=only_this_shard,
+            transform_objects=False,
         )
         opt = controller_option(
             clientset, self.factory, recorder, options, jobflow_metrics, queue_metrics, cron_metrics
@@ -101,6 +139,8 @@ class ShardUnit:
             self.hard_stop.set()
             unit_stop.set()
             self.factory.shutdown()
+            for view in self.views:
+                view.close()
             self.rest.close()
 
 

@@ -8,6 +8,7 @@ Go tool or a shell script can reproduce the assignment.
 
 from __future__ import annotations
 
+import functools
 import re
 
 _FNV32_OFFSET_BASIS = 0x811C9DC5
@@ -31,7 +32,13 @@ def shard_for_namespace(namespace: str, shards: int) -> int:
     """The shard of every object in `namespace`, out of `shards` (>= 1)."""
     if shards < 1:
         raise ValueError(f"shards must be at least 1, got {shards}")
-    return fnv32a(namespace.encode("utf-8")) % shards
+    return _namespace_hash(namespace) % shards
+
+
+@functools.lru_cache(maxsize=4096)
+def _namespace_hash(namespace: str) -> int:
+    """Every event routed to the shard units hashes its namespace: a cluster has few namespaces."""
+    return fnv32a(namespace.encode("utf-8"))
 
 
 def ordinal_from_name(name: str) -> int | None:

@@ -19,6 +19,7 @@ import uuid
 from collections import defaultdict
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from e2e_helpers import FAST_LEASE_FLAGS, LEASE_SECONDS, RETRY_SECONDS, ControllerProcess, balanced_namespaces, wait_for
@@ -240,3 +241,116 @@ def test_a_replica_that_loses_one_shards_lease_stops_that_shard_only_and_wins_it
         interval=0.2,
         what="shard 1 won back",
     )
+
+
+ELASTIC_SHARDS = 6
+
+
+def shards_held(proc: ControllerProcess) -> int:
+    return int(proc.metric("jobflow_controller_shards_held"))
+
+
+def test_elastic_shards_move_to_new_replicas_without_a_restart_and_a_killed_replicas_shards_are_taken(
+    kubeconfig: Path,
+    tmp_path: Path,
+    clientset: Clientset,
+    simulator: JobSimulator,
+    replicas: list[ControllerProcess],
+) -> None:
+    """Issue 47: six shards, one replica, then three (2 each, handed over gracefully), then one SIGKILLed
+    (its shards taken within a lease and a few retries: 3 each), then one SIGTERMed (its shards handed to
+    the last one at once). JobFlows created before, during each handover and after all Succeed, and no
+    Job is created twice."""
+    names = balanced_namespaces(f"el-{uuid.uuid4().hex[:6]}", ELASTIC_SHARDS, 1)
+    for name in names:
+        clientset.resource(NAMESPACES).create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}})
+    base = f"jf-{uuid.uuid4().hex[:6]}"
+    flags = (*FAST_LEASE_FLAGS, f"--leader-elect-resource-name={base}", f"--shards={ELASTIC_SHARDS}")
+
+    def start_replica() -> ControllerProcess:
+        proc = ControllerProcess(str(kubeconfig), tmp_path, *flags, name=f"elastic-{len(replicas)}")
+        replicas.append(proc)
+        return proc
+
+    batches: list[Any] = []
+
+    def create_batch(seed: int) -> None:
+        for index, ns in enumerate(names):
+            work = random_workload(seed * 100 + index, ns, 2, prefix=f"b{seed}-")
+            if seed == 0:
+                work.create(clientset)
+            else:
+                for doc in work.job_flows:
+                    clientset.job_flows(ns).create(doc)
+            batches.append(work)
+
+    job_log = JobLog(clientset.jobs().lister_watcher())
+    try:
+        first = start_replica()
+        wait_for(lambda: shards_held(first) == ELASTIC_SHARDS, 60, interval=0.2, what="one replica holds every shard")
+        create_batch(0)
+        second, third = start_replica(), start_replica()
+        create_batch(1)  # during the handover
+        wait_for(
+            lambda: [shards_held(p) for p in (first, second, third)] == [2, 2, 2],
+            60,
+            interval=0.2,
+            what="each of three replicas holds its quota of 2",
+        )
+        assert first.popen.poll() is None, "the first replica was restarted"
+        assert "lost=True" not in first.log() and "handed_over=True" in first.log()
+        members = [lease for lease in clientset.leases("default").list() if f"{base}-member-" in meta.name(lease)]
+        assert len(members) == 3
+
+        first.signal(signal.SIGKILL)
+        killed_at = time.monotonic()
+        create_batch(2)  # during the takeover
+        wait_for(
+            lambda: shards_held(second) + shards_held(third) == ELASTIC_SHARDS,
+            30,
+            interval=0.1,
+            what="the killed replica's shards taken",
+        )
+        took = time.monotonic() - killed_at
+        # Expiry (one lease), the rebalancing tick (a retry), an acquire retry (jittered up to 2.2x), slack.
+        assert took <= LEASE_SECONDS + 3.2 * RETRY_SECONDS + 4.0, f"taken over only after {took:.1f}s"
+        wait_for(lambda: sorted([shards_held(second), shards_held(third)]) == [3, 3], 30, what="3 shards each")
+
+        second.signal(signal.SIGTERM)
+        wait_for(lambda: shards_held(third) == ELASTIC_SHARDS, 30, interval=0.1, what="the last replica holds all")
+        wait_for(lambda: second.popen.poll() is not None, 30, what="the SIGTERMed replica exits")
+        assert second.popen.returncode == 0
+        create_batch(3)
+
+        total = sum(len(work.names) for work in batches)
+
+        def succeeded() -> int:
+            return sum(jf.phase(f) == "Succeed" for ns in names for f in clientset.job_flows(ns).list())
+
+        wait_for(lambda: succeeded() == total, 180, interval=1.0, what=f"all {total} JobFlows Succeed")
+        time.sleep(1.0)  # let the last Job events reach the log
+        events = job_log.snapshot()
+    finally:
+        job_log.close()
+
+    uids: dict[str, set[str]] = defaultdict(set)
+    for kind, obj in events:
+        if kind in ("ADDED", LISTED) and meta.namespace(obj) in names:
+            uids[f"{meta.namespace(obj)}/{meta.name(obj)}"].add(meta.uid(obj))
+    created_twice = {name: ids for name, ids in uids.items() if len(ids) > 1}
+    assert not created_twice, f"Jobs created more than once: {created_twice}"
+    expected = {
+        f"{work.namespace}/{meta.name(doc)}-{f['name']}"
+        for work in batches
+        for doc in work.job_flows
+        for f in doc["spec"]["flows"]
+    }
+    assert set(uids) == expected
+
+    # The SIGTERMed replica deleted its membership Lease on the way out, a survivor the killed one's
+    # once it had been dead a lease duration: only the last replica's is left.
+    def member_leases() -> set[str]:
+        leases = clientset.leases("default").list()
+        return {meta.name(lease) for lease in leases if f"{base}-member-" in meta.name(lease)}
+
+    wait_for(lambda: len(member_leases()) == 1, 30, what="the dead replicas' membership Leases deleted")

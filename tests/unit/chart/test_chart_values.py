@@ -166,9 +166,9 @@ def test_the_default_security_contexts_are_restricted() -> None:
 
 
 def test_sharding_grants_each_shards_lease_and_serves_the_webhook_from_the_statefulset() -> None:
-    docs = helm_template({"sharding": {"enabled": True, "shards": 2}, "webhook": {"enabled": True}})
+    docs = helm_template({"sharding": {"enabled": True, "shards": 2, "replicas": 5}, "webhook": {"enabled": True}})
     sts = controller(docs, "StatefulSet")
-    assert sts["spec"]["replicas"] == 2
+    assert sts["spec"]["replicas"] == 5
     assert sts["spec"]["template"]["spec"]["containers"][0]["args"][0] == "--shards=2"
     assert "--enable-webhook=true" in sts["spec"]["template"]["spec"]["containers"][0]["args"]
     role = next(d for d in docs if d["kind"] == "Role")
@@ -178,6 +178,8 @@ def test_sharding_grants_each_shards_lease_and_serves_the_webhook_from_the_state
         "jobflow-controller-shard-1",
     ]
     assert not [d for d in docs if d["kind"] == "Deployment"]
+    membership = role["rules"][-1]
+    assert "resourceNames" not in membership and set(membership["verbs"]) == {"get", "list", "update", "delete"}
 
 
 def test_a_user_named_certificate_secret_and_ca_bundle_are_used() -> None:

@@ -15,7 +15,8 @@ from jobflow_controller.kube.config import ConfigError
 from jobflow_controller.manager.options import Options
 from jobflow_controller.manager.server import Manager
 from jobflow_controller.manager.shards import ShardUnit
-from jobflow_controller.sharding import ShardListerWatcher
+from jobflow_controller.sharding import shard_for_namespace
+from jobflow_controller.sharding.fanout import LocalListerWatcher
 
 KUBECONFIG = """apiVersion: v1
 kind: Config
@@ -50,6 +51,13 @@ def managers() -> Iterator[list[Manager]]:
         manager.event_rest.close()
 
 
+def _namespace_of(shard: int, shards: int = 3) -> str:
+    return next(f"ns-{i}" for i in range(1000) if shard_for_namespace(f"ns-{i}", shards) == shard)
+
+
+NS_OF_SHARD_0, NS_OF_SHARD_2 = _namespace_of(0), _namespace_of(2)
+
+
 def build(managers: list[Manager], **options: object) -> Manager:
     manager = Manager(Options(**options))  # type: ignore[arg-type]
     managers.append(manager)
@@ -80,14 +88,25 @@ def test_with_shards_the_process_wide_controllers_are_replaced_by_units_made_per
     assert manager._caches_synced() is None  # holding no shard, the replica is Ready
 
 
-def test_a_units_informers_list_and_watch_through_its_shards_filter(kubeconfig: str, managers: list[Manager]) -> None:
+def test_a_units_informers_are_fed_from_the_replicas_shared_informers_through_its_shards_filter(
+    kubeconfig: str, managers: list[Manager]
+) -> None:
     manager = build(managers, kubeconfig=kubeconfig, shards=3, shard_index=1)
     unit: ShardUnit = manager._new_unit(2)
+    other: ShardUnit = manager._new_unit(0)
     try:
+        assert manager.shard_sources is not None
+        hubs = manager.shard_sources.hubs()
         for resource in (unit.factory.job_flows(), unit.factory.job_templates(), unit.factory.jobs()):
             lister_watcher = resource.informer()._lw
-            assert isinstance(lister_watcher, ShardListerWatcher)
-            assert (lister_watcher.shard.shard, lister_watcher.shard.shards) == (2, 3)
+            assert isinstance(lister_watcher, LocalListerWatcher)
+            assert lister_watcher.owns({"metadata": {"namespace": NS_OF_SHARD_2}})
+            assert not lister_watcher.owns({"metadata": {"namespace": NS_OF_SHARD_0}})
+        # One source informer per resource for the replica, whatever the units.
+        other_lw = other.factory.jobs().informer()._lw
+        assert isinstance(other_lw, LocalListerWatcher)
+        assert other_lw.hubs == unit.factory.jobs().informer()._lw.hubs
+        assert len(manager.shard_sources.hubs()) == len(hubs)
         assert sorted(c.name for c in unit.controllers) == [
             "cronjobflow-controller",
             "jobflow-controller",
@@ -96,6 +115,7 @@ def test_a_units_informers_list_and_watch_through_its_shards_filter(kubeconfig: 
         ]
     finally:
         unit.rest.close()
+        other.rest.close()
 
 
 def test_a_units_client_shares_the_process_budget_and_is_cancelled_by_the_units_hard_stop(

@@ -1,5 +1,6 @@
-"""The sharding Component: the Deployment becomes a StatefulSet of three --shards=3 replicas whose
-Role also grants the shard Leases; the base manifests stay unsharded."""
+"""The sharding Component: the Deployment becomes a StatefulSet of three replicas sharing twelve shards
+(--shards=12, independent of the replicas: they are rebalanced), whose Role also grants the shard
+Leases and the replicas' membership Leases; the base manifests stay unsharded."""
 
 from __future__ import annotations
 
@@ -49,11 +50,12 @@ def test_the_component_replaces_the_deployment_with_a_statefulset_of_three_paral
     assert service["spec"]["selector"] == sts["spec"]["selector"]["matchLabels"]
 
 
-def test_the_replicas_run_as_many_shards_as_there_are_pods_and_know_their_pod_name(tmp_path: Path) -> None:
+def test_the_replicas_share_a_fixed_number_of_shards_and_know_their_pod_name(tmp_path: Path) -> None:
     sts = _one(_render(tmp_path, "sharding"), "StatefulSet")
     container = _container(sts)
     options, _ = opts.parse(container["args"])
-    assert options.shards == sts["spec"]["replicas"]
+    assert options.shards == 12
+    assert sts["spec"]["replicas"] == 3
     assert options.shard_index is None  # taken from the pod name's ordinal
     assert {"name": "POD_NAME", "valueFrom": {"fieldRef": {"fieldPath": "metadata.name"}}} in container["env"]
 
@@ -87,3 +89,15 @@ def test_the_base_manifests_are_unsharded(tmp_path: Path) -> None:
     assert not [a for a in args if a.startswith("--shard")]
     role = _one(docs, "Role")
     assert not [n for rule in role["rules"] for n in rule.get("resourceNames") or [] if "shard" in n]
+
+
+def test_the_role_grants_the_membership_leases_which_no_name_can_be_known_for(tmp_path: Path) -> None:
+    role = _one(_render(tmp_path, "sharding"), "Role")
+    unnamed = [rule for rule in role["rules"] if not rule.get("resourceNames")]
+    assert {"get", "list", "update", "delete"} <= {verb for rule in unnamed for verb in rule["verbs"]}
+
+
+def test_without_the_component_the_role_grants_no_lease_but_its_own(tmp_path: Path) -> None:
+    role = _one(_render(tmp_path), "Role")
+    unnamed = [rule for rule in role["rules"] if not rule.get("resourceNames")]
+    assert [rule["verbs"] for rule in unnamed] == [["create"]]

@@ -1,7 +1,8 @@
-"""Shard membership: which Leases a replica campaigns for when, and its units' start and stop.
+"""Elastic shards: which Leases a replica takes and hands over, and its units' start and stop.
 
 The campaign runs real LeaderElectors on threads over a fake clock (moved only by the test) and
-one in-memory Lease per shard; "another replica" is the test writing a shard's Lease itself.
+in-memory Leases; "another replica" is either a second campaign over the same Leases or the test
+writing a Lease itself.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -19,11 +21,20 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "leaderelection"
 
 from leaderelection_fakes import FakeClock, FakeLeaseServer, FakeLock
 
+from jobflow_controller.kube.lease_lock import (
+    leader_election_record_to_lease_spec,
+    lease_spec_to_leader_election_record,
+)
 from jobflow_controller.leaderelection import LeaderElectionRecord
-from jobflow_controller.sharding import ShardCampaign, shard_lease_name
+from jobflow_controller.sharding import LeaseAccess, ShardCampaign, member_lease_name, shard_lease_name
 
 LEASE, RENEW, RETRY = 15.0, 10.0, 2.0
-ME, OTHER = "me", "other"
+BASE = "jobflow-controller"
+SHARDS = 3
+OTHER = "other"
+
+#: The fake API server: one lock at a time, whoever calls (two replicas share the Leases).
+_API = threading.Lock()
 
 
 def wait_until(condition: Callable[[], bool], timeout: float = 5.0) -> bool:
@@ -35,74 +46,113 @@ def wait_until(condition: Callable[[], bool], timeout: float = 5.0) -> bool:
     return condition()
 
 
-class _RecordingLock(FakeLock):
-    """A FakeLock that notes, in the shared journal, when it releases its Lease."""
+class Cluster:
+    """The Leases of one namespace, by name, and the one clock every replica reads."""
 
-    def __init__(self, shard: int, server: FakeLeaseServer, journal: list[str]) -> None:
-        super().__init__(ME, server)
-        self._shard = shard
-        self._journal = journal
-        self._mu = threading.Lock()
-
-    def update(self, record: LeaderElectionRecord) -> None:
-        with self._mu:
-            super().update(record)
-        if not record.holder_identity:
-            self._journal.append(f"released {self._shard}")
-
-
-class Replica:
-    """One replica's campaign over three shards, with units that note their start and stop."""
-
-    def __init__(self, preferred: int | None, servers: list[FakeLeaseServer] | None = None) -> None:
+    def __init__(self) -> None:
         self.clock = FakeClock(auto_advance=False)
-        self.servers = servers or [FakeLeaseServer() for _ in range(3)]
+        self.servers: dict[str, FakeLeaseServer] = {}
         self.journal: list[str] = []
-        self.lost: dict[int, threading.Event] = {}
-        self.locks = [_RecordingLock(i, server, self.journal) for i, server in enumerate(self.servers)]
-        self.campaign = ShardCampaign(
-            3,
-            preferred,
-            lock_for=lambda shard: self.locks[shard],
-            run_shard=self._run_shard,
-            name_for=lambda shard: shard_lease_name("jobflow-controller", shard),
-            lease_duration=LEASE,
-            renew_deadline=RENEW,
-            retry_period=RETRY,
-            clock=self.clock,
-        )
-        self.stop = threading.Event()
-        self.thread = threading.Thread(target=self.campaign.run, args=(self.stop,), daemon=True)
 
-    def _run_shard(self, shard: int, stop: threading.Event, lost: threading.Event) -> None:
-        self.journal.append(f"started {shard}")
-        self.lost[shard] = lost
-        while not stop.wait(0.002) and not lost.is_set():
-            pass
-        time.sleep(0.05)  # a unit takes a moment to drain: its Lease must not be released before
-        self.journal.append(f"{'lost' if lost.is_set() and not stop.is_set() else 'stopped'} {shard}")
+    def server(self, name: str) -> FakeLeaseServer:
+        with _API:
+            return self.servers.setdefault(name, FakeLeaseServer())
+
+    def list_leases(self) -> list[dict[str, Any]]:
+        with _API:
+            return [
+                {"metadata": {"name": name, "uid": name}, "spec": leader_election_record_to_lease_spec(s.record)}
+                for name, s in self.servers.items()
+                if s.record is not None
+            ]
+
+    def delete(self, name: str, _uid: str) -> None:
+        with _API:
+            if name in self.servers:
+                self.servers[name].record = None
+        self.journal.append(f"deleted {name}")
+
+    def holder(self, shard: int) -> str:
+        record = self.server(shard_lease_name(BASE, shard)).record
+        return record.holder_identity if record is not None else ""
 
     def advance(self, seconds: float, step: float = 0.5) -> None:
-        """Move the fake clock in small steps, giving the electors' threads time to run in between."""
+        """Move the fake clock in small steps, giving the threads time to run in between."""
         moved = 0.0
         while moved < seconds:
             self.clock.step(step)
             moved += step
             time.sleep(0.01)
 
-    def holder(self, shard: int) -> str:
-        record = self.servers[shard].record
-        return record.holder_identity if record is not None else ""
+
+class _Lock(FakeLock):
+    """A FakeLock whose calls are atomic against every other replica's, and that notes releases."""
+
+    def __init__(self, identity: str, name: str, cluster: Cluster) -> None:
+        super().__init__(identity, cluster.server(name))
+        self._name = name
+        self._journal = cluster.journal
+
+    def get(self) -> tuple[LeaderElectionRecord, bytes]:
+        with _API:
+            return super().get()
+
+    def create(self, record: LeaderElectionRecord) -> None:
+        with _API:
+            super().create(record)
+
+    def update(self, record: LeaderElectionRecord) -> None:
+        with _API:
+            super().update(record)
+        if not record.holder_identity:
+            self._journal.append(f"{self.identity()} released {self._name}")
+
+    def describe(self) -> str:
+        return f"default/{self._name}"
 
 
-def held_by_other() -> FakeLeaseServer:
-    return FakeLeaseServer(LeaderElectionRecord(holder_identity=OTHER, lease_duration_seconds=int(LEASE)))
+class Replica:
+    """One replica's campaign over the cluster's shards, with units that note their start and stop."""
+
+    def __init__(self, cluster: Cluster, identity: str, preferred: int | None = None) -> None:
+        self.cluster = cluster
+        self.identity = identity
+        self.lost: dict[int, threading.Event] = {}
+        self.locks = {s: _Lock(identity, shard_lease_name(BASE, s), cluster) for s in range(SHARDS)}
+        member = _Lock(identity, member_lease_name(BASE, identity), cluster)
+        self.campaign = ShardCampaign(
+            SHARDS,
+            preferred,
+            lock_for=lambda shard: self.locks[shard],
+            run_shard=self._run_shard,
+            name_for=lambda shard: shard_lease_name(BASE, shard),
+            leases=LeaseAccess(BASE, cluster.list_leases, cluster.delete, member, lease_spec_to_leader_election_record),
+            lease_duration=LEASE,
+            renew_deadline=RENEW,
+            retry_period=RETRY,
+            clock=cluster.clock,
+        )
+        self.stop = threading.Event()
+        self.thread = threading.Thread(target=self.campaign.run, args=(self.stop,), daemon=True)
+
+    def _run_shard(self, shard: int, stop: threading.Event, lost: threading.Event) -> None:
+        journal = self.cluster.journal
+        journal.append(f"{self.identity} started {shard}")
+        self.lost[shard] = lost
+        while not stop.wait(0.002) and not lost.is_set():
+            pass
+        time.sleep(0.05)  # a unit takes a moment to drain: its Lease must not be released before
+        ended = "lost" if lost.is_set() and not stop.is_set() else "stopped"
+        journal.append(f"{self.identity} {ended} {shard}")
+
+    def held(self) -> frozenset[int]:
+        return self.campaign.held()
 
 
-def renew_as_other(server: FakeLeaseServer, clock: FakeClock) -> None:
-    """The other holder's renewal: a new renewTime, so the record changes as a real renewal does."""
-    assert server.record is not None
-    server.write(dataclasses.replace(server.record, renew_time=clock.wall()))
+@pytest.fixture
+def cluster() -> Iterator[Cluster]:
+    made = Cluster()
+    yield made
 
 
 @pytest.fixture
@@ -111,6 +161,7 @@ def replicas() -> Iterator[list[Replica]]:
     yield made
     for replica in made:
         replica.stop.set()
+    for replica in made:
         replica.thread.join(5.0)
 
 
@@ -120,118 +171,171 @@ def start(replicas: list[Replica], replica: Replica) -> Replica:
     return replica
 
 
-def test_preferred_shard_is_campaigned_for_at_once_and_the_others_after_one_lease_duration() -> None:
-    campaign = Replica(preferred=1).campaign
-    assert [campaign.start_delay(shard) for shard in range(3)] == [LEASE, 0.0, LEASE]
+def run_until(cluster: Cluster, condition: Callable[[], bool], seconds: float = 60.0) -> bool:
+    """Keep fake time moving (a retry period at a time) until `condition`, or `seconds` have passed."""
+    moved = 0.0
+    while moved < seconds:
+        if wait_until(condition, timeout=0.05):
+            return True
+        cluster.advance(RETRY / 2)
+        moved += RETRY / 2
+    return condition()
 
 
-def test_without_a_preferred_shard_every_shard_is_campaigned_for_at_once() -> None:
-    campaign = Replica(preferred=None).campaign
-    assert [campaign.start_delay(shard) for shard in range(3)] == [0.0, 0.0, 0.0]
+def renew_as_other(server: FakeLeaseServer, clock: FakeClock) -> None:
+    """The other holder's renewal: a new renewTime, so the record changes as a real renewal does."""
+    with _API:
+        assert server.record is not None
+        server.write(dataclasses.replace(server.record, renew_time=clock.wall()))
 
 
-def test_preferred_shard_outside_the_range_is_refused() -> None:
+def hold_as_other(cluster: Cluster, name: str) -> FakeLeaseServer:
+    server = cluster.server(name)
+    with _API:
+        server.write(
+            LeaderElectionRecord(
+                holder_identity=OTHER, lease_duration_seconds=int(LEASE), renew_time=cluster.clock.wall()
+            )
+        )
+    return server
+
+
+def test_preferred_shard_outside_the_range_is_refused(cluster: Cluster) -> None:
+    member = _Lock("me", member_lease_name(BASE, "me"), cluster)
     with pytest.raises(ValueError, match=r"not one of 0\.\.2"):
-        ShardCampaign(3, 3, lock_for=lambda s: FakeLock(), run_shard=lambda *a: None, name_for=str)
+        ShardCampaign(
+            3,
+            3,
+            lock_for=lambda s: FakeLock(),
+            run_shard=lambda *a: None,
+            name_for=str,
+            leases=LeaseAccess(BASE, cluster.list_leases, cluster.delete, member, lease_spec_to_leader_election_record),
+        )
 
 
-def test_replica_takes_its_preferred_shard_at_once_and_touches_no_other_lease_before_the_delay(
-    replicas: list[Replica],
+def test_a_replica_alone_keeps_a_membership_lease_and_takes_every_shard(
+    cluster: Cluster, replicas: list[Replica]
 ) -> None:
-    replica = start(replicas, Replica(preferred=1))
-    assert wait_until(lambda: replica.campaign.held() == {1})
-    replica.advance(LEASE - 1.0)
-    assert replica.campaign.held() == {1}
-    assert replica.locks[0].ops == [] and replica.locks[2].ops == []
-    assert replica.journal == ["started 1"]
+    replica = start(replicas, Replica(cluster, "a"))
+    assert run_until(cluster, lambda: replica.held() == {0, 1, 2})
+    assert {cluster.holder(s) for s in range(SHARDS)} == {"a"}
+    record = cluster.server(member_lease_name(BASE, "a")).record
+    assert record is not None and record.holder_identity == "a"
 
 
-def test_free_shards_are_taken_once_the_takeover_delay_has_passed(replicas: list[Replica]) -> None:
-    replica = start(replicas, Replica(preferred=1))
-    assert wait_until(lambda: replica.campaign.held() == {1})
-    replica.advance(LEASE + 1.0)
-    assert wait_until(lambda: replica.campaign.held() == {0, 1, 2})
-    assert {replica.holder(shard) for shard in range(3)} == {ME}
+def test_no_shard_is_taken_before_the_membership_lease_and_one_retry_period(
+    cluster: Cluster, replicas: list[Replica]
+) -> None:
+    replica = start(replicas, Replica(cluster, "a"))
+    wait_until(lambda: cluster.server(member_lease_name(BASE, "a")).record is not None)
+    time.sleep(0.1)
+    assert replica.held() == frozenset()
+    assert all(cluster.server(shard_lease_name(BASE, s)).record is None for s in range(SHARDS))
 
 
-def test_shard_whose_holder_keeps_renewing_is_never_taken(replicas: list[Replica]) -> None:
-    servers = [held_by_other(), FakeLeaseServer(), FakeLeaseServer()]
-    replica = start(replicas, Replica(preferred=1, servers=servers))
+def test_a_second_replica_gets_its_quota_by_handover_without_a_restart(
+    cluster: Cluster, replicas: list[Replica]
+) -> None:
+    first = start(replicas, Replica(cluster, "a"))
+    assert run_until(cluster, lambda: first.held() == {0, 1, 2})
+    second = start(replicas, Replica(cluster, "b"))
+    # Quotas of 3 over {a, b}: a (first in order) keeps 2, b gets 1.
+    assert run_until(cluster, lambda: len(first.held()) == 2 and len(second.held()) == 1)
+    moved = next(iter(second.held()))
+    journal = cluster.journal
+    # Handed over in the safe order: a's unit stopped, then a's Lease released, then b started.
+    stopped = journal.index(f"a stopped {moved}")
+    released = journal.index(f"a released {shard_lease_name(BASE, moved)}")
+    assert stopped < released < journal.index(f"b started {moved}")
+    assert first.thread.is_alive() and not any(first.lost[s].is_set() for s in first.held())
+    # And it stays so: nothing moves back and forth.
+    cluster.advance(4 * RETRY)
+    assert len(first.held()) == 2 and second.held() == {moved}
+
+
+def test_a_shard_whose_holder_keeps_renewing_is_never_taken(cluster: Cluster, replicas: list[Replica]) -> None:
+    server = hold_as_other(cluster, shard_lease_name(BASE, 0))
+    member = hold_as_other(cluster, member_lease_name(BASE, OTHER))
+    replica = start(replicas, Replica(cluster, "a"))
     for _ in range(int(4 * LEASE)):
-        replica.advance(1.0)
-        renew_as_other(servers[0], replica.clock)
-    assert wait_until(lambda: replica.campaign.held() == {1, 2})
-    assert replica.holder(0) == OTHER
-    assert "started 0" not in replica.journal
+        cluster.advance(1.0)
+        renew_as_other(server, cluster.clock)
+        renew_as_other(member, cluster.clock)
+    assert wait_until(lambda: replica.held() == {1, 2})
+    assert cluster.holder(0) == OTHER
+    assert "a started 0" not in cluster.journal
 
 
-def test_shard_of_a_dead_replica_is_taken_over_once_its_lease_expires(replicas: list[Replica]) -> None:
-    servers = [held_by_other(), FakeLeaseServer(), FakeLeaseServer()]
-    replica = start(replicas, Replica(preferred=1, servers=servers))
-    replica.advance(LEASE + 1.0)  # the other replica stops renewing shard 0 from now on
-    assert wait_until(lambda: replica.campaign.held() == {1, 2})
-    assert replica.holder(0) == OTHER
-    replica.advance(LEASE + 2 * RETRY + 1.0)
-    assert wait_until(lambda: 0 in replica.campaign.held())
-    assert replica.holder(0) == ME
+def test_the_shards_of_a_dead_replica_are_taken_once_its_leases_expire(
+    cluster: Cluster, replicas: list[Replica]
+) -> None:
+    hold_as_other(cluster, shard_lease_name(BASE, 0))
+    hold_as_other(cluster, member_lease_name(BASE, OTHER))
+    replica = start(replicas, Replica(cluster, "a"))
+    # The other replica renews nothing from now on: both its Leases expire together.
+    assert run_until(cluster, lambda: replica.held() == {0, 1, 2}, seconds=LEASE + 4 * RETRY)
+    assert cluster.holder(0) == "a"
 
 
-def test_losing_one_shard_stops_its_unit_hard_and_leaves_the_other_units_running(replicas: list[Replica]) -> None:
-    replica = start(replicas, Replica(preferred=1))
-    replica.advance(LEASE + 1.0)
-    assert wait_until(lambda: replica.campaign.held() == {0, 1, 2})
+def test_a_stale_member_lease_is_deleted(cluster: Cluster, replicas: list[Replica]) -> None:
+    hold_as_other(cluster, member_lease_name(BASE, OTHER))
+    start(replicas, Replica(cluster, "a"))
+    gone = f"deleted {member_lease_name(BASE, OTHER)}"
+    assert run_until(cluster, lambda: gone in cluster.journal, seconds=3 * LEASE)
+
+
+def test_losing_one_shard_stops_its_unit_hard_and_leaves_the_other_units_running(
+    cluster: Cluster, replicas: list[Replica]
+) -> None:
+    replica = start(replicas, Replica(cluster, "a"))
+    assert run_until(cluster, lambda: replica.held() == {0, 1, 2})
     # Another replica overwrites shard 2's Lease: our renewals conflict until the renew deadline.
-    replica.servers[2].write(LeaderElectionRecord(holder_identity=OTHER, lease_duration_seconds=int(LEASE)))
+    server = hold_as_other(cluster, shard_lease_name(BASE, 2))
     for _ in range(int(RENEW + 2 * RETRY)):
-        replica.advance(1.0)
-        renew_as_other(replica.servers[2], replica.clock)
-    assert wait_until(lambda: "lost 2" in replica.journal)
+        cluster.advance(1.0)
+        renew_as_other(server, cluster.clock)
+    assert wait_until(lambda: "a lost 2" in cluster.journal)
     assert replica.lost[2].is_set()
     assert not replica.lost[0].is_set() and not replica.lost[1].is_set()
-    assert replica.campaign.held() == {0, 1}
-    assert "stopped 0" not in replica.journal and "stopped 1" not in replica.journal
+    assert replica.held() == {0, 1}
+    assert "a stopped 0" not in cluster.journal and "a stopped 1" not in cluster.journal
 
 
-def test_lost_shard_is_campaigned_for_again_and_won_back_when_the_other_holder_dies(
-    replicas: list[Replica],
-) -> None:
-    replica = start(replicas, Replica(preferred=2))
-    assert wait_until(lambda: replica.campaign.held() == {2})
-    replica.servers[2].write(LeaderElectionRecord(holder_identity=OTHER, lease_duration_seconds=int(LEASE)))
+def test_a_lost_shard_is_won_back_when_the_other_holder_goes_silent(cluster: Cluster, replicas: list[Replica]) -> None:
+    replica = start(replicas, Replica(cluster, "a"))
+    assert run_until(cluster, lambda: replica.held() == {0, 1, 2})
+    server = hold_as_other(cluster, shard_lease_name(BASE, 2))
     for _ in range(int(RENEW + 2 * RETRY)):
-        replica.advance(1.0)
-        renew_as_other(replica.servers[2], replica.clock)
-    assert wait_until(lambda: "lost 2" in replica.journal)
-    replica.advance(LEASE + 2 * RETRY + 1.0)  # the other holder is silent now
-    # On a loaded machine the campaign's thread may not be waiting on the clock yet when it moved:
-    # keep time going (one retry period at a time) until it has taken the shard back.
-    deadline = time.monotonic() + 30.0
-    while replica.journal.count("started 2") < 2 and time.monotonic() < deadline:
-        replica.advance(RETRY)
-        wait_until(lambda: replica.journal.count("started 2") == 2, timeout=0.2)
-    assert replica.journal.count("started 2") == 2
-    assert replica.holder(2) == ME
+        cluster.advance(1.0)
+        renew_as_other(server, cluster.clock)
+    assert wait_until(lambda: "a lost 2" in cluster.journal)
+    assert run_until(cluster, lambda: cluster.journal.count("a started 2") == 2, seconds=LEASE + 6 * RETRY)
+    assert cluster.holder(2) == "a"
 
 
-def test_on_stop_every_unit_stops_before_its_lease_is_released(replicas: list[Replica]) -> None:
-    replica = start(replicas, Replica(preferred=0))
-    replica.advance(LEASE + 1.0)
-    assert wait_until(lambda: replica.campaign.held() == {0, 1, 2})
-    replica.stop.set()
-    replica.thread.join(5.0)
-    assert not replica.thread.is_alive()
-    for shard in range(3):
-        assert replica.journal.index(f"stopped {shard}") < replica.journal.index(f"released {shard}")
-        assert replica.holder(shard) == ""
-    assert replica.campaign.held() == frozenset()
-
-
-def test_stop_during_the_takeover_delay_ends_the_campaign_without_touching_other_leases(
-    replicas: list[Replica],
+def test_on_stop_every_unit_stops_before_its_lease_is_released_and_the_membership_goes(
+    cluster: Cluster, replicas: list[Replica]
 ) -> None:
-    replica = start(replicas, Replica(preferred=0))
-    assert wait_until(lambda: replica.campaign.held() == {0})
+    replica = start(replicas, Replica(cluster, "a"))
+    assert run_until(cluster, lambda: replica.held() == {0, 1, 2})
     replica.stop.set()
     replica.thread.join(5.0)
     assert not replica.thread.is_alive()
-    assert replica.locks[1].ops == [] and replica.locks[2].ops == []
+    journal = cluster.journal
+    for shard in range(SHARDS):
+        assert journal.index(f"a stopped {shard}") < journal.index(f"a released {shard_lease_name(BASE, shard)}")
+        assert cluster.holder(shard) == ""
+    assert f"deleted {member_lease_name(BASE, 'a')}" in journal
+    assert replica.held() == frozenset()
+
+
+def test_standby_electors_read_their_leases_from_the_campaigns_list_not_the_api(
+    cluster: Cluster, replicas: list[Replica]
+) -> None:
+    first = start(replicas, Replica(cluster, "a"))
+    second = start(replicas, Replica(cluster, "b"))
+    assert run_until(cluster, lambda: len(first.held()) + len(second.held()) == SHARDS and len(second.held()) == 1)
+    standby = {s: second.locks[s] for s in range(SHARDS) if s not in second.held()}
+    before = {s: lock.ops.count("get") for s, lock in standby.items()}
+    cluster.advance(6 * RETRY)
+    assert {s: lock.ops.count("get") for s, lock in standby.items()} == before
