@@ -105,13 +105,14 @@ demo: install control-plane
 # Every benchmark runs, even after one fails; each one's JSON document is printed and kept in
 # $(BENCH_OUT), then bench/summary.py prints the one-screen table. Fails if any benchmark did.
 BENCH_OUT ?= .bench-results
-BENCHES := $(filter-out summary,$(patsubst bench/%.py,%,$(wildcard bench/[!_]*.py))) e2e_flows_default_qps
+BENCHES := $(filter-out summary,$(patsubst bench/%.py,%,$(wildcard bench/[!_]*.py))) e2e_flows_default_qps fanout_default_qps
 
 bench: install runtime-venv control-plane
 	@rm -rf $(BENCH_OUT) && mkdir -p $(BENCH_OUT)
 	@for name in $(BENCHES); do \
 		case $$name in \
 			e2e_flows_default_qps) cmd="bench/e2e_flows.py --default-qps" ;; \
+			fanout_default_qps) cmd="bench/fanout.py --default-qps" ;; \
 			*) cmd="bench/$$name.py" ;; \
 		esac; \
 		echo "== $$cmd" >&2; \

@@ -273,16 +273,45 @@ _APISERVER_SAMPLE = re.compile(r"^apiserver_request_total\{([^}]*)\} (\S+)$")
 _LABEL = re.compile(r'(\w+)="([^"]*)"')
 
 
+def _apiserver_metrics(plane: Any) -> str:
+    ctx = ssl.create_default_context(cafile=str(plane.ca_path))
+    ctx.load_cert_chain(str(plane.pki / "admin.crt"), str(plane.pki / "admin.key"))
+    with urllib.request.urlopen(plane.server + "/metrics", timeout=20, context=ctx) as response:
+        return str(response.read().decode())
+
+
+_APISERVER_SECONDS = re.compile(r"^apiserver_request_duration_seconds_sum\{([^}]*)\} (\S+)$")
+
+
+def apiserver_seconds(plane: Any) -> dict[str, float]:
+    """kube-apiserver's time serving requests (``apiserver_request_duration_seconds_sum``, watches
+    excluded: they last as long as they are open), by "VERB resource[/sub]", every client and resource.
+
+    Wall time, not CPU, but on a CPU-bound server the shares of the two follow each other: it says
+    which kind of request the API server's CPU goes to.
+    """
+    out: dict[str, float] = {}
+    for line in _apiserver_metrics(plane).splitlines():
+        match = _APISERVER_SECONDS.match(line)
+        if not match:
+            continue
+        labels = dict(_LABEL.findall(match.group(1)))
+        if labels.get("verb") in ("WATCH", "CONNECT"):
+            continue
+        key = f"{labels.get('verb')} {labels.get('resource', '')}" + (
+            f"/{labels['subresource']}" if labels.get("subresource") else ""
+        )
+        out[key] = out.get(key, 0.0) + float(match.group(2))
+    return out
+
+
 def apiserver_requests(plane: Any) -> dict[str, float]:
     """kube-apiserver's ``apiserver_request_total`` for our resources, by "VERB resource[/sub] code".
 
     Every client is in it (controller, simulator, this process): it tells which resource the
     controller's writes went to, which the controller's own counter cannot.
     """
-    ctx = ssl.create_default_context(cafile=str(plane.ca_path))
-    ctx.load_cert_chain(str(plane.pki / "admin.crt"), str(plane.pki / "admin.key"))
-    with urllib.request.urlopen(plane.server + "/metrics", timeout=20, context=ctx) as response:
-        text = response.read().decode()
+    text = _apiserver_metrics(plane)
     out: dict[str, float] = {}
     for line in text.splitlines():
         match = _APISERVER_SAMPLE.match(line)
@@ -445,6 +474,7 @@ def run_once(workers: int, client_flags: list[str], watchdog: Watchdog, run_time
             time.sleep(1.0)  # let the JobTemplate controller's start-up syncs finish before counting
             before = scrape(metrics_port)
             api_before = apiserver_requests(plane)
+            api_seconds_before = apiserver_seconds(plane)
             startup_cpu = cpu_seconds(controller.pid)
             apiserver_pid = plane.processes["kube-apiserver"].pid
             assert apiserver_pid is not None
@@ -492,6 +522,7 @@ def run_once(workers: int, client_flags: list[str], watchdog: Watchdog, run_time
             health.stop()
             after = scrape(metrics_port)
             api_after = apiserver_requests(plane)
+            api_seconds_after = apiserver_seconds(plane)
             cpu1 = {"controller": cpu_seconds(controller.pid), "sim": cpu_seconds(simulator.pid)}
             window = time.monotonic() - window_start
             cpu1["api"] = cpu_seconds(apiserver_pid)
@@ -532,6 +563,12 @@ def run_once(workers: int, client_flags: list[str], watchdog: Watchdog, run_time
             if key.split(" ", 1)[0] in ("POST", "PUT", "PATCH", "DELETE", "APPLY")
         },
         "conflicts": conflicts(before["requests"], after["requests"], api_deltas),
+        # Where the API server's time went (every client; the simulator's Job status writes too).
+        "apiserver_request_seconds_by_kind_all_clients": {
+            key: round(value - api_seconds_before.get(key, 0.0), 2)
+            for key, value in sorted(api_seconds_after.items(), key=lambda kv: -kv[1])
+            if value - api_seconds_before.get(key, 0.0) >= 0.05
+        },
         "workqueue": {
             "adds_per_jobflow": per_flow(before["queue_adds"], after["queue_adds"], len(flows)),
             "retries_per_jobflow": per_flow(before["queue_retries"], after["queue_retries"], len(flows)),

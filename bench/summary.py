@@ -212,6 +212,41 @@ def _med(name: str) -> Callable[[Doc], float | None]:
     return value
 
 
+def _fanout_429s(doc: Doc) -> float | None:
+    found = _get(doc, "run", "responses_429")
+    return float(sum(found.values())) if isinstance(found, dict) else None
+
+
+def _fanout_figures() -> list[Figure]:
+    """bench/fanout.py's (issue 47 item 3); the per-Job targets are a plain flow's (bench/e2e_flows.py,
+    quiet: 1.48 status writes per JobFlow of 3.33 Jobs, 3.3 ms of CPU per Job)."""
+    return [
+        Figure("fanout", "fan-out: every JobFlow Succeeds", _field("run", "all_succeeded"), at_least=1),
+        Figure("fanout", "fan-out: Job creates per second", _field("run", "job_creates", "mean_per_s"), "/s"),
+        Figure("fanout", "fan-out: 429s, controller and API server", _fanout_429s, at_most=0),
+        Figure("fanout", "fan-out: status writes per Job", _field("run", "status_writes_per_job"), at_most=0.44),
+        Figure(
+            "fanout", "fan-out: StatusTooLarge warnings", _field("run", "status_too_large", "warning_events"), at_most=0
+        ),
+        Figure("fanout", "fan-out: controller CPU per Job", _field("run", "controller", "cpu_ms_per_job"), " ms", 4.95),
+        Figure(
+            "fanout",
+            "fan-out: bystanders' first Job, max",
+            _field("run", "bystander_first_job", "max_ms"),
+            " ms",
+            at_most=1000.0,
+        ),
+        Figure("fanout", "fan-out: controller peak RSS", _field("run", "controller", "peak_rss_mib"), " MiB"),
+        Figure(
+            "fanout_default_qps",
+            "fan-out, default QPS: Job creates per second",
+            _field("run", "job_creates", "mean_per_s"),
+            "/s",
+        ),
+        Figure("fanout_default_qps", "fan-out, default QPS: 429s, controller and API server", _fanout_429s, at_most=0),
+    ]
+
+
 def _results_cost_figures() -> list[Figure]:
     """bench/results_cost.py (issue 43): a JobFlow without results costs no request about pods."""
     without, with_results = "without_results", "with_results"
@@ -424,8 +459,15 @@ FIGURES: tuple[Figure, ...] = (
     *_shards_figures(),
     *_ui_scale_figures(),
     # bench/versus.py against upstream's Go controllers (issue 38), when their build is there.
+    # Issue 47 item 4: CPU at most 0.6x, peak RSS at most 0.8x, the API server's CPU at most 0.7x.
     Figure(
-        "versus", "controller CPU, ours / Go's, quiet", _field("quiet", "ours_over_other", "cpu_seconds"), at_most=0.75
+        "versus", "controller CPU, ours / Go's, quiet", _field("quiet", "ours_over_other", "cpu_seconds"), at_most=0.6
+    ),
+    Figure(
+        "versus",
+        "kube-apiserver CPU, ours / Go's, quiet",
+        _field("quiet", "ours_over_other", "kube_apiserver_cpu_seconds"),
+        at_most=0.7,
     ),
     Figure(
         "versus",
@@ -433,7 +475,7 @@ FIGURES: tuple[Figure, ...] = (
         _field("beside_a_hog", "ours_over_other", "cpu_seconds"),
         at_most=0.8,
     ),
-    Figure("versus", "peak RSS, ours / Go's, quiet", _field("quiet", "ours_over_other", "peak_rss_mib"), at_most=1.0),
+    Figure("versus", "peak RSS, ours / Go's, quiet", _field("quiet", "ours_over_other", "peak_rss_mib"), at_most=0.8),
     Figure("failover", "SIGKILL: standby leads after", _field("kill_9_takeover", "median_s"), " s", at_most=17.0),
     Figure("failover", "SIGTERM: standby leads after", _field("sigterm_handover", "median_s"), " s"),
     Figure("chaos", "JobFlows stranded, all faults", _field("flows_stranded_total"), at_most=0),
@@ -442,6 +484,7 @@ FIGURES: tuple[Figure, ...] = (
     Figure("webhook_hostile", "normal review p99, hostile input", _field("normal_reviews", "p99_ms"), " ms"),
     *_hostile_figures(),
     *_results_cost_figures(),
+    *_fanout_figures(),
 )
 
 

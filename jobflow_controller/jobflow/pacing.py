@@ -8,7 +8,9 @@ again. `StatusPacing` decides, for the two moments that can wait:
   to the `STATUS` lane when the status bucket has a token for it (or after --status-write-interval);
   any other (a Job Completed, Failed, deleted; a JobFlow with probes) to `REACT` at once;
 - a sync's status change that does not finish the JobFlow (`waits`, from status_writer.py): none
-  while the JobFlow is queued again already (its next sync writes the newer status); then, by
+  while the JobFlow is queued again already (its next sync writes the newer status), unless the
+  oldest unwritten change is `QUEUED_AGAIN_MAX_DEFERRAL` old (a JobFlow whose Jobs keep changing,
+  a 256-Job matrix, is queued again at every sync: its status would wait for its end); then, by
   default, as soon as the status bucket has a token for this JobFlow (`StatusLane`,
   --status-write-qps and --status-write-burst): at once while the controller keeps up, and past
   the burst in the `STATUS` lane (urgency.py) at the reserved time, with every change since. With
@@ -44,6 +46,9 @@ STATUS_WRITE_INTERVAL = 0.0
 #: --kube-api-qps), a change that does not finish a JobFlow waits for the backlog to clear, at most
 #: this long after it was computed: the Job creates and final statuses get the tokens first.
 CLIENT_BACKLOG_MAX_DEFERRAL = 30.0
+#: A change left to the JobFlow's next sync because one is queued already is written anyway by the
+#: first sync that finds it this old: a JobFlow queued again at every sync still shows its progress.
+QUEUED_AGAIN_MAX_DEFERRAL = 5.0
 
 
 class StatusLane:
@@ -177,7 +182,7 @@ class StatusPacing:
             return False
         since = self._own_writes.defer(job_flow, body, now)
         if queued_again:
-            return True
+            return now - since < QUEUED_AGAIN_MAX_DEFERRAL
         if self.interval > 0:
             wait = since + self.interval - now
             if wait <= 0:

@@ -71,6 +71,8 @@ class ParamsPolicy(FailureAwarePolicy):
         #: The flows Failed by a `when` item's `cel` that could not be judged (when_cel.py).
         self._when_invalid: dict[str, WhenInvalid] = {}
         self._combinations: dict[str, list[tuple[tuple[str, str], ...]]] = {}
+        #: Each flow's Jobs, listed once per sync (`jobs`): a matrix flow's are asked for per Job.
+        self._job_names: dict[str, list[str]] = {}
         self.world = world
         #: The flows whose `when` inputs are over their budget (params_budget.py): never judged.
         self._when_over_budget = when_over_budget(world, self.params, self._when_index_variables)
@@ -117,6 +119,9 @@ class ParamsPolicy(FailureAwarePolicy):
         the patch of (one Warning, not one per index).
         """
         waiting: set[str] = set()
+        #: Per matrix flow, each Job's index and the indexes allowed now: decided once per call, not
+        #: once per Job (a 256-Job matrix made every sync quadratic).
+        fan_out: dict[str, tuple[dict[str, int], set[int]]] = {}
         for made in super().unmade(out):
             name = made.flow.name
             if name in self.over_budget:
@@ -130,8 +135,12 @@ class ParamsPolicy(FailureAwarePolicy):
                 continue
             if name in waiting:
                 continue
-            index = self.jobs(made.flow).index(made.job_name)
-            if index in self._allowed(name, matrix):
+            found = fan_out.get(name)
+            if found is None:
+                indexes = {job: i for i, job in enumerate(self.jobs(made.flow))}
+                found = fan_out[name] = (indexes, self._allowed(name, matrix))
+            index = found[0][made.job_name]
+            if index in found[1]:
                 if not self._started(name) and name not in self.found.met:
                     waiting.add(name)
                 yield self._matrix_job(made, matrix, index)
@@ -183,6 +192,13 @@ class ParamsPolicy(FailureAwarePolicy):
         if states is None:
             return super().rerun_jobs(flow)
         return [name for name, state in zip(self.jobs(flow), states, strict=True) if state == JobState.FAILED]
+
+    def jobs(self, flow: jf.Flow) -> list[str]:
+        """The flow's Jobs, listed once per sync (a matrix flow's 256 names are asked for per Job)."""
+        names = self._job_names.get(flow.name)
+        if names is None:
+            names = self._job_names[flow.name] = super().jobs(flow)
+        return names
 
     # -- helpers ----------------------------------------------------------------------------------
     def _started(self, flow_name: str) -> bool:

@@ -21,6 +21,7 @@ from jobflow_controller.jobflow.job_flow_queue import JobFlowQueue, request_for
 from jobflow_controller.jobflow.own_writes import OwnWrites
 from jobflow_controller.jobflow.pacing import (
     CLIENT_BACKLOG_MAX_DEFERRAL,
+    QUEUED_AGAIN_MAX_DEFERRAL,
     STATUS_WRITE_BURST,
     STATUS_WRITE_INTERVAL,
     STATUS_WRITE_QPS,
@@ -31,6 +32,7 @@ from jobflow_controller.kube.clientset import Clientset
 
 __all__ = [
     "CLIENT_BACKLOG_MAX_DEFERRAL",
+    "QUEUED_AGAIN_MAX_DEFERRAL",
     "STATUS_WRITE_BURST",
     "STATUS_WRITE_INTERVAL",
     "STATUS_WRITE_QPS",

@@ -6,10 +6,33 @@ renderer, so every line of the process has one format.
 
 from __future__ import annotations
 
+import importlib
 import logging
 import sys
+from types import ModuleType
 
-import structlog
+
+def _structlog_without_rich() -> ModuleType:
+    """structlog, imported without `rich` (52 modules, 3.9 MiB of RSS), which its `dev` module imports
+    when installed, for tracebacks: the CEL library's dependencies install it in the image, and no line
+    of ours is rendered with it (`format_exc_info` formats exceptions before the renderer).
+
+    `rich` is hidden only while structlog imports (None in sys.modules: its `import rich` fails), then
+    importable again for anyone else. Whatever imported structlog first (a test, a tool) wins.
+    """
+    hide = "rich" not in sys.modules and "structlog" not in sys.modules
+    if hide:
+        sys.modules["rich"] = None  # type: ignore[assignment]
+    try:
+        return importlib.import_module("structlog")
+    finally:
+        if hide and sys.modules.get("rich", ModuleType("rich")) is None:
+            del sys.modules["rich"]
+
+
+_structlog_without_rich()
+
+import structlog  # noqa: E402 - after the import above, which decides what structlog sees
 
 #: --log-format: key=value text, or one JSON object per line.
 LOG_FORMATS = ("text", "json")

@@ -183,11 +183,13 @@ def test_issue_38s_targets_peak_rss_soak_growth_and_the_web_view(tmp_path: Path)
 
 
 def test_versus_is_judged_on_its_ratios_and_reads_not_applicable_without_the_other_build(tmp_path: Path) -> None:
-    quiet = {"ours_over_other": {"cpu_seconds": 0.62, "peak_rss_mib": 0.68}}
+    quiet = {"ours_over_other": {"cpu_seconds": 0.58, "peak_rss_mib": 0.82, "kube_apiserver_cpu_seconds": 0.75}}
     hog = {"ours_over_other": {"cpu_seconds": 0.85}}
     _write(tmp_path, "versus", {"benchmark": "versus", "quiet": quiet, "beside_a_hog": hog})
     table = rows(tmp_path)
-    assert _row(table, "controller CPU, ours / Go's, quiet")[2:] == ("0.62", "<= 0.75", "pass")
+    assert _row(table, "controller CPU, ours / Go's, quiet")[2:] == ("0.58", "<= 0.6", "pass")
+    assert _row(table, "peak RSS, ours / Go's, quiet")[2:] == ("0.82", "<= 0.8", "FAIL")
+    assert _row(table, "kube-apiserver CPU, ours / Go's, quiet")[2:] == ("0.75", "<= 0.7", "FAIL")
     assert _row(table, "controller CPU, ours / Go's, beside a CPU hog")[2:] == ("0.85", "<= 0.8", "FAIL")
     _write(tmp_path, "versus", {"benchmark": "versus", "not_run": "no executable"})
     assert _row(rows(tmp_path), "controller CPU, ours / Go's, quiet")[2] == "n/a"

@@ -369,3 +369,35 @@ def test_with_an_interval_the_backlog_is_not_consulted() -> None:
     _wait_for_queue(controller, 1)
     _sync_next(controller)
     assert _status_writes(clientset) == 1
+
+
+# -- a JobFlow queued again at every sync ----------------------------------------------------------------
+
+
+def _sync_while_queued_again(controller: JobFlowController, phase: str, rv: str) -> None:
+    """One sync of `f` during which its Job changes again (the JobFlow is queued again meanwhile)."""
+    item, _ = controller.queue.get(timeout=5.0)
+    _set_job(controller, phase, rv)
+    controller.handlers.update_job(_job("", str(int(rv) - 1)), _job(phase, rv))
+    try:
+        controller.sync_handler(item)
+    finally:
+        controller.queue.done(item)
+
+
+def test_a_job_flow_queued_again_at_every_sync_still_writes_its_status_after_the_longest_deferral() -> None:
+    controller, clientset, clock = _controller()
+    controller.handlers.add_job_flow(job_flow("f"))
+    _sync_next(controller)  # creates f-a; its first status is written
+    _set_job(controller, "Pending", "2")
+    controller.handlers.update_job(_job("", "1"), _job("Pending", "2"))
+    writes = _status_writes(clientset)
+
+    _sync_while_queued_again(controller, "Running", "3")
+    assert _status_writes(clientset) == writes  # left to the sync already queued
+
+    clock.step(status_writer.QUEUED_AGAIN_MAX_DEFERRAL)
+    _sync_while_queued_again(controller, "Running", "4")
+
+    assert _status_writes(clientset) == writes + 1
+    assert _stored(clientset)["jobStatusList"][0]["state"] == "Running"
