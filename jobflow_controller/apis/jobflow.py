@@ -4,9 +4,19 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from enum import StrEnum
 from typing import Any
 
 from jobflow_controller.apis.meta import Obj
+
+
+class Outcome(StrEnum):
+    """How a flow ended. Aborted is none: a suspended Volcano Job can resume. Upstream's rule knows only
+    Completed; the failure-aware rules (docs/rules.md) know all three."""
+
+    COMPLETED = "Completed"
+    FAILED = "Failed"
+    SKIPPED = "Skipped"
 
 
 @dataclass(frozen=True)

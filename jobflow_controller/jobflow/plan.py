@@ -11,18 +11,21 @@ from collections.abc import Callable, Mapping
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 from datetime import datetime
+from enum import StrEnum
 from functools import cached_property
 from types import MappingProxyType
 from typing import Any, NamedTuple, Protocol
 
 from jobflow_controller.apis import jobflow as jf
 from jobflow_controller.apis import meta, rules
+from jobflow_controller.apis.jobflowtemplate import REF_FIELD, STORED_SPEC_FIELD
 from jobflow_controller.apis.lifecycle import Lifecycle
+from jobflow_controller.apis.lifecycle_fields import RETRY_REQUEST_ANNOTATION
 from jobflow_controller.apis.params import ParamsSpec, flow_job_names
 from jobflow_controller.apis.patch_fields import PatchFields
 from jobflow_controller.apis.probe import Probe
 from jobflow_controller.apis.results import Reading, ResultsSpec
-from jobflow_controller.apis.retry import RetryPolicies, retry_policies
+from jobflow_controller.apis.retry import RECREATING, RETRY_ANNOTATION, RetryPolicies, retry_policies
 from jobflow_controller.apis.rules import FailurePolicy
 from jobflow_controller.apis.status import JobFlowStatus
 from jobflow_controller.jobflow import constants as c
@@ -31,6 +34,102 @@ from jobflow_controller.jobflow.deleted_jobs import recorded_completed, replaced
 Obj = Mapping[str, Any]
 #: The readings of a sync that read none: one shared empty mapping (no new memory per sync).
 NO_READINGS: Mapping[str, Reading] = MappingProxyType({})
+
+
+class Extension(StrEnum):
+    """Our extensions, each named once: a JobFlow that uses none of them is planned by upstream's rule
+    alone, and each extension's seam is skipped (not called) for a JobFlow that does not use it."""
+
+    TEMPLATE = "template"  # spec.jobFlowTemplateRef, or a run's stored spec (docs/templates.md)
+    LIFECYCLE = "lifecycle"  # suspend, shutdown, deadlines, TTL, or their stamps in the status
+    RERUN = "rerun"  # the annotation flow.volcano.sh/retry-request (docs/lifecycle.md)
+    RETRY = "retry"  # a flow's retry, or the annotation flow.volcano.sh/retry (docs/retry.md)
+    ATTEMPTS = "attempts"  # Jobs created again: retry, rerun, or a `Retrying`/`Rerun` history recorded
+    PARAMS = "params"  # params, when, matrix (docs/params.md)
+    RESULTS = "results"  # a flow's or the JobFlow's results (docs/results.md)
+    RULES = "rules"  # failurePolicy, finally, dependsOn.rule, continueOnFailure (docs/rules.md)
+    PATCH = "patch"  # a flow's (or a finally flow's) patch (docs/patch.md)
+    PROBES = "probes"  # dependsOn.probe (docs/probe.md)
+
+
+#: The fields of ours, by where they are set, and the extension each belongs to. Upstream's own are
+#: `spec.flows`, `spec.jobRetainPolicy`, a flow's `name` and `dependsOn.targets`.
+_SPEC_FIELDS = {
+    REF_FIELD: Extension.TEMPLATE,
+    "suspend": Extension.LIFECYCLE,
+    "shutdown": Extension.LIFECYCLE,
+    "activeDeadlineSeconds": Extension.LIFECYCLE,
+    "ttlSecondsAfterFinished": Extension.LIFECYCLE,
+    "params": Extension.PARAMS,
+    "results": Extension.RESULTS,
+    "failurePolicy": Extension.RULES,
+    "finally": Extension.RULES,
+}
+_FLOW_FIELDS = {
+    "activeDeadlineSeconds": Extension.LIFECYCLE,
+    "retry": Extension.RETRY,
+    "when": Extension.PARAMS,
+    "matrix": Extension.PARAMS,
+    "results": Extension.RESULTS,
+    "continueOnFailure": Extension.RULES,
+    "patch": Extension.PATCH,
+}
+_DEPENDS_ON_FIELDS = {"rule": Extension.RULES, "probe": Extension.PROBES}
+_ANNOTATIONS = {RETRY_ANNOTATION: Extension.RETRY, RETRY_REQUEST_ANNOTATION: Extension.RERUN}
+_STATUS_FIELDS = {
+    STORED_SPEC_FIELD: Extension.TEMPLATE,
+    "suspendedSince": Extension.LIFECYCLE,
+    "finishedAt": Extension.LIFECYCLE,
+    "retryRequest": Extension.LIFECYCLE,
+}
+
+
+def extensions(job_flow: Obj) -> frozenset[Extension]:
+    """The extensions `job_flow` uses: one pass over its spec's keys (and its flows'), its annotations and
+    its status's stamps, so every seam of the sync asks this answer instead of parsing its fields.
+
+    A key counts when it is set (not null), whatever its value: a seam that runs for a value its
+    parser then ignores answers as upstream, so this only ever errs on the side of running it.
+    """
+    found: set[Extension] = set()
+    spec = jf.spec(job_flow)
+    found.update(ext for key, ext in _SPEC_FIELDS.items() if spec.get(key) is not None)
+    for raw in jf.raw_flow_list(job_flow):
+        if not isinstance(raw, Mapping):
+            continue
+        found.update(ext for key, ext in _FLOW_FIELDS.items() if raw.get(key) is not None)
+        depends_on = raw.get("dependsOn")
+        if isinstance(depends_on, Mapping):
+            found.update(ext for key, ext in _DEPENDS_ON_FIELDS.items() if depends_on.get(key) is not None)
+    if isinstance(spec.get("finally"), list) and any(
+        isinstance(f, Mapping) and f.get("patch") is not None for f in spec["finally"]
+    ):
+        found.add(Extension.PATCH)
+    annotations = meta.metadata(job_flow).get("annotations")
+    if isinstance(annotations, Mapping):
+        found.update(ext for key, ext in _ANNOTATIONS.items() if key in annotations)
+    status = jf.status(job_flow)
+    found.update(ext for key, ext in _STATUS_FIELDS.items() if status.get(key) is not None)
+    if found & {Extension.RETRY, Extension.RERUN} or _recreated(job_flow):
+        found.add(Extension.ATTEMPTS)
+    return frozenset(found)
+
+
+def _recreated(job_flow: Obj) -> bool:
+    """Whether the status records a Job created again (a `Retrying` or `Rerun` history entry)."""
+    for entry in jf.job_status_list(job_flow):
+        histories = entry.get("runningHistories")
+        if isinstance(histories, list) and any(
+            isinstance(h, Mapping) and h.get("state") in RECREATING for h in histories
+        ):
+            return True
+    return False
+
+
+#: Applies a phase's transition rule to a freshly computed status; `all_job_list` is len(spec.flows).
+UpdateJobFlowStatusFn = Callable[["PlannedStatus", int], None]
+#: The controller's sync (a state's callback): given the JobFlow and the phase's status function.
+JobFlowActionFn = Callable[[Mapping[str, Any], UpdateJobFlowStatusFn], None]
 
 
 @dataclass(frozen=True)
@@ -53,26 +152,38 @@ class JobFlowSpec:
     params: ParamsSpec | None = None
     #: Ours (docs/results.md): the flows' declared `results`; None when no flow declares any.
     results: ResultsSpec | None = None
+    #: The extensions the JobFlow uses (`extensions`): only their fields are parsed, only their seams run.
+    uses: frozenset[Extension] = frozenset()
 
     @classmethod
-    def of(cls, job_flow: Obj, patch_fields: PatchFields | None = None) -> JobFlowSpec:
+    def of(
+        cls, job_flow: Obj, patch_fields: PatchFields | None = None, uses: frozenset[Extension] | None = None
+    ) -> JobFlowSpec:
+        """The spec parsed; an extension's fields only when the JobFlow uses it (`uses`, else `extensions`)."""
+        uses = extensions(job_flow) if uses is None else uses
         flows = tuple(jf.flows(job_flow))
-        lifecycle = Lifecycle.of(job_flow)
-        params = ParamsSpec.of(job_flow, flows)
-        results = ResultsSpec.of([(f.name, f.results) for f in flows], jf.spec(job_flow).get("results"))
+        if not uses:
+            return cls(flows, jf.job_retain_policy(job_flow), RetryPolicies(), patch_fields)
+        lifecycle = Lifecycle.of(job_flow) if Extension.LIFECYCLE in uses else Lifecycle()
+        params = ParamsSpec.of(job_flow, flows) if Extension.PARAMS in uses else None
+        results = None
+        if Extension.RESULTS in uses:
+            results = ResultsSpec.of([(f.name, f.results) for f in flows], jf.spec(job_flow).get("results"))
         if results is not None and params is None:
             params = ParamsSpec()  # results are planned by the params policy's rules (results_policy.py)
+        ruled = Extension.RULES in uses
         return cls(
             flows,
             jf.job_retain_policy(job_flow),
-            retry_policies(job_flow),
+            retry_policies(job_flow) if Extension.RETRY in uses else RetryPolicies(),
             patch_fields,
-            failure_aware=rules.failure_aware(job_flow, flows) or lifecycle.halts or params is not None,
-            failure_policy=rules.failure_policy(job_flow),
-            finally_flows=tuple(rules.finally_flows(job_flow)),
+            failure_aware=(ruled and rules.failure_aware(job_flow, flows)) or lifecycle.halts or params is not None,
+            failure_policy=rules.failure_policy(job_flow) if ruled else FailurePolicy.FAIL_FAST,
+            finally_flows=tuple(rules.finally_flows(job_flow)) if ruled else (),
             lifecycle=lifecycle,
             params=params,
             results=results,
+            uses=uses,
         )
 
     def template_names(self) -> set[str]:
@@ -80,7 +191,10 @@ class JobFlowSpec:
         return {f.name for f in self.flows} | {f.name for f in self.finally_flows}
 
     def job_names(self, job_flow_name: str, flow_name: str) -> list[str]:
-        """A flow's Jobs (apis/params.py `flow_job_names`, the one answer, matrix included)."""
+        """A flow's Jobs (apis/params.py `flow_job_names`, the one answer, matrix included): upstream's one
+        `<jobflow>-<flow>` for a JobFlow without params."""
+        if self.params is None:
+            return [jf.job_name(job_flow_name, flow_name)]
         return flow_job_names(self.params, job_flow_name, flow_name)
 
 

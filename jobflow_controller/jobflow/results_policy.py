@@ -28,12 +28,10 @@ from jobflow_controller.apis.rules import Outcome
 from jobflow_controller.apis.tenant_text import excerpt_text
 from jobflow_controller.jobflow import constants as c
 from jobflow_controller.jobflow import own_results, retry
-from jobflow_controller.jobflow.flow_policy import UPSTREAM, FlowHooks
+from jobflow_controller.jobflow.flow_policy import UPSTREAM, FlowHooks, JobOutcome
 from jobflow_controller.jobflow.job_status_index import RecordedEntries
-from jobflow_controller.jobflow.outcomes import JobOutcome
 from jobflow_controller.jobflow.params_policy import ParamsPolicy
-from jobflow_controller.jobflow.plan import Notice, PlannedStatus, SyncPlan, World
-from jobflow_controller.jobflow.state.base import UpdateJobFlowStatusFn
+from jobflow_controller.jobflow.plan import Notice, PlannedStatus, SyncPlan, UpdateJobFlowStatusFn, World
 
 #: How much of the problems of one Job a Warning quotes.
 MAX_QUOTED_PROBLEMS = 512
