@@ -77,7 +77,7 @@ class JobStatus:
             end_timestamp=raw.get("endTimestamp") or None,
             restart_count=int(raw.get("restartCount") or 0),
             running_histories=[JobRunningHistory.from_dict(h) for h in raw.get("runningHistories") or []],
-            results=recorded_results(raw.get("results")),
+            results=recorded_results(raw["results"]) if raw.get("results") is not None else None,
         )
 
 

@@ -11,21 +11,19 @@ from collections.abc import Callable, Mapping
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 from datetime import datetime
-from enum import StrEnum
 from functools import cached_property
 from types import MappingProxyType
 from typing import Any, NamedTuple, Protocol
 
 from jobflow_controller.apis import jobflow as jf
 from jobflow_controller.apis import meta, rules
-from jobflow_controller.apis.jobflowtemplate import REF_FIELD, STORED_SPEC_FIELD
+from jobflow_controller.apis.jobflow import Extension, extensions
 from jobflow_controller.apis.lifecycle import Lifecycle
-from jobflow_controller.apis.lifecycle_fields import RETRY_REQUEST_ANNOTATION
 from jobflow_controller.apis.params import ParamsSpec, flow_job_names
 from jobflow_controller.apis.patch_fields import PatchFields
 from jobflow_controller.apis.probe import Probe
 from jobflow_controller.apis.results import Reading, ResultsSpec
-from jobflow_controller.apis.retry import RECREATING, RETRY_ANNOTATION, RetryPolicies, retry_policies
+from jobflow_controller.apis.retry import RetryPolicies, retry_policies
 from jobflow_controller.apis.rules import FailurePolicy
 from jobflow_controller.apis.status import JobFlowStatus
 from jobflow_controller.jobflow import constants as c
@@ -34,96 +32,6 @@ from jobflow_controller.jobflow.deleted_jobs import recorded_completed, replaced
 Obj = Mapping[str, Any]
 #: The readings of a sync that read none: one shared empty mapping (no new memory per sync).
 NO_READINGS: Mapping[str, Reading] = MappingProxyType({})
-
-
-class Extension(StrEnum):
-    """Our extensions, each named once: a JobFlow that uses none of them is planned by upstream's rule
-    alone, and each extension's seam is skipped (not called) for a JobFlow that does not use it."""
-
-    TEMPLATE = "template"  # spec.jobFlowTemplateRef, or a run's stored spec (docs/templates.md)
-    LIFECYCLE = "lifecycle"  # suspend, shutdown, deadlines, TTL, or their stamps in the status
-    RERUN = "rerun"  # the annotation flow.volcano.sh/retry-request (docs/lifecycle.md)
-    RETRY = "retry"  # a flow's retry, or the annotation flow.volcano.sh/retry (docs/retry.md)
-    ATTEMPTS = "attempts"  # Jobs created again: retry, rerun, or a `Retrying`/`Rerun` history recorded
-    PARAMS = "params"  # params, when, matrix (docs/params.md)
-    RESULTS = "results"  # a flow's or the JobFlow's results (docs/results.md)
-    RULES = "rules"  # failurePolicy, finally, dependsOn.rule, continueOnFailure (docs/rules.md)
-    PATCH = "patch"  # a flow's (or a finally flow's) patch (docs/patch.md)
-    PROBES = "probes"  # dependsOn.probe (docs/probe.md)
-
-
-#: The fields of ours, by where they are set, and the extension each belongs to. Upstream's own are
-#: `spec.flows`, `spec.jobRetainPolicy`, a flow's `name` and `dependsOn.targets`.
-_SPEC_FIELDS = {
-    REF_FIELD: Extension.TEMPLATE,
-    "suspend": Extension.LIFECYCLE,
-    "shutdown": Extension.LIFECYCLE,
-    "activeDeadlineSeconds": Extension.LIFECYCLE,
-    "ttlSecondsAfterFinished": Extension.LIFECYCLE,
-    "params": Extension.PARAMS,
-    "results": Extension.RESULTS,
-    "failurePolicy": Extension.RULES,
-    "finally": Extension.RULES,
-}
-_FLOW_FIELDS = {
-    "activeDeadlineSeconds": Extension.LIFECYCLE,
-    "retry": Extension.RETRY,
-    "when": Extension.PARAMS,
-    "matrix": Extension.PARAMS,
-    "results": Extension.RESULTS,
-    "continueOnFailure": Extension.RULES,
-    "patch": Extension.PATCH,
-}
-_DEPENDS_ON_FIELDS = {"rule": Extension.RULES, "probe": Extension.PROBES}
-_ANNOTATIONS = {RETRY_ANNOTATION: Extension.RETRY, RETRY_REQUEST_ANNOTATION: Extension.RERUN}
-_STATUS_FIELDS = {
-    STORED_SPEC_FIELD: Extension.TEMPLATE,
-    "suspendedSince": Extension.LIFECYCLE,
-    "finishedAt": Extension.LIFECYCLE,
-    "retryRequest": Extension.LIFECYCLE,
-}
-
-
-def extensions(job_flow: Obj) -> frozenset[Extension]:
-    """The extensions `job_flow` uses: one pass over its spec's keys (and its flows'), its annotations and
-    its status's stamps, so every seam of the sync asks this answer instead of parsing its fields.
-
-    A key counts when it is set (not null), whatever its value: a seam that runs for a value its
-    parser then ignores answers as upstream, so this only ever errs on the side of running it.
-    """
-    found: set[Extension] = set()
-    spec = jf.spec(job_flow)
-    found.update(ext for key, ext in _SPEC_FIELDS.items() if spec.get(key) is not None)
-    for raw in jf.raw_flow_list(job_flow):
-        if not isinstance(raw, Mapping):
-            continue
-        found.update(ext for key, ext in _FLOW_FIELDS.items() if raw.get(key) is not None)
-        depends_on = raw.get("dependsOn")
-        if isinstance(depends_on, Mapping):
-            found.update(ext for key, ext in _DEPENDS_ON_FIELDS.items() if depends_on.get(key) is not None)
-    if isinstance(spec.get("finally"), list) and any(
-        isinstance(f, Mapping) and f.get("patch") is not None for f in spec["finally"]
-    ):
-        found.add(Extension.PATCH)
-    annotations = meta.metadata(job_flow).get("annotations")
-    if isinstance(annotations, Mapping):
-        found.update(ext for key, ext in _ANNOTATIONS.items() if key in annotations)
-    status = jf.status(job_flow)
-    found.update(ext for key, ext in _STATUS_FIELDS.items() if status.get(key) is not None)
-    if found & {Extension.RETRY, Extension.RERUN} or _recreated(job_flow):
-        found.add(Extension.ATTEMPTS)
-    return frozenset(found)
-
-
-def _recreated(job_flow: Obj) -> bool:
-    """Whether the status records a Job created again (a `Retrying` or `Rerun` history entry)."""
-    for entry in jf.job_status_list(job_flow):
-        histories = entry.get("runningHistories")
-        if isinstance(histories, list) and any(
-            isinstance(h, Mapping) and h.get("state") in RECREATING for h in histories
-        ):
-            return True
-    return False
 
 
 #: Applies a phase's transition rule to a freshly computed status; `all_job_list` is len(spec.flows).

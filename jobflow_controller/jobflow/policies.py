@@ -13,10 +13,11 @@ extension's code runs in its sync.
 
 from __future__ import annotations
 
+from jobflow_controller.apis.jobflow import Extension
 from jobflow_controller.jobflow import lifecycle, patch, retry
 from jobflow_controller.jobflow.flow_policy import UPSTREAM, FlowHooks, FlowPolicy
 from jobflow_controller.jobflow.params_policy import ParamsPolicy
-from jobflow_controller.jobflow.plan import Extension, World
+from jobflow_controller.jobflow.plan import World
 from jobflow_controller.jobflow.results_policy import ResultsPolicy
 from jobflow_controller.jobflow.rules_policy import FailureAwarePolicy
 

@@ -16,6 +16,8 @@ from typing import Any
 import structlog
 
 from jobflow_controller.apis import FlowRequest, meta
+from jobflow_controller.apis import jobflow as jf
+from jobflow_controller.apis.jobflow import STORED_SPEC_FIELD
 from jobflow_controller.apis.jobflowtemplate import with_stored_spec
 from jobflow_controller.jobflow.job_flow_queue import JobFlowQueue, request_for
 from jobflow_controller.jobflow.own_writes import OwnWrites
@@ -72,7 +74,8 @@ class StatusWriter:
         `at_once` (a status recording a retry: the Job is deleted only after it) skips the pacing.
         """
         ns, name = meta.namespace(job_flow), meta.name(job_flow)
-        body = with_stored_spec(body, job_flow)  # a run's fixed spec outlives every write (docs/templates.md)
+        if STORED_SPEC_FIELD in jf.status(job_flow):  # a run's fixed spec outlives every write (docs/templates.md)
+            body = with_stored_spec(body, job_flow)
         if body == dict(self.own_writes.stored_status(job_flow)):
             self.own_writes.written_pending(ns, name)
             self.pacing.unchanged(request_for(ns, name))

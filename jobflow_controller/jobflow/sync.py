@@ -22,6 +22,7 @@ from informers.errors import ApiStatusError, NotFoundError
 from jobflow_controller.apis import FlowRequest, meta
 from jobflow_controller.apis import job as vcjob
 from jobflow_controller.apis import jobflow as jf
+from jobflow_controller.apis.jobflow import Extension, extensions
 from jobflow_controller.apis.timeutil import format_duration
 from jobflow_controller.jobflow import action, fairness, rerun, status_size
 from jobflow_controller.jobflow import constants as c
@@ -33,12 +34,10 @@ from jobflow_controller.jobflow.memories import JobFlowMemories
 from jobflow_controller.jobflow.observe import JobFlowObserver
 from jobflow_controller.jobflow.plan import (
     Deploy,
-    Extension,
     JobCreate,
     SyncPlan,
     WarningEvent,
     World,
-    extensions,
     resource_exists,
 )
 from jobflow_controller.jobflow.policies import choose_policy
