@@ -29,10 +29,9 @@ from jobflow_controller.apis import job as vcjob
 from jobflow_controller.apis import jobflow as jf
 from jobflow_controller.apis.builders import new_job
 from jobflow_controller.apis.retry import RECREATING
-from jobflow_controller.apis.status import Condition, JobRunningHistory, JobStatus
+from jobflow_controller.apis.status import Condition, JobRunningHistory, JobStatus, JobStatusIndex
 from jobflow_controller.apis.timeutil import add_duration, format_time, parse_time
 from jobflow_controller.jobflow.flow_policy import FlowPolicy
-from jobflow_controller.jobflow.job_status_index import JobStatusIndex
 from jobflow_controller.jobflow.plan import (
     Deploy,
     FlowJob,

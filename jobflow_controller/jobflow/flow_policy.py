@@ -54,8 +54,7 @@ from typing import Any, Protocol
 from jobflow_controller.apis import FINISHED_PHASES, UNFINISHED_PHASES, meta
 from jobflow_controller.apis import jobflow as jf
 from jobflow_controller.apis.jobflow import Outcome
-from jobflow_controller.apis.status import JobStatus
-from jobflow_controller.jobflow.job_status_index import RecordedEntries
+from jobflow_controller.apis.status import JobStatus, RecordedEntries
 from jobflow_controller.jobflow.plan import (
     Build,
     Deploy,

@@ -27,11 +27,10 @@ from jobflow_controller.apis import jobflow as jf
 from jobflow_controller.apis.lifecycle import Shutdown
 from jobflow_controller.apis.retry import job_attempt
 from jobflow_controller.apis.rules import HANDLING_RULES, FailurePolicy, Outcome, Rule, rule_of
-from jobflow_controller.apis.status import JobStatus
+from jobflow_controller.apis.status import JobStatus, RecordedEntries
 from jobflow_controller.jobflow import constants as c
 from jobflow_controller.jobflow import retry
 from jobflow_controller.jobflow.flow_policy import FlowShape
-from jobflow_controller.jobflow.job_status_index import RecordedEntries
 from jobflow_controller.jobflow.plan import Notice, World
 
 #: What a rule says of its targets' outcomes so far.

@@ -128,7 +128,7 @@ class JobFlowSyncer:
             return
         except Exception as err:
             raise RuntimeError(f"get jobflow {name} failed for {err}") from err
-        # Our own last status write, while the cache has not shown it yet (own_writes.py).
+        # Our own last status write, while the cache has not shown it yet (status_writer.py `OwnWrites`).
         try:
             state = self._state_for(req, self._writer.newest(cached))
             if state is None:
@@ -162,7 +162,7 @@ class JobFlowSyncer:
     def _state_for(self, req: FlowRequest, job_flow: Obj) -> State | None:
         """The state to execute; None when the sync is done (a run waiting: template_ref.py; `_lifecycle_first`).
         A step before the state's runs only for a JobFlow that uses its extension (plan.py `extensions`)."""
-        job_flow = self._writer.with_pending(job_flow)  # own_writes.py
+        job_flow = self._writer.with_pending(job_flow)  # status_writer.py `OwnWrites`
         uses = extensions(job_flow)
         if Extension.TEMPLATE in uses:  # template_ref.py: a run is planned with the spec it was fixed to
             resolved = self._observer.effective(job_flow)
