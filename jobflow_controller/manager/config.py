@@ -23,8 +23,6 @@ JOBFLOW_CONTROLLER = "jobflow-controller"
 JOBTEMPLATE_CONTROLLER = "jobtemplate-controller"
 #: Ours (docs/cron.md): CronJobFlows. Enabled by `*` like the others.
 CRONJOBFLOW_CONTROLLER = "cronjobflow-controller"
-#: Ours (docs/triggers.md): JobFlowTriggers. Enabled by `*` like the others.
-JOBFLOWTRIGGER_CONTROLLER = "jobflowtrigger-controller"
 #: Volcano's other controllers (v1.15.1 and master register the same ten, case as written): their
 #: names are valid in --controllers (so a command line written for vc-controller-manager, whose
 #: default is `*,-sharding-controller`, works here), but this process runs none of them.
