@@ -12,7 +12,7 @@ STAMP := $(VENV)/.installed
 # docs/performance.md, "The test suite's time").
 PYTEST_PARALLEL ?= -n 2 --dist loadfile --no-loadscope-reorder --durations=25
 
-.PHONY: install runtime-venv test test-unit test-e2e test-client-latest lint control-plane helm chart browser bench demo clean sdk-models
+.PHONY: install runtime-venv test test-unit test-e2e test-client-latest lint dead-code control-plane helm chart browser bench demo clean sdk-models
 
 $(STAMP): pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -66,11 +66,14 @@ browser:
 sdk-models: install
 	$(BIN)/python hack/gen_sdk_models.py
 
-lint: install
+lint: install dead-code
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy
 	$(BIN)/lint-imports
+
+# Unused functions, classes and attributes (vulture, with the reviewed allowlist in hack/unused_code.py).
+dead-code: install
 	$(BIN)/python hack/unused_code.py
 
 # tests/unit/kube against the newest `kubernetes` release on PyPI (not the pinned one), so a stand-in of

@@ -2,7 +2,8 @@
 
 Runs the real controller (informers, handlers, queue, worker loop, sync, status writer) on the unit
 tests' recording clientset (tests/unit/jobflow/jobflow_fakes.py: only the API is fake): a one-flow
-JobFlow in Pending, synced once already, whose Job `f-a` moves from Pending to Running. The Job update goes through the
+JobFlow that uses no extension of ours (apis/jobflow.py `extensions` is empty) in Pending, synced
+once already, whose Job `f-a` moves from Pending to Running. The Job update goes through the
 update handler into the queue; then, with `sys.setprofile` on, one `_process_next_work_item` runs
 until the status PUT, where the stack is taken. Prints one JSON document:
 

@@ -35,7 +35,7 @@ def new_job(
     flow_name: str,
     job_name: str,
     job_template: Obj,
-    patch: object,
+    patch: object = None,
     patch_fields: PatchFields | None = None,
 ) -> dict[str, Any]:
     """`loadJobTemplateAndSetJob`: the template's spec, the createdBy keys, the owner.

@@ -22,18 +22,16 @@ from typing import Any, Final
 import orjson
 
 from jobflow_controller.apis import jobflow as jf
+from jobflow_controller.apis.jobflow import REF_FIELD as REF_FIELD
+from jobflow_controller.apis.jobflow import STORED_SPEC_FIELD as STORED_SPEC_FIELD
 from jobflow_controller.apis.meta import Obj
 
 #: The label every run of a template carries (the controller adds it if the creator did not).
 TEMPLATE_LABEL: Final = "flow.volcano.sh/jobflowtemplate"
-#: Where a run keeps the spec it was resolved to (as Argo's `status.storedWorkflowTemplateSpec`), as
-#: compact JSON text: a string is bounded by one `maxLength`, where an object of the spec's schema
-#: would double the JobFlow CRD past what a client-side `kubectl apply` can store (256 KiB).
-STORED_SPEC_FIELD: Final = "storedJobFlowTemplateSpec"
+#: `STORED_SPEC_FIELD` (where a run keeps the spec it was resolved to) and `REF_FIELD` are apis/jobflow.py's.
 #: The longest stored spec, in bytes of JSON: half of the status's 1 MiB (jobflow/status_size.py).
 MAX_STORED_SPEC_BYTES: Final = 512 * 1024
-#: The run's fields that name the template and give its values; the rest of a run's spec overrides the template's.
-REF_FIELD: Final = "jobFlowTemplateRef"
+#: The run's field giving the template's values (beside `REF_FIELD`); the rest of its spec overrides the template's.
 PARAMS_FIELD: Final = "params"
 #: The longest template name: it is the value of `TEMPLATE_LABEL`, a label value.
 MAX_TEMPLATE_NAME_LENGTH: Final = 63

@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any, Final
 
+from jobflow_controller.apis.jobflow import RETRY_REQUEST_ANNOTATION as RETRY_REQUEST_ANNOTATION
 from jobflow_controller.apis.meta import Obj
 from jobflow_controller.apis.tenant_text import excerpt, excerpt_text, load_json
 
@@ -36,7 +37,6 @@ SUSPENDED_SINCE: Final = "suspendedSince"
 RETRY_REQUEST: Final = "retryRequest"
 
 #: The JobFlow annotation carrying a re-run request, and its two keys.
-RETRY_REQUEST_ANNOTATION: Final = "flow.volcano.sh/retry-request"
 REQUEST_ID: Final = "id"
 REQUEST_FLOWS: Final = "flows"
 

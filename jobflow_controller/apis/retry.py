@@ -30,6 +30,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final
 
+from jobflow_controller.apis.jobflow import RECREATING as RECREATING
+from jobflow_controller.apis.jobflow import RERUN as RERUN
+from jobflow_controller.apis.jobflow import RETRY_ANNOTATION as RETRY_ANNOTATION
+from jobflow_controller.apis.jobflow import RETRYING as RETRYING
 from jobflow_controller.apis.jobflow import raw_flow_list
 from jobflow_controller.apis.meta import Obj
 from jobflow_controller.apis.tenant_text import excerpt, excerpt_text, load_json
@@ -37,17 +41,10 @@ from jobflow_controller.apis.timeutil import parse_duration_ns
 
 #: The flow field holding its retry policy (spec.flows[].retry).
 RETRY_FIELD: Final = "retry"
-#: The JobFlow annotation holding per-flow retry policies, for clusters running upstream's CRD.
-RETRY_ANNOTATION: Final = "flow.volcano.sh/retry"
 #: The annotation on a re-created Job: which retry made it (absent on the first Job).
 ATTEMPT_ANNOTATION: Final = "flow.volcano.sh/retry-attempt"
-#: The `runningHistories` state recorded for each retry, from the delete to the re-created Job.
-RETRYING: Final = "Retrying"
-#: The same for a re-run asked for by `kubectl jobflow retry` (docs/lifecycle.md): it re-creates the
-#: Job as a retry does, and raises restartCount, but spends none of the flow's `maxRetries`.
-RERUN: Final = "Rerun"
-#: The history states after which a flow's Job is created again.
-RECREATING: Final = frozenset({RETRYING, RERUN})
+#: `RETRY_ANNOTATION`, `RETRYING`, `RERUN` and `RECREATING` are apis/jobflow.py's (they tell a JobFlow
+#: that uses retries or re-runs, `extensions`).
 
 MAX_RETRIES: Final = "maxRetries"
 #: The most retries a flow may ask for: each one adds entries to the JobFlow's status (which must

@@ -13,6 +13,7 @@ from collections.abc import Mapping, Sequence
 from enum import StrEnum
 
 from jobflow_controller.apis import jobflow as jf
+from jobflow_controller.apis.jobflow import Outcome as Outcome  # the flow's outcome is the JobFlow API's
 from jobflow_controller.apis.meta import Obj
 
 #: The annotation on each finally Job: what the JobFlow's flows came to (Succeed or Failed).
@@ -33,14 +34,6 @@ class Rule(StrEnum):
 class FailurePolicy(StrEnum):
     FAIL_FAST = "FailFast"
     RUN_TO_COMPLETION = "RunToCompletion"
-
-
-class Outcome(StrEnum):
-    """How a flow ended. Aborted is none: a suspended Volcano Job can resume."""
-
-    COMPLETED = "Completed"
-    FAILED = "Failed"
-    SKIPPED = "Skipped"
 
 
 #: The rules that run a flow after a target failed: a failure such a flow waits on is handled.

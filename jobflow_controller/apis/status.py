@@ -1,4 +1,5 @@
-"""JobFlowStatus and its parts, serialised with upstream's exact JSON names and omitempty rules.
+"""JobFlowStatus and its parts, serialised with upstream's exact JSON names and omitempty rules; and
+`jobStatusList` read by name, the one way (the first entry of a name, as upstream's lookup).
 
 Go's `omitempty` drops empty slices and maps; `metav1.Time` zero values marshal as null, which the
 API server prunes (the schema is not nullable), so they are simply left out here. `state` is a
@@ -7,9 +8,11 @@ struct and is always present, as `{}` when the phase is empty.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from jobflow_controller.apis import jobflow as jf
 from jobflow_controller.apis.results import recorded_results
 
 
@@ -77,7 +80,7 @@ class JobStatus:
             end_timestamp=raw.get("endTimestamp") or None,
             restart_count=int(raw.get("restartCount") or 0),
             running_histories=[JobRunningHistory.from_dict(h) for h in raw.get("runningHistories") or []],
-            results=recorded_results(raw.get("results")),
+            results=recorded_results(raw["results"]) if raw.get("results") is not None else None,
         )
 
 
@@ -153,3 +156,64 @@ class JobFlowStatus:
         if self.results is not None:
             out["results"] = [dict(r) for r in self.results]
         return out
+
+
+# -- jobStatusList by name ----------------------------------------------------------------------------
+#: `RecordedEntries` reads a JobFlow's stored list (each entry parsed only when asked for: most flows
+#: never read theirs); `JobStatusIndex` is the list a sync computes and merges into.
+def recorded_entries(job_flow: Mapping[str, Any]) -> dict[str, Mapping[str, Any]]:
+    """The status's `jobStatusList` by Job name (the first entry of a name, as upstream's lookup),
+    unparsed: only the flows still waiting read theirs."""
+    out: dict[str, Mapping[str, Any]] = {}
+    for raw in jf.job_status_list(job_flow):
+        out.setdefault(str(raw.get("name") or ""), raw)
+    return out
+
+
+class RecordedEntries:
+    """The stored `jobStatusList` of a JobFlow by Job name (the first of a name), parsed when asked."""
+
+    def __init__(self, job_flow: Mapping[str, Any]) -> None:
+        self._raw = recorded_entries(job_flow)
+        self._parsed: dict[str, JobStatus] = {}
+
+    def get(self, name: str) -> JobStatus | None:
+        entry = self._parsed.get(name)
+        if entry is None:
+            raw = self._raw.get(name)
+            if raw is None:
+                return None
+            entry = self._parsed[name] = JobStatus.from_dict(raw)
+        return entry
+
+
+class JobStatusIndex:
+    """`jobStatusList` with its positions by name, so that a sync stays linear in its Jobs.
+
+    `merge` is upstream's: replace the first entry of the same name in place, or append (never
+    pruned). A stored list may hold a name twice (written by hand); every lookup sees all of them.
+    """
+
+    def __init__(self, entries: list[JobStatus]) -> None:
+        self.entries = entries
+        self._at: dict[str, list[int]] = {}
+        for i, entry in enumerate(entries):
+            self._at.setdefault(entry.name, []).append(i)
+
+    def first(self, name: str) -> JobStatus | None:
+        at = self._at.get(name)
+        return self.entries[at[0]] if at else None
+
+    def named(self, name: str) -> list[JobStatus]:
+        return [self.entries[i] for i in self._at.get(name, ())]
+
+    def merge(self, entry: JobStatus) -> None:
+        """Upstream's; the entry replaced keeps its `results` (docs/results.md) unless the new one has its own."""
+        at = self._at.get(entry.name)
+        if at:
+            if entry.results is None:
+                entry.results = self.entries[at[0]].results
+            self.entries[at[0]] = entry
+        else:
+            self._at[entry.name] = [len(self.entries)]
+            self.entries.append(entry)

@@ -10,9 +10,10 @@ the plan out, in order.
 
 What a flow *is* (its Jobs, whether it is due, whether it ended, the JobFlow's phase) is the flow
 policy's (flow_policy.py), chosen once per sync; upstream's functions ask it and test no feature.
-The other extensions are called at named points of `sync_job_flow`: retry.py (after the status is
-computed), lifecycle.py (once the phase is known), patch.py (a waiting flow's patch), status_size.py
-(the end). Each row of docs/deviations.md names the function that implements it.
+The other extensions plug into that policy at its named points (flow_policy.py `FlowHooks`): retry.py
+(around the phase rule, and a Job's attempt), lifecycle.py (once the phase is known), patch.py (a
+flow's patch); upstream's functions here call none of them. Each row of docs/deviations.md names the
+function that implements it.
 """
 
 from __future__ import annotations
@@ -23,21 +24,25 @@ from functools import partial
 from typing import Any
 
 from informers.errors import NotFoundError
-from jobflow_controller.apis import FLOW_GROUP, UNFINISHED_PHASES, JobPhase, Phase, RetainPolicy, meta
+from jobflow_controller.apis import FLOW_GROUP, JobPhase, Phase, RetainPolicy, meta
 from jobflow_controller.apis import job as vcjob
 from jobflow_controller.apis import jobflow as jf
 from jobflow_controller.apis.builders import new_job
-from jobflow_controller.apis.patch import PatchError
 from jobflow_controller.apis.retry import RECREATING
-from jobflow_controller.apis.status import Condition, JobRunningHistory, JobStatus
+from jobflow_controller.apis.status import Condition, JobRunningHistory, JobStatus, JobStatusIndex
 from jobflow_controller.apis.timeutil import add_duration, format_time, parse_time
-from jobflow_controller.jobflow import lifecycle, retry, status_size
 from jobflow_controller.jobflow.flow_policy import FlowPolicy
-from jobflow_controller.jobflow.job_status_index import JobStatusIndex
-from jobflow_controller.jobflow.patch import check_patch, invalid_patch
-from jobflow_controller.jobflow.plan import Deploy, FlowJob, JobCreate, PlannedStatus, SyncPlan, WarningEvent, World
+from jobflow_controller.jobflow.plan import (
+    Deploy,
+    FlowJob,
+    JobCreate,
+    PlannedStatus,
+    SyncPlan,
+    UpdateJobFlowStatusFn,
+    WarningEvent,
+    World,
+)
 from jobflow_controller.jobflow.policies import choose_policy
-from jobflow_controller.jobflow.state.base import UpdateJobFlowStatusFn
 
 Obj = Mapping[str, Any]
 
@@ -66,8 +71,8 @@ def sync_job_flow(world: World, update_state_fn: UpdateJobFlowStatusFn, policy: 
     """Upstream's `syncJobFlow`, decided: what to delete, create and write for this JobFlow.
 
     The flow policy is the one chosen for the sync (sync.py, before the probe checks; policies.py);
-    the steps between upstream's are our extensions' named points: the retries (retry.py) and the
-    lifecycle (lifecycle.py).
+    between upstream's steps, its two named points (`before_phase`, `after_phase`) are where the
+    extensions the JobFlow uses act (retries, lifecycle): none, for a JobFlow that uses none.
     """
     phase = jf.phase(world.job_flow)
     if world.spec.retain_policy == RetainPolicy.DELETE and phase == Phase.SUCCEED:
@@ -75,14 +80,11 @@ def sync_job_flow(world: World, update_state_fn: UpdateJobFlowStatusFn, policy: 
     policy = policy or choose_policy(world)
     plan = SyncPlan(deploy=deploy_job(world, policy))  # upstream's deployJob
     status = get_all_job_status(world, policy)  # upstream's getAllJobStatus
-    policy.record_outcomes(status, plan)
-    retries = retry.plan_retries(world, phase, status, plan)  # ours: docs/retry.md
+    policy.before_phase(status, plan)
     policy.decide_phase(status, update_state_fn, len(world.spec.flows))  # upstream's updateStateFn
-    retries = retry.unless_ended(status, retries, status.phase not in UNFINISHED_PHASES or policy.halted)
-    lifecycle.apply(world, status, plan, policy.stop)  # ours: suspend, shutdown, deadlines (docs/lifecycle.md)
-    retry.record_retries(world, status, plan, retries)
+    policy.after_phase(status, plan)
     plan.status = status
-    return status_size.fit(plan, world.job_flow)
+    return plan
 
 
 def sync_job_flow_status(
@@ -96,7 +98,7 @@ def sync_job_flow_status(
     status = get_all_job_status(world, policy or choose_policy(world, invalid=True))
     status.skipped_jobs = jf.skipped_jobs(world.job_flow)
     update_state_fn(status, len(world.spec.flows))
-    return status_size.fit(SyncPlan(status=status), world.job_flow)
+    return SyncPlan(status=status)
 
 
 # -- step 2: create the Jobs that are due ---------------------------------------------------------
@@ -122,7 +124,7 @@ def deploy_job(world: World, policy: FlowPolicy) -> Deploy:
             creates += 1
             out.steps.append(load_job_template_and_set_job(world, made, policy))
         else:
-            warning = check_patch(world, made.flow)
+            warning = policy.waiting(made.flow)
             if warning is not None:
                 out.steps.append(warning)
     out.steps.extend(
@@ -175,25 +177,21 @@ def load_job_template_and_set_job(
 ) -> JobCreate | WarningEvent:
     """The Job to create for `made`; its template missing is the create's error, as upstream's lister says.
 
-    A patch that cannot apply is no error of the sync (retrying cannot help until the JobFlow or
-    the template changes, and each of those enqueues the JobFlow): an `InvalidPatch` WarningEvent.
-    What the extensions add to the Job (or why they refuse it: a WarningEvent) is the policy's
-    (`refused`, `set_job`; None: upstream's rule).
+    What the extensions change in the Job (or why they refuse it: a WarningEvent, which is no error of
+    the sync: retrying cannot help until the JobFlow or the template changes, and each of those
+    enqueues the JobFlow) is the policy's (`refused`, `finish_job`; nothing under upstream's rule).
     """
     flow, job_name = made.flow, made.job_name
     template = world.templates.get(flow.name)
     if template is None:
         error = NotFoundError.for_resource(FLOW_GROUP, "jobtemplate", flow.name)
         return JobCreate(flow.name, job_name, None, error=error, fresh_read=made.fresh_read)
-    policy = policy or FlowPolicy(world)
+    policy = policy or choose_policy(world)
     refused = policy.refused(made)
     if refused is not None:
         return refused
-    try:
-        job = new_job(world.job_flow, flow.name, job_name, template, flow.patch, world.spec.patch_fields)
-    except PatchError as err:
-        return invalid_patch(job_name, flow.name, err)
-    finished = policy.set_job(made, job)
+    job = new_job(world.job_flow, flow.name, job_name, template)
+    finished = policy.finish_job(made, job)
     if isinstance(finished, WarningEvent):
         return finished
     return JobCreate(flow.name, job_name, finished, fresh_read=made.fresh_read)

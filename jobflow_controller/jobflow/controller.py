@@ -36,7 +36,6 @@ from jobflow_controller.jobflow.handler import JobFlowEventHandlers
 from jobflow_controller.jobflow.job_flow_queue import JobFlowQueue, request_for
 from jobflow_controller.jobflow.memories import JobFlowMemories
 from jobflow_controller.jobflow.observe import JobFlowObserver
-from jobflow_controller.jobflow.own_writes import OwnWrites
 from jobflow_controller.jobflow.pacing import (
     STATUS_WRITE_BURST,
     STATUS_WRITE_INTERVAL,
@@ -47,7 +46,7 @@ from jobflow_controller.jobflow.probes import NetworkProbeRunner, ProbeCache, Pr
 from jobflow_controller.jobflow.probes.judge import ProbeJudge
 from jobflow_controller.jobflow.results_reader import ResultsReader, pod_getter
 from jobflow_controller.jobflow.state.metrics import JobFlowMetrics
-from jobflow_controller.jobflow.status_writer import StatusWriter
+from jobflow_controller.jobflow.status_writer import OwnWrites, StatusWriter
 from jobflow_controller.jobflow.sync import JobFlowSyncer
 from jobflow_controller.jobflow.template_ref import TemplateRefs
 from jobflow_controller.jobflow.template_source import TemplateSource

@@ -23,33 +23,38 @@ The questions, each a method a policy answers:
   or retried, and why.
 
 How an extension plugs in: never by a test in action.py, and never by an import here (this module
-imports no extension). A new kind of flow subclasses `FlowPolicy` (overriding the questions it
-answers differently and calling `super()` for the rest) and `choose_policy` picks it from the spec
-(policies.py; a JobFlow template resolved before planning belongs before `observe`, not here). An
-extension that refines one answer for every kind of flow is a hook in `FlowHooks`, composed once in
-policies.py (`HOOKS`) and handed to every policy; each hook is a small protocol at a named point:
+imports no extension; the hooks' protocols are declared here). A new kind of flow subclasses
+`FlowPolicy` (overriding the questions it answers differently and calling `super()` for the rest)
+and `choose_policy` picks it from the spec (policies.py; a JobFlow template resolved before planning
+belongs before `observe`, not here). An extension that refines one answer for every kind of flow is
+a hook in `FlowHooks`, composed per JobFlow in policies.py (`hooks_for`) and handed to its policy;
+each hook is a small protocol at a named point:
 - `attempts` (`AttemptsHook`, retry.py `HOOK`: retries and re-runs): a Job's `attempt`, the `wait`
-  before the next one (its backoff), `fresh_read`, and `superseded` (a Job its next attempt replaces);
+  before the next one (its backoff), `fresh_read`, `superseded` (a Job its next attempt replaces),
+  and, around the phase, `plan_retries` and `record_retries` (`before_phase`, `after_phase`);
 - `lifecycle` (`LifecycleHook`, lifecycle.py `HOOK`): `may_create` (a suspended JobFlow creates
-  nothing) and `carry_stamps` (the stamps the stored status keeps, in `new_status`);
+  nothing), `carry_stamps` (the stamps the stored status keeps, in `new_status`) and `apply` (stamps,
+  events and terminations once the phase is known, `after_phase`);
+- `patch` (`PatchHook`, patch.py `HOOK`): a waiting flow's patch checked (`waiting`), a Job's patch
+  merged into its spec before anything else is set (`finish_job`);
 - probes (probes/judge.py's verdicts, in the world): `_targets_met` hands upstream's `judge` the
   targets that passed the probe (`passed`);
 - other kinds of flows (params_policy.py): `shape` (outcomes.py's `FlowShape`: a flow's outcome from
   its Jobs', a flow Skipped though its rule is met) and `rerun_jobs` (the Jobs a re-run creates again).
-`FlowPolicy(world)` without hooks is upstream's rule alone.
+`FlowPolicy(world)` without hooks is upstream's rule alone. policies.py composes, per JobFlow, only
+the hooks of the extensions it uses (`World.spec.uses`): a hook a JobFlow does not use is never called.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import Any, Protocol
 
-from jobflow_controller.apis import FINISHED_PHASES, meta
+from jobflow_controller.apis import FINISHED_PHASES, UNFINISHED_PHASES, meta
 from jobflow_controller.apis import jobflow as jf
-from jobflow_controller.apis.rules import Outcome
-from jobflow_controller.apis.status import JobStatus
-from jobflow_controller.jobflow.job_status_index import RecordedEntries
+from jobflow_controller.apis.jobflow import Outcome
+from jobflow_controller.apis.status import JobStatus, RecordedEntries
 from jobflow_controller.jobflow.plan import (
     Build,
     Deploy,
@@ -58,14 +63,27 @@ from jobflow_controller.jobflow.plan import (
     Judge,
     PlannedStatus,
     SyncPlan,
+    UpdateJobFlowStatusFn,
     WarningEvent,
     World,
     resource_exists,
 )
-from jobflow_controller.jobflow.state.base import UpdateJobFlowStatusFn
 
-if TYPE_CHECKING:
-    from jobflow_controller.jobflow.outcomes import FlowShape
+#: One Job's outcome and whether it is still going, by Job name (outcomes.py, for one sync).
+JobOutcome = Callable[[str], tuple[str | None, bool]]
+
+
+class FlowShape(Protocol):
+    """The named seam where an extension says what a flow is beyond upstream's one Job (params_policy.py).
+
+    `flow_outcome`: the flow's outcome and whether it is going, from its Jobs' (`job_outcome`);
+    `outcome_when_met`: what a flow whose rule is met gets instead of being due: Skipped (a `when`
+    that does not hold), Failed (a `when` that cannot be judged, docs/results.md), None (it is due).
+    """
+
+    def flow_outcome(self, flow: jf.Flow, job_outcome: JobOutcome) -> tuple[str | None, bool]: ...
+
+    def outcome_when_met(self, flow: jf.Flow) -> str | None: ...
 
 
 class LifecycleHook(Protocol):
@@ -77,6 +95,10 @@ class LifecycleHook(Protocol):
 
     def carry_stamps(self, world: World, status: PlannedStatus) -> None:
         """The stamps of the stored status that a sync's fresh status keeps."""
+        ...
+
+    def apply(self, world: World, status: PlannedStatus, plan: SyncPlan, stop: str | None) -> None:
+        """Once the phase is known: the stamps, the events and the Jobs to terminate."""
         ...
 
 
@@ -103,6 +125,26 @@ class AttemptsHook(Protocol):
         """Record on a Job being built which attempt it is."""
         ...
 
+    def plan_retries(self, world: World, status: PlannedStatus, plan: SyncPlan) -> None:
+        """Before the phase: the failed Jobs to retry (`plan.retries`), not counted as failures."""
+        ...
+
+    def record_retries(self, world: World, status: PlannedStatus, plan: SyncPlan, ended: bool) -> None:
+        """After the phase: none once the flows `ended`; else each recorded in the status, then deleted."""
+        ...
+
+
+class PatchHook(Protocol):
+    """A flow's patch (patch.py `HOOK`, docs/patch.md)."""
+
+    def check(self, world: World, flow: jf.Flow) -> WarningEvent | None:
+        """Why the patch of a flow still waiting can never apply, if it cannot."""
+        ...
+
+    def apply(self, world: World, made: FlowJob, job: dict[str, Any]) -> dict[str, Any] | WarningEvent:
+        """`job` with the flow's patch merged into its spec, or why it cannot apply."""
+        ...
+
 
 @dataclass(frozen=True)
 class FlowHooks:
@@ -110,6 +152,7 @@ class FlowHooks:
 
     lifecycle: LifecycleHook | None = None
     attempts: AttemptsHook | None = None
+    patch: PatchHook | None = None
 
 
 #: Upstream's rule alone: no extension at any point.
@@ -122,7 +165,8 @@ class FlowPolicy:
     def __init__(self, world: World, hooks: FlowHooks = UPSTREAM) -> None:
         self.world = world
         self.hooks = hooks
-        self._recorded = RecordedEntries(world.job_flow)
+        #: The stored `jobStatusList` by name: only the attempts hook reads it (a Job's attempt, its backoff).
+        self._recorded = RecordedEntries(world.job_flow) if hooks.attempts is not None else None
 
     def judged(self, world: World) -> None:
         """The sync's world once the probe verdicts are in (observe.check_probes asked this policy which
@@ -138,6 +182,11 @@ class FlowPolicy:
         """Completed once each of its Jobs ran to completion (a failed Job is created again, as upstream)."""
         done = self.world.completed
         return Outcome.COMPLETED if all(n in done for n in self.jobs(flow)) else None
+
+    def flow_outcomes(self) -> Mapping[str, str]:
+        """What each flow came to, by name, as this sync's policy judged it (a flow with none is absent):
+        under upstream's rule only Completed; the failure-aware rules' own evaluation otherwise."""
+        return {f.name: o for f in self.world.spec.flows if (o := self.ended(f)) is not None}
 
     def may_create(self) -> bool:
         """Not a finished JobFlow (Succeed, Failed), one being deleted, nor (lifecycle) a suspended one."""
@@ -162,7 +211,7 @@ class FlowPolicy:
                 if job_name in done or self._held(job_name, out) or job_name in world.expected:
                     continue
                 attempts = self.hooks.attempts
-                if attempts is None:
+                if attempts is None or self._recorded is None:
                     yield FlowJob(flow, job_name)
                     continue
                 entry = self._recorded.get(job_name)
@@ -175,6 +224,13 @@ class FlowPolicy:
     def is_due(self, flow: jf.Flow, out: Deploy, judge: Judge) -> bool:
         """Upstream's: no targets, or `judge` says every target's Job Completed."""
         return flow.targets is None or self._targets_met(flow, out, judge)
+
+    def waiting(self, flow: jf.Flow) -> WarningEvent | None:
+        """What a flow not due yet tells now (the patch hook: a patch that can never apply); None under
+        upstream's rule."""
+        if flow.patch is None or self.hooks.patch is None:
+            return None
+        return self.hooks.patch.check(self.world, flow)
 
     def closing(self, room: int, out: Deploy, build: Build) -> list[JobCreate | WarningEvent]:
         """Jobs created once nothing else can run: none under upstream's rule."""
@@ -206,6 +262,21 @@ class FlowPolicy:
         return False
 
     # -- the named points -------------------------------------------------------------------------
+    def before_phase(self, status: PlannedStatus, plan: SyncPlan) -> None:
+        """Between upstream's status and its phase rule: what the flows came to, the Jobs to retry."""
+        self.record_outcomes(status, plan)
+        if self.hooks.attempts is not None:
+            self.hooks.attempts.plan_retries(self.world, status, plan)
+
+    def after_phase(self, status: PlannedStatus, plan: SyncPlan) -> None:
+        """Once the phase is known: the retries recorded (none once the flows ended), then the lifecycle's
+        stamps, events and terminations."""
+        if self.hooks.attempts is not None:
+            ended = status.phase not in UNFINISHED_PHASES or self.halted
+            self.hooks.attempts.record_retries(self.world, status, plan, ended)
+        if self.hooks.lifecycle is not None:
+            self.hooks.lifecycle.apply(self.world, status, plan, self.stop)
+
     def new_status(self) -> PlannedStatus:
         """The status a sync computes afresh: the phase, and the stamps the stored one keeps (lifecycle)."""
         status = PlannedStatus(phase=jf.phase(self.world.job_flow))
@@ -221,13 +292,25 @@ class FlowPolicy:
         """Why `made` must not be built (an extension's budget, params_budget.py); None under upstream's rule."""
         return None
 
+    def finish_job(self, made: FlowJob, job: dict[str, Any]) -> dict[str, Any] | WarningEvent:
+        """The Job upstream built from the template, finished by the extensions: the flow's patch merged
+        into its spec first (the patch hook), then `set_job`."""
+        if made.flow.patch is not None and self.hooks.patch is not None:
+            patched = self.hooks.patch.apply(self.world, made, job)
+            if isinstance(patched, WarningEvent):
+                return patched
+            job = patched
+        return self.set_job(made, job)
+
     def set_job(self, made: FlowJob, job: dict[str, Any]) -> dict[str, Any] | WarningEvent:
-        """The Job `load_job_template_and_set_job` built from the template, finished: its attempt (the
-        attempts hook) and the annotations and labels `made` carries (none under upstream's rule)."""
+        """The Job's attempt (the attempts hook) and the annotations and labels `made` carries (none
+        under upstream's rule)."""
         if self.hooks.attempts is not None:
             self.hooks.attempts.mark(job, made.attempt)
-        job["metadata"]["annotations"].update(made.annotations)
-        job["metadata"]["labels"].update(made.labels)
+        if made.annotations:
+            job["metadata"]["annotations"].update(made.annotations)
+        if made.labels:
+            job["metadata"]["labels"].update(made.labels)
         return job
 
     def _targets_met(self, flow: jf.Flow, out: Deploy, judge: Judge) -> bool:

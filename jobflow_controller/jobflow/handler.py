@@ -48,7 +48,7 @@ from jobflow_controller.jobflow.deleted_jobs import DeletedJobs
 from jobflow_controller.jobflow.expectations import CreateExpectations
 from jobflow_controller.jobflow.job_flow_queue import JobFlowQueue, request_for
 from jobflow_controller.jobflow.memories import JobFlowMemories
-from jobflow_controller.jobflow.owned_jobs import jobs_created_by_job_flow
+from jobflow_controller.jobflow.observe import jobs_created_by_job_flow
 from jobflow_controller.jobflow.status_writer import StatusWriter
 from jobflow_controller.kube.informers import JobFlowLister, JobLister
 

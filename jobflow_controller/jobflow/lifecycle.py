@@ -1,8 +1,9 @@
 """Ours, opt-in (docs/lifecycle.md): suspend, shutdown and deadlines, decided purely for one sync.
 
-Called by action.py's `sync_job_flow` at named points: `halt_reason` before the outcomes are
-evaluated (a shutdown or a passed JobFlow deadline stops the flows, outcomes.py), `suspended`
-by `deploy_job` (a suspended JobFlow creates nothing), and `apply` once the status is computed:
+Plugged into the flow policy as its lifecycle hook (`HOOK`, flow_policy.py `LifecycleHook`) for a JobFlow
+that uses the lifecycle: `halt_reason` before the outcomes are evaluated (a shutdown or a passed
+JobFlow deadline stops the flows, outcomes.py), `suspended` by `may_create` (a suspended JobFlow
+creates nothing), and `apply` once the phase is known (`after_phase`):
 it stamps `suspendedSince` and `finishedAt`, says `Suspended`/`Resumed`/why the JobFlow ended, and
 lists the Jobs to terminate (a shutdown, the JobFlow's deadline, a flow's deadline) with a
 `TerminateJob` Command, as Volcano terminates a Job.
@@ -146,6 +147,9 @@ class _LifecycleHook:
 
     def carry_stamps(self, world: World, status: PlannedStatus) -> None:
         carry_stamps(world.job_flow, status)
+
+    def apply(self, world: World, status: PlannedStatus, plan: SyncPlan, stop: str | None) -> None:
+        apply(world, status, plan, stop)
 
 
 HOOK = _LifecycleHook()

@@ -20,13 +20,12 @@ from jobflow_controller.jobflow import action
 from jobflow_controller.jobflow.deleted_jobs import DeletedJobs, recorded_completed
 from jobflow_controller.jobflow.expectations import CreateExpectations
 from jobflow_controller.jobflow.flow_policy import FlowPolicy
-from jobflow_controller.jobflow.owned_jobs import jobs_created_by_job_flow
 from jobflow_controller.jobflow.plan import JobFlowSpec, World
 from jobflow_controller.jobflow.probes.judge import ProbeJudge
 from jobflow_controller.jobflow.results_reader import ResultsReader
 from jobflow_controller.jobflow.status_writer import StatusWriter
 from jobflow_controller.jobflow.template_ref import TemplateRefs
-from jobflow_controller.kube.informers import JobFlowLister, JobLister, JobTemplateLister
+from jobflow_controller.kube.informers import BY_CREATED_BY_JOB_FLOW, JobFlowLister, JobLister, JobTemplateLister
 from workqueue import Clock
 
 Obj = Mapping[str, Any]
@@ -123,3 +122,20 @@ def _present(get: Callable[[str], Obj], names: set[str]) -> dict[str, Obj]:
         except NotFoundError:
             continue
     return out
+
+
+def jobs_created_by_job_flow(job_lister: JobLister, job_flow: Obj) -> list[Obj]:
+    """Upstream's `getAllJobsCreatedByJobFlow`: the Jobs `job_flow` controls (by uid), in creation order.
+
+    Upstream lists the namespace with `volcano.sh/createdByJobFlow in (<ns>.<name>)`; the label-value
+    index gives the same Jobs without a scan. Ours keeps only the Jobs this JobFlow controls: the label
+    alone also matches an earlier JobFlow's of the same name, and anyone can set it. Upstream's order is
+    a map's (random); creation order keeps the lists stable. Read by the sync and by the JobFlow update
+    handler (does a Succeeded JobFlow with `jobRetainPolicy: delete` still have Jobs to delete?).
+    """
+    ns = meta.namespace(job_flow)
+    value = meta.generate_object_string(ns, meta.name(job_flow))
+    jobs = [
+        j for j in job_lister.by_label_index(BY_CREATED_BY_JOB_FLOW, value, ns) if meta.is_controlled_by(j, job_flow)
+    ]
+    return sorted(jobs, key=lambda j: (meta.creation_timestamp(j) or "", meta.name(j)))

@@ -18,9 +18,8 @@ is planned from its flows' outcomes instead, here, as a pure function of the syn
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Protocol
 
 from jobflow_controller.apis import UNFINISHED_PHASES, JobPhase, Phase, meta
 from jobflow_controller.apis import job as vcjob
@@ -28,10 +27,10 @@ from jobflow_controller.apis import jobflow as jf
 from jobflow_controller.apis.lifecycle import Shutdown
 from jobflow_controller.apis.retry import job_attempt
 from jobflow_controller.apis.rules import HANDLING_RULES, FailurePolicy, Outcome, Rule, rule_of
-from jobflow_controller.apis.status import JobStatus
+from jobflow_controller.apis.status import JobStatus, RecordedEntries
 from jobflow_controller.jobflow import constants as c
 from jobflow_controller.jobflow import retry
-from jobflow_controller.jobflow.job_status_index import RecordedEntries
+from jobflow_controller.jobflow.flow_policy import FlowShape
 from jobflow_controller.jobflow.plan import Notice, World
 
 #: What a rule says of its targets' outcomes so far.
@@ -97,23 +96,6 @@ class Outcomes:
 
     def is_due(self, flow_name: str) -> bool:
         return not self.halted and flow_name in self.met
-
-
-#: One Job's outcome and whether it is still going, by Job name (`_job_outcome`, for one sync).
-JobOutcome = Callable[[str], tuple[str | None, bool]]
-
-
-class FlowShape(Protocol):
-    """The named seam where an extension says what a flow is beyond upstream's one Job (params_policy.py).
-
-    `flow_outcome`: the flow's outcome and whether it is going, from its Jobs' (`job_outcome`);
-    `outcome_when_met`: what a flow whose rule is met gets instead of being due: Skipped (a `when`
-    that does not hold), Failed (a `when` that cannot be judged, docs/results.md), None (it is due).
-    """
-
-    def flow_outcome(self, flow: jf.Flow, job_outcome: JobOutcome) -> tuple[str | None, bool]: ...
-
-    def outcome_when_met(self, flow: jf.Flow) -> str | None: ...
 
 
 def evaluate(world: World, stop: str | None = None, shape: FlowShape | None = None) -> Outcomes:

@@ -24,14 +24,16 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Hashable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from jobflow_controller.apis import FINISHED_PHASES, meta
 from jobflow_controller.jobflow import urgency
 from jobflow_controller.jobflow.job_flow_queue import JobFlowQueue, request_for
-from jobflow_controller.jobflow.own_writes import OwnWrites
 from jobflow_controller.kube.clientset import Clientset
 from workqueue import BucketRateLimiter, Clock, RateLimitingQueue
+
+if TYPE_CHECKING:
+    from jobflow_controller.jobflow.status_writer import OwnWrites
 
 Obj = Mapping[str, Any]
 

@@ -31,9 +31,8 @@ from jobflow_controller.apis.params import (
 from jobflow_controller.apis.rules import Outcome
 from jobflow_controller.apis.substitution import context_variables, job_variables
 from jobflow_controller.jobflow import constants as c
-from jobflow_controller.jobflow.flow_policy import UPSTREAM, FlowHooks
+from jobflow_controller.jobflow.flow_policy import UPSTREAM, FlowHooks, FlowShape, JobOutcome
 from jobflow_controller.jobflow.matrix import JobState, job_state, matrix_outcome, next_indexes
-from jobflow_controller.jobflow.outcomes import FlowShape, JobOutcome
 from jobflow_controller.jobflow.params_budget import (
     annotations_over,
     expanded_job,

@@ -1,17 +1,21 @@
 """Ours (upstream ignores `patch.jobSpec`, docs/patch.md): say early that a flow's patch cannot apply.
 
-Called at one named point of upstream's `deploy_job` (action.py): for a flow still waiting on its
-targets, so the user hears of a patch that can never apply now, not hours later when the targets
-have completed. A patch that fails when the Job is built gets the same WarningEvent from `deploy_job`.
+Plugged into the flow policy as its patch hook (`HOOK`, flow_policy.py `PatchHook`) for a JobFlow a flow
+of which has a patch: `check` for a flow still waiting on its targets (`waiting`, asked by `deploy_job`),
+so the user hears of a patch that can never apply now, not hours later when the targets have
+completed; `apply` merges the patch into the spec of the Job upstream built from the template
+(`finish_job`), and a patch that fails then gets the same WarningEvent.
 """
 
 from __future__ import annotations
+
+from typing import Any
 
 from jobflow_controller.apis import jobflow as jf
 from jobflow_controller.apis.patch import PatchError
 from jobflow_controller.apis.patch_fields import apply_allowed_patch
 from jobflow_controller.jobflow import constants as c
-from jobflow_controller.jobflow.plan import WarningEvent, World
+from jobflow_controller.jobflow.plan import FlowJob, WarningEvent, World
 
 
 def check_patch(world: World, flow: jf.Flow) -> WarningEvent | None:
@@ -35,3 +39,21 @@ def check_patch(world: World, flow: jf.Flow) -> WarningEvent | None:
 def invalid_patch(job_name: str, flow_name: str, err: PatchError) -> WarningEvent:
     """One WarningEvent naming the Job, the flow, the template and the problem; the correlator dedups repeats."""
     return WarningEvent(c.REASON_INVALID_PATCH, c.MESSAGE_INVALID_PATCH, (job_name, flow_name, flow_name, err))
+
+
+class _PatchHook:
+    """A flow's patch at the flow policy's named points (flow_policy.py `PatchHook`)."""
+
+    def check(self, world: World, flow: jf.Flow) -> WarningEvent | None:
+        return check_patch(world, flow)
+
+    def apply(self, world: World, made: FlowJob, job: dict[str, Any]) -> dict[str, Any] | WarningEvent:
+        """The spec patched (a new object: the template's spec came from the informer cache)."""
+        try:
+            job["spec"] = apply_allowed_patch(job["spec"], made.flow.patch, world.spec.patch_fields)
+        except PatchError as err:
+            return invalid_patch(made.job_name, made.flow.name, err)
+        return job
+
+
+HOOK = _PatchHook()

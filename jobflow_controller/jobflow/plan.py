@@ -17,6 +17,7 @@ from typing import Any, NamedTuple, Protocol
 
 from jobflow_controller.apis import jobflow as jf
 from jobflow_controller.apis import meta, rules
+from jobflow_controller.apis.jobflow import Extension, extensions
 from jobflow_controller.apis.lifecycle import Lifecycle
 from jobflow_controller.apis.params import ParamsSpec, flow_job_names
 from jobflow_controller.apis.patch_fields import PatchFields
@@ -31,6 +32,12 @@ from jobflow_controller.jobflow.deleted_jobs import recorded_completed, replaced
 Obj = Mapping[str, Any]
 #: The readings of a sync that read none: one shared empty mapping (no new memory per sync).
 NO_READINGS: Mapping[str, Reading] = MappingProxyType({})
+
+
+#: Applies a phase's transition rule to a freshly computed status; `all_job_list` is len(spec.flows).
+UpdateJobFlowStatusFn = Callable[["PlannedStatus", int], None]
+#: The controller's sync (a state's callback): given the JobFlow and the phase's status function.
+JobFlowActionFn = Callable[[Mapping[str, Any], UpdateJobFlowStatusFn], None]
 
 
 @dataclass(frozen=True)
@@ -53,26 +60,38 @@ class JobFlowSpec:
     params: ParamsSpec | None = None
     #: Ours (docs/results.md): the flows' declared `results`; None when no flow declares any.
     results: ResultsSpec | None = None
+    #: The extensions the JobFlow uses (`extensions`): only their fields are parsed, only their seams run.
+    uses: frozenset[Extension] = frozenset()
 
     @classmethod
-    def of(cls, job_flow: Obj, patch_fields: PatchFields | None = None) -> JobFlowSpec:
+    def of(
+        cls, job_flow: Obj, patch_fields: PatchFields | None = None, uses: frozenset[Extension] | None = None
+    ) -> JobFlowSpec:
+        """The spec parsed; an extension's fields only when the JobFlow uses it (`uses`, else `extensions`)."""
+        uses = extensions(job_flow) if uses is None else uses
         flows = tuple(jf.flows(job_flow))
-        lifecycle = Lifecycle.of(job_flow)
-        params = ParamsSpec.of(job_flow, flows)
-        results = ResultsSpec.of([(f.name, f.results) for f in flows], jf.spec(job_flow).get("results"))
+        if not uses:
+            return cls(flows, jf.job_retain_policy(job_flow), RetryPolicies(), patch_fields)
+        lifecycle = Lifecycle.of(job_flow) if Extension.LIFECYCLE in uses else Lifecycle()
+        params = ParamsSpec.of(job_flow, flows) if Extension.PARAMS in uses else None
+        results = None
+        if Extension.RESULTS in uses:
+            results = ResultsSpec.of([(f.name, f.results) for f in flows], jf.spec(job_flow).get("results"))
         if results is not None and params is None:
             params = ParamsSpec()  # results are planned by the params policy's rules (results_policy.py)
+        ruled = Extension.RULES in uses
         return cls(
             flows,
             jf.job_retain_policy(job_flow),
-            retry_policies(job_flow),
+            retry_policies(job_flow) if Extension.RETRY in uses else RetryPolicies(),
             patch_fields,
-            failure_aware=rules.failure_aware(job_flow, flows) or lifecycle.halts or params is not None,
-            failure_policy=rules.failure_policy(job_flow),
-            finally_flows=tuple(rules.finally_flows(job_flow)),
+            failure_aware=(ruled and rules.failure_aware(job_flow, flows)) or lifecycle.halts or params is not None,
+            failure_policy=rules.failure_policy(job_flow) if ruled else FailurePolicy.FAIL_FAST,
+            finally_flows=tuple(rules.finally_flows(job_flow)) if ruled else (),
             lifecycle=lifecycle,
             params=params,
             results=results,
+            uses=uses,
         )
 
     def template_names(self) -> set[str]:
@@ -80,7 +99,10 @@ class JobFlowSpec:
         return {f.name for f in self.flows} | {f.name for f in self.finally_flows}
 
     def job_names(self, job_flow_name: str, flow_name: str) -> list[str]:
-        """A flow's Jobs (apis/params.py `flow_job_names`, the one answer, matrix included)."""
+        """A flow's Jobs (apis/params.py `flow_job_names`, the one answer, matrix included): upstream's one
+        `<jobflow>-<flow>` for a JobFlow without params."""
+        if self.params is None:
+            return [jf.job_name(job_flow_name, flow_name)]
         return flow_job_names(self.params, job_flow_name, flow_name)
 
 

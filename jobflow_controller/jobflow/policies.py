@@ -5,29 +5,49 @@ docs/rules.md) for a JobFlow that sets one of their fields; and, for a JobFlow t
 `when` or `matrix` (docs/params.md), `ParamsPolicy` (params_policy.py), the failure-aware rules with
 conditions and many Jobs per flow; for a JobFlow a flow of which declares `results` (docs/results.md),
 `ResultsPolicy` (results_policy.py), the params policy judging a Completed Job by its results too.
+
+The hooks handed to it are those of the extensions the JobFlow uses (`JobFlowSpec.uses`, plan.py
+`extensions`), so a JobFlow that uses none gets upstream's rule with no hook at all, and no
+extension's code runs in its sync.
 """
 
 from __future__ import annotations
 
-from jobflow_controller.jobflow import lifecycle, retry
-from jobflow_controller.jobflow.flow_policy import FlowHooks, FlowPolicy
+from jobflow_controller.apis.jobflow import Extension
+from jobflow_controller.jobflow import lifecycle, patch, retry
+from jobflow_controller.jobflow.flow_policy import UPSTREAM, FlowHooks, FlowPolicy
 from jobflow_controller.jobflow.params_policy import ParamsPolicy
 from jobflow_controller.jobflow.plan import World
 from jobflow_controller.jobflow.results_policy import ResultsPolicy
 from jobflow_controller.jobflow.rules_policy import FailureAwarePolicy
 
-#: Every JobFlow's extensions at the policy's named points: the lifecycle (suspend, the status's stamps)
-#: and the attempts (retries, re-runs). Each answers as upstream for a JobFlow that sets none of its fields.
-HOOKS = FlowHooks(lifecycle=lifecycle.HOOK, attempts=retry.HOOK)
+
+def hooks_for(uses: frozenset[Extension]) -> FlowHooks:
+    """The hooks of the extensions in `uses`, each at its named point; none for a JobFlow that uses none."""
+    if not uses:
+        return UPSTREAM
+    return FlowHooks(
+        lifecycle=lifecycle.HOOK if Extension.LIFECYCLE in uses else None,
+        attempts=retry.HOOK if Extension.ATTEMPTS in uses else None,
+        patch=patch.HOOK if Extension.PATCH in uses else None,
+    )
 
 
-def choose_policy(world: World, *, invalid: bool = False) -> FlowPolicy:
+def choose_policy(world: World, *, invalid: bool = False, rerun: bool = False) -> FlowPolicy:
     """The policy the spec asks for; a JobFlow that sets none of the new fields gets upstream's, and so
-    does one whose spec can never run (`invalid`: only its status is kept, action.sync_job_flow_status)."""
+    does one whose spec can never run (`invalid`: only its status is kept, action.sync_job_flow_status).
+
+    A re-run's sync (`rerun`, rerun.py) of a JobFlow under upstream's rule gets the failure-aware one
+    instead: it evaluates the flows' outcomes (which upstream's rule does not), once, for the re-run to
+    pick the Failed flows from; the re-run plans nothing else with it.
+    """
+    hooks = hooks_for(world.spec.uses)
     if invalid:
-        return FlowPolicy(world, HOOKS)
+        return FlowPolicy(world, hooks)
     if world.spec.results is not None:
-        return ResultsPolicy(world, HOOKS)
+        return ResultsPolicy(world, hooks)
     if world.spec.params is not None:
-        return ParamsPolicy(world, HOOKS)
-    return FailureAwarePolicy(world, HOOKS) if world.spec.failure_aware else FlowPolicy(world, HOOKS)
+        return ParamsPolicy(world, hooks)
+    if world.spec.failure_aware or rerun:
+        return FailureAwarePolicy(world, hooks)
+    return FlowPolicy(world, hooks)

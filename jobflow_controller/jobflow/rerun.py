@@ -18,7 +18,7 @@ from jobflow_controller.apis.lifecycle import RetryRequest
 from jobflow_controller.apis.retry import RERUN
 from jobflow_controller.apis.rules import Outcome
 from jobflow_controller.apis.timeutil import format_time
-from jobflow_controller.jobflow import action, outcomes, retry, status_size
+from jobflow_controller.jobflow import action, retry, status_size
 from jobflow_controller.jobflow import constants as c
 from jobflow_controller.jobflow.flow_policy import FlowPolicy
 from jobflow_controller.jobflow.plan import Notice, SyncPlan, World
@@ -26,13 +26,17 @@ from jobflow_controller.jobflow.policies import choose_policy
 
 
 def chosen_flows(world: World, request: RetryRequest, policy: FlowPolicy | None = None) -> list[str]:
-    """The flows to re-run, in spec order: those named (or Failed and Skipped) and all downstream."""
+    """The flows to re-run, in spec order: those named (or Failed and Skipped) and all downstream.
+
+    What the flows came to is the sync's one policy's (`flow_outcomes`: the re-run's sync evaluates
+    them once, policies.py `choose_policy(rerun=True)`), never evaluated again here.
+    """
     names = [f.name for f in world.spec.flows]
     if request.flows:
         picked = {n for n in request.flows if n in names}
     else:
-        found = outcomes.evaluate(world, shape=(policy or choose_policy(world)).shape())
-        picked = {n for n, o in found.of.items() if o in (Outcome.FAILED, Outcome.SKIPPED)}
+        found = (policy or choose_policy(world, rerun=True)).flow_outcomes()
+        picked = {n for n, o in found.items() if o in (Outcome.FAILED, Outcome.SKIPPED)}
     grew = True
     while grew:
         grew = False
@@ -45,7 +49,7 @@ def chosen_flows(world: World, request: RetryRequest, policy: FlowPolicy | None 
 
 def plan_rerun(world: World, request: RetryRequest, policy: FlowPolicy | None = None) -> SyncPlan:
     """The status that records the re-run, and the Jobs to delete after it is written."""
-    policy = policy or choose_policy(world)
+    policy = policy or choose_policy(world, rerun=True)
     flows = chosen_flows(world, request, policy)
     status = action.get_all_job_status(world, policy)
     status.retry_request = request.id

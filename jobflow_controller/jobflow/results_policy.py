@@ -10,7 +10,7 @@ The params policy (params_policy.py) with two answers of its own, at its named p
   flow depends on, `$(flows.F.results.N[*])` of a matrix F, in its Job and its `when` inputs (so counted
   in the expansion budget, params_budget.py);
 - `record_outcomes`: each read Job's results go on its `jobStatusList` entry (kept from then on:
-  job_status_index.py), a Job running again drops its earlier attempt's, and each Completed Job read
+  apis/status.py), a Job running again drops its earlier attempt's, and each Completed Job read
   with a problem gets one `InvalidResult` Warning.
 
 The reading itself (one GET of a pod) is the observe step's (results_reader.py); this is pure.
@@ -25,15 +25,13 @@ from jobflow_controller.apis import job as vcjob
 from jobflow_controller.apis import jobflow as jf
 from jobflow_controller.apis.results import ResultsSpec, recorded_own_results
 from jobflow_controller.apis.rules import Outcome
+from jobflow_controller.apis.status import RecordedEntries
 from jobflow_controller.apis.tenant_text import excerpt_text
 from jobflow_controller.jobflow import constants as c
 from jobflow_controller.jobflow import own_results, retry
-from jobflow_controller.jobflow.flow_policy import UPSTREAM, FlowHooks
-from jobflow_controller.jobflow.job_status_index import RecordedEntries
-from jobflow_controller.jobflow.outcomes import JobOutcome
+from jobflow_controller.jobflow.flow_policy import UPSTREAM, FlowHooks, JobOutcome
 from jobflow_controller.jobflow.params_policy import ParamsPolicy
-from jobflow_controller.jobflow.plan import Notice, PlannedStatus, SyncPlan, World
-from jobflow_controller.jobflow.state.base import UpdateJobFlowStatusFn
+from jobflow_controller.jobflow.plan import Notice, PlannedStatus, SyncPlan, UpdateJobFlowStatusFn, World
 
 #: How much of the problems of one Job a Warning quotes.
 MAX_QUOTED_PROBLEMS = 512

@@ -24,8 +24,8 @@ from jobflow_controller.apis.results import (
     results_size,
 )
 from jobflow_controller.apis.retry import job_attempt
+from jobflow_controller.apis.status import RecordedEntries
 from jobflow_controller.jobflow import retry
-from jobflow_controller.jobflow.job_status_index import RecordedEntries
 from jobflow_controller.jobflow.plan import World
 
 Obj = Mapping[str, Any]

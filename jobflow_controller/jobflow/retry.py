@@ -1,9 +1,10 @@
 """Ours, opt-in (`spec.flows[].retry`, docs/retry.md): the retry of a flow's failed Job, decided purely.
 
-Called at three named points of upstream's sync (action.py): `deploy_job` asks `backoff_left`
-before re-creating a retried flow's Job; after `get_all_job_status`, `plan_retries` picks the Jobs
-to retry and `record_retry` writes each into the status; and the Jobs the status records as
-retried are deleted after the status is written (`jobs_to_delete`, carried out by sync.py).
+Plugged into the flow policy as its attempts hook (`HOOK`, flow_policy.py `AttemptsHook`) for a JobFlow
+that uses retries or re-runs: `unmade` asks `backoff_left` before re-creating a retried flow's Job;
+before the phase rule, `plan_retries` picks the Jobs to retry, and after it `record_retry` writes
+each into the status; and the Jobs the status records as retried are deleted after the status is
+written (`jobs_to_delete`, carried out by sync.py).
 
 A flow's Job that ends Failed or Terminated while the JobFlow is Pending or Running is recorded as
 retried in the status, deleted once that status is written, and created again (after the backoff)
@@ -21,10 +22,9 @@ from jobflow_controller.apis import FINISHED_PHASES, UNFINISHED_PHASES, JobPhase
 from jobflow_controller.apis import job as vcjob
 from jobflow_controller.apis import jobflow as jf
 from jobflow_controller.apis.retry import ATTEMPT_ANNOTATION, RECREATING, RERUN, RETRYING, RetryPolicy, job_attempt
-from jobflow_controller.apis.status import JobRunningHistory, JobStatus
+from jobflow_controller.apis.status import JobRunningHistory, JobStatus, JobStatusIndex
 from jobflow_controller.apis.timeutil import format_time, parse_time
 from jobflow_controller.jobflow import constants as c
-from jobflow_controller.jobflow.job_status_index import JobStatusIndex
 from jobflow_controller.jobflow.plan import PlannedStatus, Retry, SyncPlan, WarningEvent, World
 
 Obj = Mapping[str, Any]
@@ -181,6 +181,12 @@ class _AttemptsHook:
     def mark(self, job: dict[str, Any], attempt: int) -> None:
         if attempt > 0:
             job["metadata"]["annotations"][ATTEMPT_ANNOTATION] = str(attempt)
+
+    def plan_retries(self, world: World, status: PlannedStatus, plan: SyncPlan) -> None:
+        plan.retries = plan_retries(world, jf.phase(world.job_flow), status, plan)
+
+    def record_retries(self, world: World, status: PlannedStatus, plan: SyncPlan, ended: bool) -> None:
+        record_retries(world, status, plan, unless_ended(status, plan.retries, ended))
 
 
 HOOK = _AttemptsHook()

@@ -10,6 +10,8 @@ A shutdown or a passed deadline (lifecycle.py) halts the flows whatever the fail
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from jobflow_controller.apis import UNFINISHED_PHASES
 from jobflow_controller.apis import jobflow as jf
 from jobflow_controller.apis.rules import Rule, rule_of
@@ -23,10 +25,10 @@ from jobflow_controller.jobflow.plan import (
     Judge,
     PlannedStatus,
     SyncPlan,
+    UpdateJobFlowStatusFn,
     WarningEvent,
     World,
 )
-from jobflow_controller.jobflow.state.base import UpdateJobFlowStatusFn
 
 
 class FailureAwarePolicy(FlowPolicy):
@@ -38,6 +40,10 @@ class FailureAwarePolicy(FlowPolicy):
 
     def ended(self, flow: jf.Flow) -> str | None:
         return self.found.of.get(flow.name)
+
+    def flow_outcomes(self) -> Mapping[str, str]:
+        """The outcomes evaluated once for this sync (`found`)."""
+        return self.found.of
 
     def is_due(self, flow: jf.Flow, out: Deploy, judge: Judge) -> bool:
         if flow.probe is not None and rule_of(flow) == Rule.ALL_COMPLETED:

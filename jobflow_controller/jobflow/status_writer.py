@@ -5,20 +5,37 @@ pacing (pacing.py) says it can wait; it says whether it wrote (a transition's me
 then). A status kept meanwhile is what the next sync builds on (`OwnWrites.with_pending`), so
 every phase a sync saw still shows in the histories; `flush` queues those JobFlows before a drain,
 so a stopping controller writes them. Our own last write is remembered until the informer shows it
-(own_writes.py), so a sync never starts from a JobFlow older than what it wrote.
+(`OwnWrites`, below), so a sync never starts from a JobFlow older than what it wrote.
+
+`OwnWrites`, the JobFlows this process wrote until the informer shows them (a write-through overlay of
+its own): a status write is answered with the stored object at once, but the JobFlow informer shows
+it only after the watch event arrives, tens of milliseconds later (seconds on a busy server). A sync
+in between would read the older object from the cache, compute against a stale `status`, find it
+different, and write again with the stale resourceVersion, which the server refuses with a 409
+(RetryOnConflict then costs a GET and a second sync): with several workers and a busy queue this was
+most of the controller's conflicts and a third of its status writes. So the controller remembers, per
+JobFlow, the object its last status write returned and the resourceVersions that write replaced. A
+sync starts from `newest(cached)`: our own written object while the cache still shows one of the
+versions it replaced, the cache otherwise (it caught up, or someone else wrote after us). The cache
+itself is never touched (docs/architecture.md); an entry is dropped as soon as the informer shows the
+version we wrote, or the JobFlow is deleted. resourceVersions are compared for equality only, never
+ordered, as the API conventions require.
 """
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
 import structlog
 
 from jobflow_controller.apis import FlowRequest, meta
+from jobflow_controller.apis import jobflow as jf
+from jobflow_controller.apis.jobflow import STORED_SPEC_FIELD
 from jobflow_controller.apis.jobflowtemplate import with_stored_spec
 from jobflow_controller.jobflow.job_flow_queue import JobFlowQueue, request_for
-from jobflow_controller.jobflow.own_writes import OwnWrites
 from jobflow_controller.jobflow.pacing import (
     CLIENT_BACKLOG_MAX_DEFERRAL,
     QUEUED_AGAIN_MAX_DEFERRAL,
@@ -43,6 +60,139 @@ __all__ = [
 log = structlog.get_logger(__name__)
 
 Obj = Mapping[str, Any]
+
+
+@dataclass(frozen=True)
+class _Written:
+    uid: str
+    #: What the server answered to our write: the object as stored, with its new resourceVersion.
+    obj: Obj
+    #: The resourceVersions our write (or an earlier one of ours) replaced: older than `obj`'s.
+    older_versions: frozenset[str]
+
+
+@dataclass
+class _Pending:
+    uid: str
+    #: The status computed and not written yet: the next sync builds on it, not on the stored one.
+    status: Mapping[str, Any]
+    #: The stored status under it (that of the object the last sync started from).
+    stored: Mapping[str, Any]
+    #: When the oldest change in `status` was computed (queue clock).
+    since: float
+
+
+class OwnWrites:
+    """Per JobFlow (namespace, name): our last written object while the informer lags behind it."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._written: dict[tuple[str, str], _Written] = {}
+        self._pending: dict[tuple[str, str], _Pending] = {}
+
+    def newest(self, cached: Obj) -> Obj:
+        """The newest version of `cached` this process knows of: our own write, or `cached` itself."""
+        key = (meta.namespace(cached), meta.name(cached))
+        rv = meta.resource_version(cached)
+        with self._lock:
+            written = self._written.get(key)
+            if written is None:
+                return cached
+            if written.uid == meta.uid(cached) and rv in written.older_versions:
+                return written.obj
+            if rv == meta.resource_version(written.obj):
+                del self._written[key]  # the cache caught up
+        return cached
+
+    def wrote(self, sent: Obj, stored: Obj) -> None:
+        """Remember `stored`, the server's answer to our write of `sent` (which it replaced)."""
+        key = (meta.namespace(stored), meta.name(stored))
+        uid = meta.uid(stored)
+        older_versions = {meta.resource_version(sent)}
+        with self._lock:
+            earlier = self._written.get(key)
+            if earlier is not None and earlier.uid == uid:
+                # Written again before the cache showed the first write: both earlier versions are
+                # older than this one.
+                older_versions |= earlier.older_versions | {meta.resource_version(earlier.obj)}
+            older_versions.discard(meta.resource_version(stored))
+            self._written[key] = _Written(uid, stored, frozenset(older_versions))
+
+    def observed(self, obj: Obj) -> None:
+        """The informer shows `obj`: drop our record once it shows our write (or anything newer)."""
+        key = (meta.namespace(obj), meta.name(obj))
+        with self._lock:
+            written = self._written.get(key)
+            if written is None:
+                return
+            if written.uid != meta.uid(obj) or meta.resource_version(obj) not in written.older_versions:
+                del self._written[key]
+
+    def forget(self, namespace: str, name: str) -> None:
+        """The JobFlow is gone: nothing of ours about it is worth keeping."""
+        with self._lock:
+            self._written.pop((namespace, name), None)
+            self._pending.pop((namespace, name), None)
+
+    # -- statuses computed and not written yet ---------------------------------------------------------
+    def with_pending(self, job_flow: Obj) -> Obj:
+        """`job_flow` as our unwritten status would make it: a sync continues from what the last one saw.
+
+        A status that waits to be written still holds what that sync saw (a Job's phase opened in
+        its running histories at the time it was seen, a Completed Job recorded); the next sync
+        builds on it, so nothing it saw is lost by not writing it at once.
+        """
+        key = (meta.namespace(job_flow), meta.name(job_flow))
+        with self._lock:
+            pending = self._pending.get(key)
+            if pending is None:
+                return job_flow
+            if pending.uid != meta.uid(job_flow):
+                del self._pending[key]  # a new JobFlow under the same name
+                return job_flow
+            pending.stored = jf.status(job_flow)
+            return {**job_flow, "status": pending.status}
+
+    def stored_status(self, job_flow: Obj) -> Mapping[str, Any]:
+        """The stored status under `job_flow` (which `with_pending` may have given an unwritten one)."""
+        with self._lock:
+            pending = self._pending.get((meta.namespace(job_flow), meta.name(job_flow)))
+            if pending is not None and pending.uid == meta.uid(job_flow):
+                return pending.stored
+        return jf.status(job_flow)
+
+    def defer(self, job_flow: Obj, status: Mapping[str, Any], now: float) -> float:
+        """Keep `status` as the one to write; return when its oldest unwritten change was computed."""
+        key = (meta.namespace(job_flow), meta.name(job_flow))
+        stored = self.stored_status(job_flow)
+        with self._lock:
+            since = self._since_locked(job_flow)
+            since = now if since is None else since
+            self._pending[key] = _Pending(meta.uid(job_flow), status, stored, since)
+            return since
+
+    def pending_since(self, job_flow: Obj) -> float | None:
+        """When the oldest unwritten change of `job_flow` was computed; None if none waits."""
+        with self._lock:
+            return self._since_locked(job_flow)
+
+    def _since_locked(self, job_flow: Obj) -> float | None:
+        earlier = self._pending.get((meta.namespace(job_flow), meta.name(job_flow)))
+        return earlier.since if earlier is not None and earlier.uid == meta.uid(job_flow) else None
+
+    def pending_keys(self) -> list[tuple[str, str]]:
+        """(namespace, name) of every JobFlow whose status waits to be written."""
+        with self._lock:
+            return list(self._pending)
+
+    def written_pending(self, namespace: str, name: str) -> None:
+        """The status that waited has been written (or there is nothing left to write)."""
+        with self._lock:
+            self._pending.pop((namespace, name), None)
+
+    def __len__(self) -> int:
+        with self._lock:
+            return len(self._written)
 
 
 class StatusWriter:
@@ -74,7 +224,8 @@ class StatusWriter:
         `at_once` (a status recording a retry: the Job is deleted only after it) skips the pacing.
         """
         ns, name = meta.namespace(job_flow), meta.name(job_flow)
-        body = with_stored_spec(body, job_flow)  # a run's fixed spec outlives every write (docs/templates.md)
+        if STORED_SPEC_FIELD in jf.status(job_flow):  # a run's fixed spec outlives every write (docs/templates.md)
+            body = with_stored_spec(body, job_flow)
         if body == dict(self.own_writes.stored_status(job_flow)):
             self.own_writes.written_pending(ns, name)
             self.pacing.unchanged(request_for(ns, name))

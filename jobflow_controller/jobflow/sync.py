@@ -3,16 +3,14 @@
 `handle_job_flow` is upstream's `handleJobFlow`: get the JobFlow from the lister, pick its state (state/) and
 execute it; the state calls back `sync_job_flow` with its phase's rule. That observes the `World` (observe.py),
 asks action.py for the `SyncPlan`, and carries it out here, the one place that calls the API for a sync:
-deletes (retain policy) or creates in spec order, the Warnings, then the status through the `StatusWriter`,
-then what follows a recorded retry.
-
-Nothing read from an informer is ever modified: the status is built afresh and the PUT body is a new dict
-(upstream writes into its cache; docs/deviations.md). Metrics count a transition only once the status
-carrying it has been written.
+deletes (retain policy) or creates in spec order, the Warnings, the status (`StatusWriter`), then what follows
+a recorded retry. Nothing read from an informer is ever modified (docs/deviations.md); metrics count a
+transition only once the status carrying it has been written.
 """
 
 from __future__ import annotations
 
+import contextlib
 import time
 from collections.abc import Mapping
 from dataclasses import replace
@@ -21,11 +19,12 @@ from typing import Any
 import structlog
 
 from informers.errors import ApiStatusError, NotFoundError
-from jobflow_controller.apis import FlowRequest, Phase, meta
+from jobflow_controller.apis import FlowRequest, meta
 from jobflow_controller.apis import job as vcjob
 from jobflow_controller.apis import jobflow as jf
+from jobflow_controller.apis.jobflow import Extension, extensions
 from jobflow_controller.apis.timeutil import format_duration
-from jobflow_controller.jobflow import action, fairness, rerun
+from jobflow_controller.jobflow import action, fairness, rerun, status_size
 from jobflow_controller.jobflow import constants as c
 from jobflow_controller.jobflow.flow_policy import FlowPolicy
 from jobflow_controller.jobflow.input_warnings import InputWarnings
@@ -33,7 +32,14 @@ from jobflow_controller.jobflow.job_flow_queue import JobFlowQueue
 from jobflow_controller.jobflow.lifecycle_actions import LifecycleActions
 from jobflow_controller.jobflow.memories import JobFlowMemories
 from jobflow_controller.jobflow.observe import JobFlowObserver
-from jobflow_controller.jobflow.plan import Deploy, JobCreate, SyncPlan, WarningEvent, World, resource_exists
+from jobflow_controller.jobflow.plan import (
+    Deploy,
+    JobCreate,
+    SyncPlan,
+    WarningEvent,
+    World,
+    resource_exists,
+)
 from jobflow_controller.jobflow.policies import choose_policy
 from jobflow_controller.jobflow.state import State, UpdateJobFlowStatusFn, new_state
 from jobflow_controller.jobflow.state.metrics import JobFlowMetrics
@@ -46,6 +52,8 @@ from jobflow_controller.kube.errors import AlreadyExistsError, ConflictError, is
 log = structlog.get_logger(__name__)
 
 Obj = Mapping[str, Any]
+#: The extensions with a step before the state's (`_lifecycle_first`): a re-run, a finished JobFlow's TTL.
+_FIRST = frozenset({Extension.RERUN, Extension.LIFECYCLE})
 
 
 class StaleJobFlow(ConflictError):
@@ -106,10 +114,9 @@ class JobFlowSyncer:
     def handle_job_flow(self, req: FlowRequest) -> None:
         """Upstream's `handleJobFlow`: the JobFlow from the lister, its phase's state, executed.
 
-        RetryOnConflict, unrolled: a 409 on the status write means another writer (an annotation,
-        a label, our own earlier write the cache has not shown yet) got in first. This first attempt
-        works on the cached object; each retry (`_retry_after_conflict`) re-reads it from the API
-        server and syncs again, so the status written is always computed from the object it
+        RetryOnConflict, unrolled: a 409 on the status write means another writer got in first. This
+        first attempt works on the cached object; each retry (`_retry_after_conflict`) re-reads it from
+        the API server and syncs again, so the status written is always computed from the object it
         replaces. Upstream returns the 409 and burns one of --max-requeue-num's retries on it.
         """
         name = req.job_flow_name
@@ -121,7 +128,7 @@ class JobFlowSyncer:
             return
         except Exception as err:
             raise RuntimeError(f"get jobflow {name} failed for {err}") from err
-        # Our own last status write, while the cache has not shown it yet (own_writes.py).
+        # Our own last status write, while the cache has not shown it yet (status_writer.py `OwnWrites`).
         try:
             state = self._state_for(req, self._writer.newest(cached))
             if state is None:
@@ -153,28 +160,33 @@ class JobFlowSyncer:
         retry_on_conflict(replace(DEFAULT_RETRY, steps=DEFAULT_RETRY.steps - 1), attempt)
 
     def _state_for(self, req: FlowRequest, job_flow: Obj) -> State | None:
-        """The state to execute; None when the sync is done (a run waiting: template_ref.py; `_lifecycle_first`)."""
-        resolved = self._observer.effective(self._writer.with_pending(job_flow))  # own_writes.py, template_ref.py
-        if resolved is None:
+        """The state to execute; None when the sync is done (a run waiting: template_ref.py; `_lifecycle_first`).
+        A step before the state's runs only for a JobFlow that uses its extension (plan.py `extensions`)."""
+        job_flow = self._writer.with_pending(job_flow)  # status_writer.py `OwnWrites`
+        uses = extensions(job_flow)
+        if Extension.TEMPLATE in uses:  # template_ref.py: a run is planned with the spec it was fixed to
+            resolved = self._observer.effective(job_flow)
+            if resolved is None:
+                return None
+            job_flow, uses = resolved, extensions(resolved)
+        invalid = self._reported_invalid(req, job_flow)
+        if not invalid and uses & _FIRST and self._lifecycle_first(job_flow, uses):
             return None
-        invalid = self._reported_invalid(req, resolved)
-        if not invalid and self._lifecycle_first(resolved):
-            return None
-        state = new_state(resolved, self.sync_job_flow_status if invalid else self.sync_job_flow)
+        state = new_state(job_flow, self.sync_job_flow_status if invalid else self.sync_job_flow)
         if state is None:
-            raise RuntimeError(f"jobflow {req.job_flow_name} state {{{jf.phase(resolved)}}} is invalid")
+            raise RuntimeError(f"jobflow {req.job_flow_name} state {{{jf.phase(job_flow)}}} is invalid")
         return state
 
-    def _lifecycle_first(self, job_flow: Obj) -> bool:
+    def _lifecycle_first(self, job_flow: Obj, uses: frozenset[Extension]) -> bool:
         """Ours (docs/lifecycle.md), in any phase: a re-run asked for, or a finished JobFlow's TTL. True
         when that was the whole sync (the re-run's status written, the JobFlow queued again; or deleted)."""
-        request = self.input_warnings.pending_retry_request(job_flow)
+        request = self.input_warnings.pending_retry_request(job_flow) if Extension.RERUN in uses else None
         if request is not None:
-            world, policy = self._observe(job_flow)
+            world, policy = self.observe(job_flow, rerun=True)
             self.execute(job_flow, rerun.plan_rerun(world, request, policy))
             self._queue.react(meta.namespace(job_flow), meta.name(job_flow))
             return True
-        return self.lifecycle.expire(job_flow)
+        return Extension.LIFECYCLE in uses and self.lifecycle.expire(job_flow)
 
     def _reported_invalid(self, req: FlowRequest, job_flow: Obj) -> bool:
         """A JobFlow that can never finish: say so once per generation; only its status is kept true.
@@ -201,8 +213,8 @@ class JobFlowSyncer:
     # -- syncJobFlow ----------------------------------------------------------------------------
     def sync_job_flow(self, job_flow: Obj, update_state_fn: UpdateJobFlowStatusFn) -> None:
         """Upstream's `syncJobFlow`: the state machine's callback, decided by action.py."""
-        world, policy = self._observe(job_flow)
-        plan = action.sync_job_flow(world, update_state_fn, policy)
+        world, policy = self.observe(job_flow)
+        plan = status_size.fit(action.sync_job_flow(world, update_state_fn, policy), job_flow)
         # `execute`, unrolled so that the status write is this function's own call.
         if plan.retain_deletes is not None:
             self.delete_all_jobs_created_by_job_flow(job_flow, plan.retain_deletes)
@@ -213,19 +225,14 @@ class JobFlowSyncer:
 
     def sync_job_flow_status(self, job_flow: Obj, update_state_fn: UpdateJobFlowStatusFn) -> None:
         """The state machine's callback for an invalid JobFlow: its status is written, nothing else."""
-        world, policy = self._observe(job_flow, invalid=True)
-        self.execute(job_flow, action.sync_job_flow_status(world, update_state_fn, policy))
+        world, policy = self.observe(job_flow, invalid=True)
+        self.execute(job_flow, status_size.fit(action.sync_job_flow_status(world, update_state_fn, policy), job_flow))
 
-    def observe_and_check(self, job_flow: Obj) -> World:
-        """`observe`, the results of the Jobs that ended, then the probe checks of the flows `deploy_job`
-        will judge (observe.py)."""
-        return self._observe(job_flow)[0]
-
-    def _observe(self, job_flow: Obj, *, invalid: bool = False) -> tuple[World, FlowPolicy]:
+    def observe(self, job_flow: Obj, *, invalid: bool = False, rerun: bool = False) -> tuple[World, FlowPolicy]:
         """The sync's world and its one flow policy (policies.py), chosen once the results are read and
-        asked by every later step: which probe flows to check, then the plan."""
+        asked by every later step: which probe flows to check, then the plan (or the re-run's)."""
         world = self._observer.read_results(self._observer.observe(job_flow))
-        policy = choose_policy(world, invalid=invalid)
+        policy = choose_policy(world, invalid=invalid, rerun=rerun)
         world = self._observer.check_probes(world, policy)
         policy.judged(world)
         return world, policy
@@ -264,7 +271,7 @@ class JobFlowSyncer:
         ns, name = meta.namespace(job_flow), meta.name(job_flow)
         assert plan.status is not None
         if written:
-            self._count_transition(ns, replaced, plan.status.phase)
+            self._metrics.count_transition(ns, replaced, plan.status.phase)
         if plan.size_warning is not None:
             self._warn(job_flow, plan.size_warning)
         for notice in plan.notices:
@@ -370,14 +377,6 @@ class JobFlowSyncer:
         log.warning(f"{warning.reason}: {warning.message_fmt % warning.args}", jobflow=f"{ns}/{name}")
         self._recorder.eventf(job_flow, c.EVENT_WARNING, warning.reason, warning.message_fmt, *warning.args)
 
-    def _count_transition(self, ns: str, old: str, new: str) -> None:
-        if new == old:
-            return
-        if new == Phase.SUCCEED:
-            self._metrics.update_job_flow_succeed(ns)
-        elif new == Phase.FAILED:
-            self._metrics.update_job_flow_failed(ns)
-
     def delete_all_jobs_created_by_job_flow(self, job_flow: Obj, jobs: list[Obj]) -> None:
         ns, name = meta.namespace(job_flow), meta.name(job_flow)
         for job in jobs:
@@ -390,11 +389,9 @@ class JobFlowSyncer:
                 raise
 
     def _delete_retried_jobs(self, ns: str, jobs: list[Obj]) -> None:
-        """Delete (by uid) the Jobs the status records as retried that the cache still holds."""
+        """Delete (by uid) the Jobs the status records as retried that the cache still holds. One gone
+        already (its delete event brings the JobFlow back), or whose uid precondition fails (the name
+        holds the re-created Job now, which is never deleted), is left alone."""
         for job in jobs:
-            try:
+            with contextlib.suppress(NotFoundError, ConflictError):
                 self._clientset.jobs(ns).delete(meta.name(job), uid=meta.uid(job) or None)
-            except (NotFoundError, ConflictError):
-                # Gone already (its delete event brings the JobFlow back), or the uid precondition
-                # failed: the name holds the re-created Job now, which is never deleted.
-                continue

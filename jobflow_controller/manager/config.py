@@ -10,8 +10,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+# The controller packages register themselves when imported (upstream's blank imports,
+# `_ "volcano.sh/volcano/pkg/controllers/jobflow"`): a fourth is one more name on this line.
+from jobflow_controller import cronjobflow, jobflow, jobflowtrigger, jobtemplate  # noqa: F401
 from jobflow_controller.apis.patch_fields import PatchFields, parse_patch_fields
-from jobflow_controller.framework import DEFAULT_MAX_REQUEUE_NUM
+from jobflow_controller.framework import DEFAULT_MAX_REQUEUE_NUM, registered_controllers
 from jobflow_controller.jobflow.status_writer import STATUS_WRITE_BURST, STATUS_WRITE_INTERVAL, STATUS_WRITE_QPS
 from jobflow_controller.leaderelection import DEFAULT_LEASE_DURATION, DEFAULT_RENEW_DEADLINE, DEFAULT_RETRY_PERIOD
 from jobflow_controller.manager.logs import DEFAULT_LOG_FORMAT
@@ -20,9 +23,6 @@ JOBFLOW_CONTROLLER = "jobflow-controller"
 JOBTEMPLATE_CONTROLLER = "jobtemplate-controller"
 #: Ours (docs/cron.md): CronJobFlows. Enabled by `*` like the others.
 CRONJOBFLOW_CONTROLLER = "cronjobflow-controller"
-#: Ours (docs/triggers.md): JobFlowTriggers. Enabled by `*` like the others.
-JOBFLOWTRIGGER_CONTROLLER = "jobflowtrigger-controller"
-KNOWN_CONTROLLERS = (JOBFLOW_CONTROLLER, JOBTEMPLATE_CONTROLLER, CRONJOBFLOW_CONTROLLER, JOBFLOWTRIGGER_CONTROLLER)
 #: Volcano's other controllers (v1.15.1 and master register the same ten, case as written): their
 #: names are valid in --controllers (so a command line written for vc-controller-manager, whose
 #: default is `*,-sharding-controller`, works here), but this process runs none of them.
@@ -145,9 +145,15 @@ class Options:
         return parse_patch_fields(self.jobflow_patch_allowed_fields)
 
 
+def known_controllers() -> tuple[str, ...]:
+    """The names --controllers selects what runs here by: the framework's registry (each controller
+    registers itself, framework.py `register_controller`), the JobFlow controller first, then by name."""
+    return tuple(sorted((c.name for c in registered_controllers()), key=lambda n: (n != JOBFLOW_CONTROLLER, n)))
+
+
 def unknown_controllers(controllers: list[str]) -> list[str]:
     """The names in --controllers that no Volcano controller has (upstream ignores them silently)."""
-    known = (*KNOWN_CONTROLLERS, *OTHER_VOLCANO_CONTROLLERS)
+    known = (*known_controllers(), *OTHER_VOLCANO_CONTROLLERS)
     return [entry for entry in controllers if entry != "*" and controller_name(entry) not in known]
 
 

@@ -1,7 +1,7 @@
 """The controllers this process runs (upstream's startControllers in app/server.go).
 
 As upstream's, the manager names no controller: each registers itself with the framework
-(`register_controller` on its class, imported below as upstream's blank imports do), and the
+(`register_controller` on its class, imported by config.py as upstream's blank imports do), and the
 manager builds the ones --controllers enables from one `ControllerOption` (`initialize`) and runs
 them. Both modes build them the same way: the single-replica manager once for the process, the
 sharded one once per held shard (shards.py), each time over one client and one informer factory.
@@ -12,9 +12,6 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable
 
-# The controller packages register themselves when imported (upstream's blank imports,
-# `_ "volcano.sh/volcano/pkg/controllers/jobflow"`): a fourth is one more name on this line.
-from jobflow_controller import cronjobflow, jobflow, jobflowtrigger, jobtemplate  # noqa: F401
 from jobflow_controller.cronjobflow import CronJobFlowMetrics
 from jobflow_controller.framework import Controller, ControllerOption, registered_controllers
 from jobflow_controller.jobflow import JobFlowOptions
@@ -22,7 +19,7 @@ from jobflow_controller.jobflow.state.metrics import JobFlowMetrics
 from jobflow_controller.jobflowtrigger import TriggerSettings
 from jobflow_controller.kube.clientset import Clientset
 from jobflow_controller.kube.informers import VolcanoInformerFactory
-from jobflow_controller.manager.config import KNOWN_CONTROLLERS, Options, is_controller_enabled
+from jobflow_controller.manager.config import Options, is_controller_enabled, known_controllers
 from jobflow_controller.manager.stops import set_after
 
 __all__ = ["Controller", "build_controllers", "controller_option", "run_controllers", "serve_controller_endpoints"]
@@ -68,14 +65,10 @@ def controller_option(
 
 def build_controllers(opt: ControllerOption, enabled: list[str]) -> list[Controller]:
     """The registered controllers `enabled` (--controllers) names, all from the one `opt`, in the order
-    of `KNOWN_CONTROLLERS` (the JobFlow controller first), whatever order they were imported in."""
+    of `known_controllers` (the JobFlow controller first), whatever order they were imported in."""
+    order = known_controllers()
     chosen = [c for c in registered_controllers() if is_controller_enabled(c.name, enabled)]
-    return [controller.initialize(opt) for controller in sorted(chosen, key=_known_order)]
-
-
-def _known_order(controller: type[Controller]) -> tuple[int, str]:
-    name = controller.name
-    return (KNOWN_CONTROLLERS.index(name) if name in KNOWN_CONTROLLERS else len(KNOWN_CONTROLLERS), name)
+    return [controller.initialize(opt) for controller in sorted(chosen, key=lambda c: order.index(c.name))]
 
 
 def serve_controller_endpoints(controllers: list[Controller], stop: threading.Event) -> None:

@@ -16,7 +16,7 @@ import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from jobflow_controller.manager.config import DEFAULT_LEASE_NAMESPACE, KNOWN_CONTROLLERS, Options
+from jobflow_controller.manager.config import DEFAULT_LEASE_NAMESPACE, Options, known_controllers
 from jobflow_controller.manager.logs import LOG_FORMATS
 from jobflow_controller.manager.pflag import (
     BOOL,
@@ -61,7 +61,7 @@ CONTROLLER_MANAGER = FlagGroup(
         Flag(
             "--controllers",
             STRING_SLICE,
-            "'*' enables all; 'name' or '+name' enables, '-name' disables. Names: " + ", ".join(KNOWN_CONTROLLERS),
+            "'*' enables all; 'name' or '+name' enables, '-name' disables. Names: " + ", ".join(known_controllers()),
         ),
         Flag(
             "--max-requeue-num",

@@ -16,6 +16,8 @@ from collections.abc import Iterator
 from prometheus_client.core import Metric
 from prometheus_client.registry import Collector, CollectorRegistry
 
+from jobflow_controller.apis import Phase
+
 SUCCEED_NAME = "volcano_jobflow_succeed_phase_count"
 FAILED_NAME = "volcano_jobflow_failed_phase_count"
 SUCCEED_HELP = "Number of jobflow succeed phase"
@@ -43,6 +45,15 @@ class JobFlowMetrics(Collector):
     def update_job_flow_failed(self, namespace: str) -> None:
         with self._lock:
             self._failed[namespace] = self._failed.get(namespace, 0.0) + 1
+
+    def count_transition(self, namespace: str, old: str, new: str) -> None:
+        """A status written that moved the JobFlow from phase `old` to `new`: Succeed and Failed count."""
+        if new == old:
+            return
+        if new == Phase.SUCCEED:
+            self.update_job_flow_succeed(namespace)
+        elif new == Phase.FAILED:
+            self.update_job_flow_failed(namespace)
 
     def update_job_flow_job_retry(self, namespace: str) -> None:
         with self._lock:

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
 from jobflow_controller.apis import Action, Phase
-from jobflow_controller.jobflow.plan import PlannedStatus
-from jobflow_controller.jobflow.state.base import State
+from jobflow_controller.jobflow.plan import JobFlowActionFn, PlannedStatus
 
 
 def running_update_status(status: PlannedStatus, all_job_list: int) -> None:
@@ -20,7 +23,11 @@ def running_update_status(status: PlannedStatus, all_job_list: int) -> None:
         status.phase = Phase.FAILED
 
 
-class RunningState(State):
+@dataclass(frozen=True)
+class RunningState:
+    job_flow: Mapping[str, Any]
+    sync_job_flow: JobFlowActionFn
+
     def execute(self, action: Action) -> None:
         if action == Action.SYNC_JOB_FLOW:
             self.sync_job_flow(self.job_flow, running_update_status)

@@ -2,16 +2,23 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
 from jobflow_controller.apis import Action
-from jobflow_controller.jobflow.plan import PlannedStatus
-from jobflow_controller.jobflow.state.base import State
+from jobflow_controller.jobflow.plan import JobFlowActionFn, PlannedStatus
 
 
 def succeed_update_status(status: PlannedStatus, all_job_list: int) -> None:
     """Upstream passes a no-op: a Succeeded flow never changes phase again."""
 
 
-class SucceedState(State):
+@dataclass(frozen=True)
+class SucceedState:
+    job_flow: Mapping[str, Any]
+    sync_job_flow: JobFlowActionFn
+
     def execute(self, action: Action) -> None:
         if action == Action.SYNC_JOB_FLOW:
             self.sync_job_flow(self.job_flow, succeed_update_status)

@@ -2,8 +2,18 @@
 
 from __future__ import annotations
 
-from jobflow_controller.jobflow.state.base import State
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from jobflow_controller.apis import Action
+from jobflow_controller.jobflow.plan import JobFlowActionFn
 
 
-class TerminatingState(State):
-    """`execute` does nothing (State's)."""
+@dataclass(frozen=True)
+class TerminatingState:
+    job_flow: Mapping[str, Any]
+    sync_job_flow: JobFlowActionFn
+
+    def execute(self, action: Action) -> None:
+        """Nothing: upstream syncs nothing in this phase."""

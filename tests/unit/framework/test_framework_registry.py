@@ -88,10 +88,19 @@ def test_the_manager_builds_only_the_enabled_ones_in_upstreams_order(registry: N
 def test_a_fourth_controller_registered_is_built_from_the_same_option(
     registry: None, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    for name in config.KNOWN_CONTROLLERS:
+    for name in config.known_controllers():
         framework._REGISTRY[name] = type(name, (FourthController,), {"name": name})
     register_controller(FourthController)
-    monkeypatch.setattr(controllers, "KNOWN_CONTROLLERS", (*config.KNOWN_CONTROLLERS, FourthController.name))
     built = build("*")
-    assert [c.name for c in built][-1] == "fourth-controller"
+    assert "fourth-controller" in [c.name for c in built]
     assert all(c.opt is built[0].opt for c in built)  # one options object for all
+
+
+def test_the_controllers_flag_knows_the_registered_names(registry: None) -> None:
+    """--controllers selects by the registry's names (no list kept by hand): a controller registered is
+    known to it, and the JobFlow controller comes first."""
+    assert config.known_controllers()[0] == "jobflow-controller"
+    assert set(config.known_controllers()) == {c.name for c in registered_controllers()}
+    register_controller(FourthController)
+    assert "fourth-controller" in config.known_controllers()
+    assert config.unknown_controllers(["fourth-controller", "job-controller", "+nope"]) == ["+nope"]

@@ -297,14 +297,14 @@ def strip_history_starts(status: dict[str, Any]) -> dict[str, Any]:
 # -- the sync's steps one at a time, as upstream's tests call them on the controller -------------
 def deploy_job(controller: JobFlowController, flow: dict[str, Any]) -> None:
     """`deploy_job` decided from the caches and carried out (its creates and Warnings), nothing else."""
-    world = controller.sync.observe_and_check(flow)
+    world = controller.sync.observe(flow)[0]
     err = controller.sync.deploy(flow, action.deploy_job(world, choose_policy(world)))
     if err is not None:
         raise err
 
 
 def get_all_job_status(controller: JobFlowController, flow: dict[str, Any]) -> JobFlowStatus:
-    world = controller.sync.observe_and_check(flow)
+    world = controller.sync.observe(flow)[0]
     return action.get_all_job_status(world, choose_policy(world))
 
 
@@ -312,7 +312,7 @@ def load_job_template_and_set_job(
     controller: JobFlowController, flow: dict[str, Any], flow_name: str, job_name: str
 ) -> dict[str, Any]:
     """The Job body `deploy_job` would create for `flow_name`; raises the create's error if it has one."""
-    world = controller.sync.observe_and_check(flow)
+    world = controller.sync.observe(flow)[0]
     spec_flow = next((f for f in world.spec.flows if f.name == flow_name), Flow(flow_name, None))
     assert world.job_name(flow_name) == job_name
     step = action.load_job_template_and_set_job(world, FlowJob(spec_flow, job_name))
@@ -324,5 +324,5 @@ def load_job_template_and_set_job(
 
 
 def delete_all_jobs_created_by_job_flow(controller: JobFlowController, flow: dict[str, Any]) -> None:
-    jobs = action.delete_all_jobs_created_by_job_flow(controller.sync.observe_and_check(flow))
+    jobs = action.delete_all_jobs_created_by_job_flow(controller.sync.observe(flow)[0])
     controller.sync.delete_all_jobs_created_by_job_flow(flow, jobs)

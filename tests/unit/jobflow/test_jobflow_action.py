@@ -21,7 +21,7 @@ from jobflow_fakes import (
 from jobflow_controller.apis import JobPhase, Phase
 from jobflow_controller.apis.status import JobFlowStatus, JobRunningHistory, JobStatus
 from jobflow_controller.jobflow.action import get_running_histories
-from jobflow_controller.jobflow.owned_jobs import jobs_created_by_job_flow
+from jobflow_controller.jobflow.observe import jobs_created_by_job_flow
 from jobflow_controller.jobflow.state.pending import pending_update_status
 
 

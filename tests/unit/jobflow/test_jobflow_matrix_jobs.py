@@ -54,7 +54,7 @@ def test_a_matrix_job_recorded_completed_and_since_deleted_counts_as_completed()
 
 def test_every_step_names_a_matrix_flows_jobs_alike() -> None:
     controller, _, _ = new_fake_controller()
-    world: World = controller.sync.observe_and_check(_flow("Running"))
+    world: World = controller.sync.observe(_flow("Running"))[0]
     flow = world.spec.flows[0]
     assert world.flow_job_names("a") == choose_policy(world).jobs(flow) == ["jf-a-0", "jf-a-1"]
     assert world.spec.job_names("jf", "a") == ["jf-a-0", "jf-a-1"]

@@ -23,7 +23,7 @@ from jobflow_fakes import (
 from jobflow_controller.apis import FlowRequest
 from jobflow_controller.framework import CONFLICT_REQUEUE_DELAY
 from jobflow_controller.jobflow.controller import JobFlowController
-from jobflow_controller.jobflow.owned_jobs import jobs_created_by_job_flow
+from jobflow_controller.jobflow.observe import jobs_created_by_job_flow
 from jobflow_controller.kube.errors import ConflictError, from_status
 
 FLOW_UID = "0b6c1e7e-5d0f-4a53-9e0e-1f4c2b9a7d11"

@@ -1,4 +1,4 @@
-"""A sync never works from a JobFlow older than the status this process last wrote (own_writes.py)."""
+"""A sync never works from a JobFlow older than the status this process last wrote (status_writer.py `OwnWrites`)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from typing import Any
 from jobflow_fakes import FakeClientset, job, job_flow, job_template, new_fake_controller
 
 from jobflow_controller.jobflow.controller import JobFlowController
-from jobflow_controller.jobflow.own_writes import OwnWrites
+from jobflow_controller.jobflow.status_writer import OwnWrites
 from workqueue import FakeClock
 
 UID = "5f1d1c2e-0000-4000-8000-000000000001"

@@ -2,8 +2,8 @@
 
 hack/trace_job_update.py runs one Job update through the real controller (the API faked) and names
 the project files entered between the dequeue and the status PUT, and the frames at the PUT. A file
-that joins the path, or a frame, fails here until the list in docs/architecture.md says so (and the
-frames never exceed the issue's bound of 7).
+that joins the path, or a frame, fails here until the list in docs/architecture.md says so; the files
+never exceed `MAX_FILES` and the frames the issue's bound of 7.
 """
 
 from __future__ import annotations
@@ -16,6 +16,9 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[3]
 DOC = ROOT / "docs/architecture.md"
 MAX_FRAMES = 7
+#: The files a plain JobFlow's Job update enters, as docs/architecture.md lists them (37 before the
+#: extensions were decided once). The issue's goal is 12; the list says what keeps it above.
+MAX_FILES = 21
 
 
 def _trace() -> dict[str, Any]:
@@ -37,6 +40,12 @@ def _documented() -> tuple[list[str], list[str]]:
 def test_the_job_update_path_enters_no_file_the_architecture_does_not_list() -> None:
     files, _ = _documented()
     assert [f for f in _trace()["files"] if f not in files] == []
+
+
+def test_the_job_update_path_enters_at_most_the_documented_number_of_files() -> None:
+    files, _ = _documented()
+    assert len(files) <= MAX_FILES
+    assert len(_trace()["files"]) <= MAX_FILES
 
 
 def test_the_job_update_path_has_the_documented_frames_and_at_most_seven() -> None:
