@@ -141,7 +141,6 @@ def test_every_attempt_and_sleep_follows_the_backoff(steps: int, failures: int) 
 
 def test_a_call_that_succeeds_at_once_leaves_no_garbage_for_the_cyclic_collector() -> None:
     import gc
-
     import os
 
     import tenacity
