@@ -50,6 +50,7 @@ def figures(size: int, run: dict[str, Any]) -> dict[str, Any]:
         "seconds_until_all_succeed": run["seconds_until_all_succeed"],
         "create_jobflows_seconds": run["create_jobflows_seconds"],
         "writes_per_jobflow": writes(run),
+        "requests_per_jobflow_by_verb_and_code": run["api_requests_per_jobflow"]["by_verb_and_code"],
         "cpu_ms_per_jobflow": round(run["controller"]["cpu_seconds_run"] / size * 1000.0, 2),
         # The run's CPU less what the controller spends per second with nothing to do, times the
         # run's length: the work's own cost, which a longer run (a slower simulator) does not inflate.
