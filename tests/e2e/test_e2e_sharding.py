@@ -17,7 +17,7 @@ import signal
 import time
 import uuid
 from collections import defaultdict
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -57,6 +57,18 @@ def namespaces_logged(proc: ControllerProcess) -> list[tuple[datetime.datetime, 
 
 def holds(proc: ControllerProcess, lease: str) -> bool:
     return proc.metric("leader_election_master_status", name=lease) == 1.0
+
+
+def job_uids_created_once(events: list[tuple[str, Any]], namespaces: Collection[str]) -> dict[str, set[str]]:
+    """Each Job of `namespaces` the log saw made, by `ns/name`, with the uids it had; fails when a
+    name had more than one uid (a Job created twice: two replicas ran its shard at once)."""
+    uids: dict[str, set[str]] = defaultdict(set)
+    for kind, obj in events:
+        if kind in ("ADDED", LISTED) and meta.namespace(obj) in namespaces:
+            uids[f"{meta.namespace(obj)}/{meta.name(obj)}"].add(meta.uid(obj))
+    created_twice = {name: ids for name, ids in uids.items() if len(ids) > 1}
+    assert not created_twice, f"Jobs created more than once: {created_twice}"
+    return uids
 
 
 @pytest.fixture
@@ -136,12 +148,7 @@ def test_three_replicas_split_the_shards_and_a_killed_replicas_shard_is_taken_ov
     finally:
         job_log.close()
 
-    uids: dict[str, set[str]] = defaultdict(set)
-    for kind, obj in events:
-        if kind in ("ADDED", LISTED) and meta.namespace(obj) in namespaces:
-            uids[f"{meta.namespace(obj)}/{meta.name(obj)}"].add(meta.uid(obj))
-    created_twice = {name: ids for name, ids in uids.items() if len(ids) > 1}
-    assert not created_twice, f"Jobs created more than once: {created_twice}"
+    uids = job_uids_created_once(events, namespaces)
     deleted = [obj for kind, obj in events if kind == "DELETED" and meta.namespace(obj) in namespaces]
     assert not deleted, "a retained Job was deleted"
     expected_jobs = {
@@ -333,12 +340,7 @@ def test_elastic_shards_move_to_new_replicas_without_a_restart_and_a_killed_repl
     finally:
         job_log.close()
 
-    uids: dict[str, set[str]] = defaultdict(set)
-    for kind, obj in events:
-        if kind in ("ADDED", LISTED) and meta.namespace(obj) in names:
-            uids[f"{meta.namespace(obj)}/{meta.name(obj)}"].add(meta.uid(obj))
-    created_twice = {name: ids for name, ids in uids.items() if len(ids) > 1}
-    assert not created_twice, f"Jobs created more than once: {created_twice}"
+    uids = job_uids_created_once(events, names)
     expected = {
         f"{work.namespace}/{meta.name(doc)}-{f['name']}"
         for work in batches
