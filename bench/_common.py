@@ -15,9 +15,11 @@ import contextlib
 import json
 import os
 import signal
+import ssl
 import sys
 import threading
 import time
+import urllib.request
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from pathlib import Path
@@ -309,6 +311,14 @@ def rest_client(kubeconfig: str | os.PathLike[str], *, qps: float = 0.0, burst: 
     config = build_config(str(kubeconfig))
     config.connection_pool_maxsize = 32
     return RestClient(config, qps=qps, burst=burst, user_agent=agent)
+
+
+def apiserver_metrics(plane: Any) -> str:
+    """The kube-apiserver's own `/metrics` (every client's requests, APF, watches), read as admin."""
+    ctx = ssl.create_default_context(cafile=str(plane.ca_path))
+    ctx.load_cert_chain(str(plane.pki / "admin.crt"), str(plane.pki / "admin.key"))
+    with urllib.request.urlopen(plane.server + "/metrics", timeout=20, context=ctx) as response:
+        return str(response.read().decode())
 
 
 def create_namespace(clientset: Any, name: str, labels: dict[str, str] | None = None) -> None:

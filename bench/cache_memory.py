@@ -25,10 +25,8 @@ from __future__ import annotations
 
 import argparse
 import re
-import ssl
 import sys
 import time
-import urllib.request
 from pathlib import Path
 from typing import Any
 
@@ -39,6 +37,7 @@ sys.path.insert(0, str(_BENCH_DIR.parent))
 from bench._common import (  # noqa: E402
     BenchError,
     Watchdog,
+    apiserver_metrics,
     control_plane,
     controller_command,
     cpu_seconds,
@@ -100,10 +99,7 @@ def populate(clientset: Clientset, size: int) -> int:
 def watches(plane: Any) -> dict[str, float]:
     """The API server's open WATCHes per resource of ours: a LIST-then-WATCH informer (client-go's
     without watch-list, upstream's) opens its watch only once its LIST has come back whole."""
-    ctx = ssl.create_default_context(cafile=str(plane.ca_path))
-    ctx.load_cert_chain(str(plane.pki / "admin.crt"), str(plane.pki / "admin.key"))
-    with urllib.request.urlopen(plane.server + "/metrics", timeout=20, context=ctx) as response:
-        text = response.read().decode()
+    text = apiserver_metrics(plane)
     out = dict.fromkeys(WATCHED, 0.0)
     for line in text.splitlines():
         match = _WATCHES.match(line)

@@ -40,7 +40,6 @@ import argparse
 import json
 import re
 import signal
-import ssl
 import sys
 import threading
 import time
@@ -61,6 +60,7 @@ from prometheus_client.parser import text_string_to_metric_families  # noqa: E40
 from bench._common import (  # noqa: E402
     BenchError,
     Watchdog,
+    apiserver_metrics,
     control_plane,
     controller_command,
     cpu_seconds,
@@ -273,13 +273,6 @@ _APISERVER_SAMPLE = re.compile(r"^apiserver_request_total\{([^}]*)\} (\S+)$")
 _LABEL = re.compile(r'(\w+)="([^"]*)"')
 
 
-def _apiserver_metrics(plane: Any) -> str:
-    ctx = ssl.create_default_context(cafile=str(plane.ca_path))
-    ctx.load_cert_chain(str(plane.pki / "admin.crt"), str(plane.pki / "admin.key"))
-    with urllib.request.urlopen(plane.server + "/metrics", timeout=20, context=ctx) as response:
-        return str(response.read().decode())
-
-
 _APISERVER_SECONDS = re.compile(r"^apiserver_request_duration_seconds_sum\{([^}]*)\} (\S+)$")
 
 
@@ -291,7 +284,7 @@ def apiserver_seconds(plane: Any) -> dict[str, float]:
     which kind of request the API server's CPU goes to.
     """
     out: dict[str, float] = {}
-    for line in _apiserver_metrics(plane).splitlines():
+    for line in apiserver_metrics(plane).splitlines():
         match = _APISERVER_SECONDS.match(line)
         if not match:
             continue
@@ -311,7 +304,7 @@ def apiserver_requests(plane: Any) -> dict[str, float]:
     Every client is in it (controller, simulator, this process): it tells which resource the
     controller's writes went to, which the controller's own counter cannot.
     """
-    text = _apiserver_metrics(plane)
+    text = apiserver_metrics(plane)
     out: dict[str, float] = {}
     for line in text.splitlines():
         match = _APISERVER_SAMPLE.match(line)

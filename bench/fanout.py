@@ -29,7 +29,6 @@ import argparse
 import sys
 import threading
 import time
-import urllib.request
 from pathlib import Path
 from typing import Any
 
@@ -40,6 +39,7 @@ sys.path.insert(0, str(_BENCH_DIR.parent))
 from bench._common import (  # noqa: E402
     BenchError,
     Watchdog,
+    apiserver_metrics,
     control_plane,
     controller_command,
     cpu_seconds,
@@ -92,19 +92,10 @@ def matrix_flow(name: str, namespace: str, indexes: int) -> dict[str, Any]:
     return flow(name, namespace, [sweep])
 
 
-def _scrape_text(url: str, context: Any = None) -> str:
-    with urllib.request.urlopen(url, timeout=20, context=context) as response:
-        return str(response.read().decode())
-
-
 def apiserver_rejections(plane: Any) -> float:
     """APF's own count of rejected requests (429 before any handler), every client."""
-    import ssl
-
-    ctx = ssl.create_default_context(cafile=str(plane.ca_path))
-    ctx.load_cert_chain(str(plane.pki / "admin.crt"), str(plane.pki / "admin.key"))
     total = 0.0
-    for line in _scrape_text(plane.server + "/metrics", ctx).splitlines():
+    for line in apiserver_metrics(plane).splitlines():
         if line.startswith("apiserver_flowcontrol_rejected_requests_total{"):
             total += float(line.rsplit(" ", 1)[1])
     return total
