@@ -15,8 +15,9 @@ the template is never read again for this run: editing or deleting it changes no
 What cannot be resolved is reported with a Warning `InvalidJobFlowTemplate` (once per run
 generation and message) and the run is not planned: Pending (written once), no Job, as an invalid
 JobFlow. A template that does not exist: the same Warning, and the run waits for it (the
-template's add event resumes it, template_source.py). While the template cache cannot answer yet
-(CRD just installed, cache syncing) the run is put back for later, with no Warning.
+template's add event resumes it, template_source.py). The template is read from the API server,
+not the cache: the cache's events only say when to look again. While the template cache cannot
+answer yet (CRD just installed, cache syncing) the run is put back for later, with no Warning.
 """
 
 from __future__ import annotations
@@ -45,7 +46,7 @@ from jobflow_controller.apis.jobflowtemplate import (
 from jobflow_controller.jobflow import constants as c
 from jobflow_controller.jobflow.job_flow_queue import JobFlowQueue
 from jobflow_controller.jobflow.status_writer import StatusWriter
-from jobflow_controller.jobflow.template_source import NOT_READY, TemplateSource
+from jobflow_controller.jobflow.template_source import TemplateSource
 from jobflow_controller.kube.clientset import Clientset
 from jobflow_controller.validation.jobflow import validation_message
 from jobflow_controller.validation.jobflowtemplate import template_problems
@@ -102,13 +103,13 @@ class TemplateRefs:
             self._warn(job_flow, MESSAGE_INVALID, name, "; ".join(ref_problems))
             self._pending(job_flow)
             return None
-        template = self.source.get(meta.namespace(job_flow), name)
-        if template is NOT_READY:
+        if not self.source.ready():
             self._queue.react(meta.namespace(job_flow), meta.name(job_flow), NOT_READY_DELAY)
             return None
-        if not isinstance(template, Mapping):
-            template = self._get(meta.namespace(job_flow), name)  # the cache may lag a template just created
-        if not isinstance(template, Mapping):
+        # The server's copy, not the cache's: a template deleted or edited just before this run was
+        # created must not resolve it from the old one. One GET, once per run (or per waiting sync).
+        template = self._get(meta.namespace(job_flow), name)
+        if template is None:
             self._warn(job_flow, MESSAGE_NOT_FOUND, name)
             self._pending(job_flow)
             return None

@@ -2,13 +2,14 @@
 
 The JobFlowTemplate CRD is ours and optional: a cluster upgraded without it must go on running
 JobFlows. So the template informer is created only once discovery shows the CRD served (looked at
-again every `CRD_POLL_INTERVAL`), and until its cache has synced `get` answers `NOT_READY`: a run
-waits (requeued) rather than being told its template is missing. Nothing is created, and no cache
+again every `CRD_POLL_INTERVAL`), and until its cache has synced `ready` is False: a run waits
+(requeued) rather than being told its template is missing. Nothing is created, and no cache
 sync is held back, for a cluster that never installs the CRD.
 
 A template added, or its spec changed, resumes the unfinished runs of its namespace that name it
 and were not resolved yet (missing template, or one that refused their params): upstream's way for
-a JobFlow waiting for a JobTemplate. A resolved run never looks at its template again.
+a JobFlow waiting for a JobTemplate. A resolved run never looks at its template again. The cache only says
+when to look: a run is resolved from the API server's copy (template_ref.py), never from the cache's.
 """
 
 from __future__ import annotations
@@ -20,7 +21,6 @@ from typing import Any, Final
 import structlog
 
 from informers import ResourceEventHandlerDetailedFuncs, SharedIndexInformer
-from informers.errors import NotFoundError
 from jobflow_controller.apis import FINISHED_PHASES, meta
 from jobflow_controller.apis import jobflow as jf
 from jobflow_controller.apis.jobflowtemplate import is_resolved, template_ref_name
@@ -31,8 +31,6 @@ log = structlog.get_logger(__name__)
 
 #: How often discovery is asked again while the CRD is missing.
 CRD_POLL_INTERVAL: Final = 10.0
-#: `get`'s answer while the templates cannot be read yet (CRD not served, cache not synced).
-NOT_READY: Final = object()
 MESSAGE_WAITING: Final = (
     "the JobFlowTemplate CRD (jobflowtemplates.flow.volcano.sh) is not installed; runs from a template wait for it"
 )
@@ -53,20 +51,13 @@ class TemplateSource:
         self._job_flow_lister = job_flow_lister
         self._queue = queue
         self._informer: SharedIndexInformer | None = None
-        self._lister: Any = None
         self._lock = threading.Lock()
 
-    def get(self, namespace: str, name: str) -> Mapping[str, Any] | object | None:
-        """The template, None when it does not exist, `NOT_READY` while that cannot be told yet."""
+    def ready(self) -> bool:
+        """Whether templates can be told apart from missing ones yet (CRD served, cache synced)."""
         with self._lock:
-            informer, lister = self._informer, self._lister
-        if informer is None or not informer.has_synced():
-            return NOT_READY
-        try:
-            found: Mapping[str, Any] = lister.job_flow_templates(namespace).get(name)
-        except NotFoundError:
-            return None
-        return found
+            informer = self._informer
+        return informer is not None and informer.has_synced()
 
     def start(self, stop: threading.Event) -> None:
         """Wait (in a thread of its own) for the CRD, then start the informer; returns at once."""
@@ -80,7 +71,7 @@ class TemplateSource:
             ResourceEventHandlerDetailedFuncs(add_func=self.add_template, update_func=self.update_template)
         )
         with self._lock:
-            self._informer, self._lister = informer, templates.lister()
+            self._informer = informer
         self._factory.start(stop)
 
     def _wait_and_start(self, stop: threading.Event) -> None:

@@ -8,7 +8,9 @@ from typing import Any
 from informers.errors import NotFoundError
 from jobflow_controller.apis import jobflowtemplate as jft
 from jobflow_controller.jobflow.template_ref import REASON_INVALID_TEMPLATE, TemplateRefs
-from jobflow_controller.jobflow.template_source import NOT_READY
+
+#: The template cache cannot answer yet (CRD just installed, cache syncing).
+NOT_READY = object()
 
 TEMPLATE = {
     "metadata": {"name": "etl", "namespace": "ns", "resourceVersion": "1"},
@@ -20,11 +22,13 @@ TEMPLATE = {
 
 
 class Source:
-    def __init__(self, answer: object) -> None:
-        self.answer = answer
+    """The template cache: it only says whether templates can be told from missing ones yet."""
 
-    def get(self, namespace: str, name: str) -> object:
-        return self.answer
+    def __init__(self, ready: bool) -> None:
+        self.is_ready = ready
+
+    def ready(self) -> bool:
+        return self.is_ready
 
 
 class Client:
@@ -47,8 +51,9 @@ class Client:
 
 
 class Api:
-    def __init__(self, obj: dict[str, Any]) -> None:
+    def __init__(self, obj: dict[str, Any], template: Any = None) -> None:
         self.obj = obj
+        self.template = template
         self.calls: list[tuple[str, str, Any]] = []
 
     def job_flows(self, namespace: str) -> Client:
@@ -59,14 +64,16 @@ class Api:
 
 
 class Templates:
-    """The API server's templates: none (the cache's answer is the test's)."""
+    """The API server's templates: the one the test gives, or none."""
 
     def __init__(self, api: Api) -> None:
         self.api = api
 
-    def get(self, name: str) -> dict[str, Any]:
+    def get(self, name: str) -> Any:
         self.api.calls.append(("get", name, None))
-        raise NotFoundError(f'jobflowtemplates.flow.volcano.sh "{name}" not found')
+        if self.api.template is None:
+            raise NotFoundError(f'jobflowtemplates.flow.volcano.sh "{name}" not found')
+        return self.api.template
 
 
 class Recorder:
@@ -105,9 +112,11 @@ def run(**params: str) -> dict[str, Any]:
     }
 
 
-def refs(source_answer: object, obj: dict[str, Any]) -> tuple[TemplateRefs, Api, Recorder, Queue]:
-    api, recorder, queue = Api(obj), Recorder(), Queue()
-    seam = TemplateRefs(Source(source_answer), api, recorder, queue, Writer())  # type: ignore[arg-type]
+def refs(template: object, obj: dict[str, Any]) -> tuple[TemplateRefs, Api, Recorder, Queue]:
+    """The seam with the API server holding `template` (None: no such template; NOT_READY: no cache yet)."""
+    ready = template is not NOT_READY
+    api, recorder, queue = Api(obj, template if ready else None), Recorder(), Queue()
+    seam = TemplateRefs(Source(ready), api, recorder, queue, Writer())  # type: ignore[arg-type]
     return seam, api, recorder, queue
 
 
@@ -128,7 +137,8 @@ def test_the_first_sync_labels_the_run_then_stores_its_spec_and_plans_nothing() 
         "flows": [{"name": "a"}],
         "params": [{"name": "dataset", "value": "d"}, {"name": "mode", "value": "full"}],
     }
-    (label, store) = api.calls
+    (get, label, store) = api.calls
+    assert get == ("get", "etl", None)  # the server's copy, not the cache's
     assert label == ("patch", "r", {"metadata": {"labels": {jft.TEMPLATE_LABEL: "etl"}, "resourceVersion": "10"}})
     assert store[0] == "patch_status" and store[2]["metadata"] == {"resourceVersion": "11"}
     assert json.loads(store[2]["status"][jft.STORED_SPEC_FIELD]) == effective["spec"]
@@ -152,7 +162,7 @@ def test_a_missing_template_warns_once_and_the_run_is_pending_and_not_planned() 
     assert recorder.events == [
         ("Warning", REASON_INVALID_TEMPLATE, 'JobFlowTemplate "etl" not found; the JobFlow waits for it')
     ]
-    assert [c[0] for c in api.calls] == ["get", "patch_status", "get"]  # the cache is asked, then the server
+    assert [c[0] for c in api.calls] == ["get", "patch_status", "get"]  # the server is asked each sync
     assert api.calls[1][2]["status"] == {"state": {"phase": "Pending"}}
 
 
@@ -191,7 +201,7 @@ def test_a_stored_spec_that_is_no_longer_valid_is_refused() -> None:
     seam, api, recorder, _ = refs(TEMPLATE, tampered)
     assert seam.effective(tampered) is None
     assert recorder.events[0][1] == REASON_INVALID_TEMPLATE
-    assert api.calls == []  # it has a phase: nothing is written
+    assert api.calls == []  # resolved already: no read; it has a phase: nothing is written
 
 
 def test_the_runs_own_fields_override_the_stored_spec() -> None:
@@ -211,13 +221,19 @@ def test_a_run_is_forgotten_with_its_memories() -> None:
     assert seam.memory_sizes() == {"template_warnings": 0, "template_specs_checked": 0}
 
 
-def test_a_template_the_cache_has_not_seen_yet_is_read_from_the_server() -> None:
+def test_a_run_is_resolved_from_the_servers_template_never_from_a_cache_that_lags() -> None:
+    """A template deleted (or edited) just before a run was created: the cache may still hold the old
+    one, the server does not; the run waits with the Warning instead of running the deleted template."""
     seam, api, recorder, _ = refs(None, run(dataset="d"))
-    api.job_flow_templates = lambda namespace: type("T", (), {"get": lambda self, name: TEMPLATE})()  # type: ignore[method-assign]
-    assert seam.effective(api.obj) is None  # resolved from the server's copy
+    seam.source = type("Stale", (), {"ready": lambda self: True, "get": lambda self, ns, n: TEMPLATE})()  # type: ignore[assignment]
+    assert seam.effective(api.obj) is None
+    assert jft.STORED_SPEC_FIELD not in api.obj.get("status", {})
+    assert recorder.events[0][1] == REASON_INVALID_TEMPLATE
+    edited = {**TEMPLATE, "spec": {**TEMPLATE["spec"], "jobFlow": {"flows": [{"name": "b"}]}}}
+    api.template = edited  # the server's newest copy wins over anything cached
+    assert seam.effective(api.obj) is None
     effective = seam.effective(api.obj)
-    assert effective is not None and effective["spec"]["flows"] == [{"name": "a"}]
-    assert recorder.events == []
+    assert effective is not None and effective["spec"]["flows"] == [{"name": "b"}]
 
 
 def test_a_template_is_checked_once_for_all_its_runs(monkeypatch: Any) -> None:
@@ -231,7 +247,7 @@ def test_a_template_is_checked_once_for_all_its_runs(monkeypatch: Any) -> None:
     for i in range(3):
         job_flow = run(dataset="d")
         job_flow["metadata"]["name"] = f"r{i}"
-        seam._clientset = Api(job_flow)  # type: ignore[assignment]
+        seam._clientset = Api(job_flow, tmpl)  # type: ignore[assignment]
         assert seam.effective(job_flow) is None
         assert seam._clientset.obj["status"][jft.STORED_SPEC_FIELD]  # type: ignore[attr-defined]
     assert calls == [1]
