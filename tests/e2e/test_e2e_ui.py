@@ -244,6 +244,19 @@ def test_a_jobflow_page_shows_every_flow_and_follows_a_job_completing(
     screenshot(browser, "dag.png")
 
 
+def test_a_page_opened_before_its_jobflow_exists_draws_it_once_it_is_made(
+    ui: Session, browser: Any, clientset: Clientset, namespace: str
+) -> None:
+    """A link followed a moment before the JobFlow reaches the UI's cache (or a JobFlow deleted and
+    made again) first says it does not exist, then draws it when it comes, with no reload."""
+    browser.get(ui.server.url + f"#/flow/{namespace}/late")
+    wait_js(browser, "return document.getElementById('main').textContent.indexOf('does not exist') >= 0", "gone")
+    draws = browser.execute_script("return window.jobflowUI.draws")
+    clientset.job_flows(namespace).create(flow("late", namespace, [{"name": "a"}, {"name": "b"}]))
+    wait_js(browser, f"return window.jobflowUI.draws > {draws}", "the late JobFlow drawn")
+    phases_become(browser, {"a": "Waiting", "b": "Waiting"})
+
+
 def test_skipped_flows_rules_and_finally_flows_are_drawn_as_the_controller_decides(
     ui: Session, browser: Any, controller: RunningManager, clientset: Clientset, namespace: str
 ) -> None:

@@ -149,6 +149,7 @@
     document.getElementById("crumb").textContent = "/ " + key;
     state.page = null;
     state.selected = null;
+    state.gone = null;
     main.innerHTML = '<div id="summary" class="summary"><h1>' + esc(name) + "</h1></div>" +
       '<div id="toolbar" class="toolbar"></div><div class="legend">' +
       LEGEND.map(function (p) { return badge(p); }).join("") + '<span class="badge ph-Waiting">finally: dashed</span>' +
@@ -178,8 +179,14 @@
     document.getElementById("toolbar").addEventListener("click", onAction);
     document.getElementById("side").addEventListener("click", onAction);
     connect("api/stream/jobflow?key=" + encodeURIComponent(key), {
-      page: renderPage,
+      page: function (page) {
+        // Opened before the UI's cache had it (just created), or deleted and made again: the message
+        // replaced the page, so build the page anew, on a new stream that starts with this JobFlow.
+        if (state.gone === key) return showFlow(namespace, name);
+        renderPage(page);
+      },
       gone: function () {
+        state.gone = key;
         main.innerHTML = '<p class="muted">JobFlow ' + esc(key) + ' does not exist (any more). <a href="#/">All JobFlows</a></p>';
       }
     });

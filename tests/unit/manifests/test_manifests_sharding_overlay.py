@@ -5,14 +5,12 @@ Leases and the replicas' membership Leases; the base manifests stay unsharded.""
 from __future__ import annotations
 
 import copy
-import os
-import subprocess
 from pathlib import Path
 from typing import Any
 
-import yaml
+from chart_render import kustomize_once
 
-from jobflow_controller.local.kubectl import REPO_ROOT, kubectl_path
+from jobflow_controller.local.kubectl import REPO_ROOT
 from jobflow_controller.manager import options as opts
 from jobflow_controller.sharding import shard_lease_name
 
@@ -20,12 +18,8 @@ MANIFESTS = REPO_ROOT / "manifests"
 
 
 def _render(tmp_path: Path, *components: str) -> list[dict[str, Any]]:
-    rel = os.path.relpath(MANIFESTS, tmp_path)
-    (tmp_path / "kustomization.yaml").write_text(
-        yaml.safe_dump({"resources": [rel], "components": [f"{rel}/{c}" for c in components]})
-    )
-    out = subprocess.run([kubectl_path(), "kustomize", str(tmp_path)], capture_output=True, text=True, check=True)
-    return [d for d in yaml.safe_load_all(out.stdout) if d]
+    """`kubectl kustomize` of manifests/ with `components` (rendered once per process: kustomize_once)."""
+    return kustomize_once(components)
 
 
 def _one(docs: list[dict[str, Any]], kind: str) -> dict[str, Any]:
