@@ -28,9 +28,9 @@ from jobflow_controller.apis import FLOW_GROUP, JobPhase, Phase, RetainPolicy, m
 from jobflow_controller.apis import job as vcjob
 from jobflow_controller.apis import jobflow as jf
 from jobflow_controller.apis.builders import new_job
+from jobflow_controller.apis.meta import add_duration, format_time, parse_time
 from jobflow_controller.apis.retry import RECREATING
 from jobflow_controller.apis.status import Condition, JobRunningHistory, JobStatus, JobStatusIndex
-from jobflow_controller.apis.timeutil import add_duration, format_time, parse_time
 from jobflow_controller.jobflow.flow_policy import FlowPolicy
 from jobflow_controller.jobflow.plan import (
     Deploy,

@@ -19,7 +19,7 @@ from jobflow_controller.apis import FINISHED_PHASES, RetainPolicy, meta
 from jobflow_controller.apis import jobflow as jf
 from jobflow_controller.apis.command import CommandAction, job_command
 from jobflow_controller.apis.lifecycle import Lifecycle
-from jobflow_controller.apis.timeutil import format_time, parse_time
+from jobflow_controller.apis.meta import format_time, parse_time
 from jobflow_controller.jobflow import constants as c
 from jobflow_controller.jobflow.job_flow_queue import JobFlowQueue
 from jobflow_controller.jobflow.plan import Termination

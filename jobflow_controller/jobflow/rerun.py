@@ -15,9 +15,9 @@ from __future__ import annotations
 from jobflow_controller.apis import Phase, meta
 from jobflow_controller.apis import jobflow as jf
 from jobflow_controller.apis.lifecycle import RetryRequest
+from jobflow_controller.apis.meta import format_time
 from jobflow_controller.apis.retry import RERUN
 from jobflow_controller.apis.rules import Outcome
-from jobflow_controller.apis.timeutil import format_time
 from jobflow_controller.jobflow import action, retry, status_size
 from jobflow_controller.jobflow import constants as c
 from jobflow_controller.jobflow.flow_policy import FlowPolicy

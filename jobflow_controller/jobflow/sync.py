@@ -23,7 +23,7 @@ from jobflow_controller.apis import FlowRequest, meta
 from jobflow_controller.apis import job as vcjob
 from jobflow_controller.apis import jobflow as jf
 from jobflow_controller.apis.jobflow import Extension, extensions
-from jobflow_controller.apis.timeutil import format_duration
+from jobflow_controller.apis.meta import format_duration
 from jobflow_controller.jobflow import action, fairness, rerun, status_size
 from jobflow_controller.jobflow import constants as c
 from jobflow_controller.jobflow.flow_policy import FlowPolicy

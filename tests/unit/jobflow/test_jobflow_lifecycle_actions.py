@@ -7,7 +7,7 @@ from typing import Any
 
 from jobflow_fakes import job, job_flow
 
-from jobflow_controller.apis.timeutil import format_time
+from jobflow_controller.apis.meta import format_time
 from jobflow_controller.jobflow import lifecycle_actions
 from jobflow_controller.jobflow.lifecycle_actions import MAX_COMMANDS_PER_SYNC, LifecycleActions
 from jobflow_controller.jobflow.plan import Termination
