@@ -323,7 +323,7 @@ class SyncPlan:
     retries: list[Retry] = field(default_factory=list)
     #: Jobs the status records as retried that are still there: deleted after the status is written.
     retry_deletes: list[Obj] = field(default_factory=list)
-    #: The status was too large to store: the JobFlow is failed with a reduced one (status_size.py).
+    #: The status was too large to store: the JobFlow is failed with a reduced one (status_writer.py `fit_status`).
     size_warning: WarningEvent | None = None
     #: Normal events to record after the status write (a flow newly Skipped, docs/rules.md).
     notices: list[Notice] = field(default_factory=list)
@@ -334,7 +334,7 @@ class SyncPlan:
     terminations: list[Termination] = field(default_factory=list)
     #: Write the status at once (not paced): Jobs are deleted after it (a re-run, docs/lifecycle.md).
     write_at_once: bool = False
-    #: `status` as the JSON written, once status_size.py has measured it (so it is built once).
+    #: `status` as the JSON written, once `fit_status` (status_writer.py) has measured it (so it is built once).
     body: dict[str, Any] | None = None
 
     @property

@@ -24,7 +24,7 @@ from jobflow_controller.apis import job as vcjob
 from jobflow_controller.apis import jobflow as jf
 from jobflow_controller.apis.jobflow import Extension, extensions
 from jobflow_controller.apis.meta import format_duration
-from jobflow_controller.jobflow import action, fairness, rerun, status_size
+from jobflow_controller.jobflow import action, fairness, rerun
 from jobflow_controller.jobflow import constants as c
 from jobflow_controller.jobflow.flow_policy import FlowPolicy
 from jobflow_controller.jobflow.input_warnings import InputWarnings
@@ -43,7 +43,7 @@ from jobflow_controller.jobflow.plan import (
 from jobflow_controller.jobflow.policies import choose_policy
 from jobflow_controller.jobflow.state import State, UpdateJobFlowStatusFn, new_state
 from jobflow_controller.jobflow.state.metrics import JobFlowMetrics
-from jobflow_controller.jobflow.status_writer import StatusWriter
+from jobflow_controller.jobflow.status_writer import StatusWriter, fit_status
 from jobflow_controller.jobflow.validated import ValidationMemory
 from jobflow_controller.kube.clientset import Clientset
 from jobflow_controller.kube.conflict import DEFAULT_RETRY, retry_on_conflict
@@ -214,7 +214,7 @@ class JobFlowSyncer:
     def sync_job_flow(self, job_flow: Obj, update_state_fn: UpdateJobFlowStatusFn) -> None:
         """Upstream's `syncJobFlow`: the state machine's callback, decided by action.py."""
         world, policy = self.observe(job_flow)
-        plan = status_size.fit(action.sync_job_flow(world, update_state_fn, policy), job_flow)
+        plan = fit_status(action.sync_job_flow(world, update_state_fn, policy), job_flow)
         # `execute`, unrolled so that the status write is this function's own call.
         if plan.retain_deletes is not None:
             self.delete_all_jobs_created_by_job_flow(job_flow, plan.retain_deletes)
@@ -226,7 +226,7 @@ class JobFlowSyncer:
     def sync_job_flow_status(self, job_flow: Obj, update_state_fn: UpdateJobFlowStatusFn) -> None:
         """The state machine's callback for an invalid JobFlow: its status is written, nothing else."""
         world, policy = self.observe(job_flow, invalid=True)
-        self.execute(job_flow, status_size.fit(action.sync_job_flow_status(world, update_state_fn, policy), job_flow))
+        self.execute(job_flow, fit_status(action.sync_job_flow_status(world, update_state_fn, policy), job_flow))
 
     def observe(self, job_flow: Obj, *, invalid: bool = False, rerun: bool = False) -> tuple[World, FlowPolicy]:
         """The sync's world and its one flow policy (policies.py), chosen once the results are read and
