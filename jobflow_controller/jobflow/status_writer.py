@@ -39,7 +39,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import orjson
 import structlog
@@ -50,7 +50,6 @@ from jobflow_controller.apis.jobflow import STORED_SPEC_FIELD
 from jobflow_controller.apis.jobflowtemplate import with_stored_spec
 from jobflow_controller.apis.status import JobFlowStatus
 from jobflow_controller.jobflow import constants as c
-from jobflow_controller.jobflow.job_flow_queue import JobFlowQueue, request_for
 from jobflow_controller.jobflow.pacing import (
     CLIENT_BACKLOG_MAX_DEFERRAL,
     QUEUED_AGAIN_MAX_DEFERRAL,
@@ -62,6 +61,9 @@ from jobflow_controller.jobflow.pacing import (
 )
 from jobflow_controller.jobflow.plan import SyncPlan, WarningEvent
 from jobflow_controller.kube.clientset import Clientset
+
+if TYPE_CHECKING:
+    from jobflow_controller.jobflow.controller import JobFlowQueue
 
 __all__ = [
     "CLIENT_BACKLOG_MAX_DEFERRAL",
@@ -248,7 +250,7 @@ class StatusWriter:
             body = with_stored_spec(body, job_flow)
         if body == dict(self.own_writes.stored_status(job_flow)):
             self.own_writes.written_pending(ns, name)
-            self.pacing.unchanged(request_for(ns, name))
+            self.pacing.unchanged(self._queue.request_for(ns, name))
             return False  # the API server holds it already
         if not at_once and self.pacing.waits(job_flow, body):
             return False
@@ -285,7 +287,7 @@ class StatusWriter:
     def forget_job_flow(self, namespace: str, name: str, uid: str | None) -> None:
         """The JobFlow is gone: its written and unwritten statuses and its reservation go too."""
         self.own_writes.forget(namespace, name)
-        self.pacing.forget(request_for(namespace, name))
+        self.pacing.forget(self._queue.request_for(namespace, name))
 
     def memory_sizes(self) -> dict[str, int]:
         return {

@@ -14,7 +14,7 @@ import contextlib
 import time
 from collections.abc import Mapping
 from dataclasses import replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import structlog
 
@@ -28,7 +28,6 @@ from jobflow_controller.jobflow import action, fairness, rerun
 from jobflow_controller.jobflow import constants as c
 from jobflow_controller.jobflow.flow_policy import FlowPolicy
 from jobflow_controller.jobflow.input_warnings import InputWarnings
-from jobflow_controller.jobflow.job_flow_queue import JobFlowQueue
 from jobflow_controller.jobflow.lifecycle_actions import LifecycleActions
 from jobflow_controller.jobflow.memories import JobFlowMemories
 from jobflow_controller.jobflow.observe import JobFlowObserver
@@ -48,6 +47,9 @@ from jobflow_controller.jobflow.validated import ValidationMemory
 from jobflow_controller.kube.clientset import Clientset
 from jobflow_controller.kube.conflict import DEFAULT_RETRY, retry_on_conflict
 from jobflow_controller.kube.errors import AlreadyExistsError, ConflictError, is_conflict, is_refusal
+
+if TYPE_CHECKING:
+    from jobflow_controller.jobflow.controller import JobFlowQueue
 
 log = structlog.get_logger(__name__)
 

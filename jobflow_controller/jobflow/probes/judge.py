@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import structlog
 
@@ -22,7 +22,6 @@ from jobflow_controller.apis import job as vcjob
 from jobflow_controller.apis import jobflow as jf
 from jobflow_controller.apis.probe import Probe, parse_probe, probe_problems
 from jobflow_controller.jobflow import constants as c
-from jobflow_controller.jobflow.job_flow_queue import JobFlowQueue
 from jobflow_controller.jobflow.plan import ProbeVerdict
 from jobflow_controller.jobflow.probes import ProbeCache, ProbeGate, ProbeRunner, job_tasks, unmatched_tasks
 from jobflow_controller.kube.informers import (
@@ -33,6 +32,9 @@ from jobflow_controller.kube.informers import (
     PodLister,
     VolcanoInformerFactory,
 )
+
+if TYPE_CHECKING:
+    from jobflow_controller.jobflow.controller import JobFlowQueue
 
 log = structlog.get_logger(__name__)
 
