@@ -107,7 +107,7 @@ def deploy_job(world: World, policy: FlowPolicy) -> Deploy:
 
     Existing Jobs are never touched, whatever their phase. Upstream re-creates any missing Job, in
     Succeed too; ours: a finished JobFlow creates nothing, and a Job the status records as
-    Completed (or seen deleted while Completed) is done for good (deleted_jobs.py). A Job deleted
+    Completed (or seen deleted while Completed) is done for good (observe.py `DeletedJobs`). A Job deleted
     before it completed is re-created, as upstream. A JobFlow being deleted creates nothing either:
     the garbage collector deleting its Jobs would otherwise have them re-created. The policy says
     which Jobs are unmade, which are due, and what comes once nothing else can run.

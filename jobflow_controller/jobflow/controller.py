@@ -32,11 +32,10 @@ from jobflow_controller.framework import (
 )
 from jobflow_controller.jobflow import constants as c
 from jobflow_controller.jobflow import urgency
-from jobflow_controller.jobflow.deleted_jobs import DeletedJobs
 from jobflow_controller.jobflow.expectations import CreateExpectations
 from jobflow_controller.jobflow.handler import JobFlowEventHandlers
 from jobflow_controller.jobflow.memories import JobFlowMemories
-from jobflow_controller.jobflow.observe import JobFlowObserver
+from jobflow_controller.jobflow.observe import DeletedJobs, JobFlowObserver
 from jobflow_controller.jobflow.pacing import (
     STATUS_WRITE_BURST,
     STATUS_WRITE_INTERVAL,

@@ -7,7 +7,7 @@ The triggers that are ours are rows of docs/deviations.md: a JobFlow whose spec 
 JobTemplate created (it resumes flows waiting for it), a JobTemplate's spec changed (it may fix a
 flow's `patch.jobSpec`, which upstream ignores; only flows with a patch are resumed), and the
 resync of unfinished JobFlows. The JobFlow delete handler enqueues nothing: it forgets what
-deleted_jobs.py remembered for that JobFlow.
+observe.py `DeletedJobs` remembered for that JobFlow.
 
 A Job add is no trigger either: it only tells the controller that a create of its own has arrived
 (expectations.py).
@@ -44,10 +44,9 @@ from jobflow_controller.apis.lifecycle import Lifecycle, pending_retry_request, 
 from jobflow_controller.apis.params import ParamsSpec, flow_job_names
 from jobflow_controller.apis.rules import template_names
 from jobflow_controller.jobflow import urgency
-from jobflow_controller.jobflow.deleted_jobs import DeletedJobs
 from jobflow_controller.jobflow.expectations import CreateExpectations
 from jobflow_controller.jobflow.memories import JobFlowMemories
-from jobflow_controller.jobflow.observe import jobs_created_by_job_flow
+from jobflow_controller.jobflow.observe import DeletedJobs, jobs_created_by_job_flow
 from jobflow_controller.jobflow.status_writer import StatusWriter
 from jobflow_controller.kube.informers import JobFlowLister, JobLister
 
@@ -101,7 +100,7 @@ class JobFlowEventHandlers:
 
     def job_flow_funcs(self) -> ResourceEventHandlerFuncs:
         # Upstream registers no JobFlow delete handler; ours only forgets the deleted JobFlow's
-        # Completed Jobs seen deleted (deleted_jobs.py) and enqueues nothing.
+        # Completed Jobs seen deleted (observe.py `DeletedJobs`) and enqueues nothing.
         return ResourceEventHandlerFuncs(
             add_func=self.add_job_flow, update_func=self.update_job_flow, delete_func=self.delete_job_flow
         )

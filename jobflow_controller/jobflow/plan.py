@@ -25,9 +25,8 @@ from jobflow_controller.apis.probe import Probe
 from jobflow_controller.apis.results import Reading, ResultsSpec
 from jobflow_controller.apis.retry import RetryPolicies, retry_policies
 from jobflow_controller.apis.rules import FailurePolicy
-from jobflow_controller.apis.status import JobFlowStatus
+from jobflow_controller.apis.status import JobFlowStatus, recorded_completed, replaced_since_deleted
 from jobflow_controller.jobflow import constants as c
-from jobflow_controller.jobflow.deleted_jobs import recorded_completed, replaced_since_deleted
 
 Obj = Mapping[str, Any]
 #: The readings of a sync that read none: one shared empty mapping (no new memory per sync).
@@ -131,7 +130,7 @@ class World:
     named_jobs: Mapping[str, Obj]
     #: The JobTemplates of the namespace that the flows name, by name.
     templates: Mapping[str, Obj]
-    #: The last state of this JobFlow's Jobs seen deleted while Completed (deleted_jobs.py).
+    #: The last state of this JobFlow's Jobs seen deleted while Completed (observe.py `DeletedJobs`).
     deleted_completed: Mapping[str, Obj]
     #: The Job names created by this process that the informer has not shown yet (expectations.py).
     expected: frozenset[str]
@@ -164,7 +163,7 @@ class World:
 
     @cached_property
     def recorded_completed(self) -> frozenset[str]:
-        """The Jobs this JobFlow's status records as Completed (deleted_jobs.py)."""
+        """The Jobs this JobFlow's status records as Completed (apis/status.py `recorded_completed`)."""
         return frozenset(recorded_completed(self.job_flow))
 
     @cached_property
