@@ -21,8 +21,8 @@ from jobflow_controller.apis.command import CommandAction, job_command
 from jobflow_controller.apis.lifecycle import Lifecycle
 from jobflow_controller.apis.meta import format_time, parse_time
 from jobflow_controller.jobflow import constants as c
-from jobflow_controller.jobflow.plan import Termination
 from jobflow_controller.jobflow.status_writer import StatusWriter
+from jobflow_controller.jobflow.world import Termination
 from jobflow_controller.kube.clientset import Clientset
 from jobflow_controller.kube.errors import ConflictError
 

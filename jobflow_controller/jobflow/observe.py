@@ -2,7 +2,7 @@
 
 The first of a sync's three steps (observe, plan, execute: sync.py): the JobFlow's Jobs, the Jobs and
 JobTemplates its flows name, the Jobs this process saw deleted Completed or created and the cache
-does not show yet, and the time, taken once into a `World` (plan.py) the decisions read. The probe
+does not show yet, and the time, taken once into a `World` (world.py) the decisions read. The probe
 verdicts of the flows `deploy_job` may judge are the next step's (`check_probes`, probes/judge.py):
 observing reads and starts nothing.
 
@@ -36,11 +36,11 @@ from jobflow_controller.apis.status import recorded_completed, replaced_since_de
 from jobflow_controller.jobflow import action
 from jobflow_controller.jobflow.expectations import CreateExpectations
 from jobflow_controller.jobflow.flow_policy import FlowPolicy
-from jobflow_controller.jobflow.plan import JobFlowSpec, World
 from jobflow_controller.jobflow.probes.judge import ProbeJudge
 from jobflow_controller.jobflow.results_reader import ResultsReader
 from jobflow_controller.jobflow.status_writer import StatusWriter
 from jobflow_controller.jobflow.template_ref import TemplateRefs
+from jobflow_controller.jobflow.world import JobFlowSpec, World
 from jobflow_controller.kube.informers import BY_CREATED_BY_JOB_FLOW, JobFlowLister, JobLister, JobTemplateLister
 from workqueue import Clock
 

@@ -21,9 +21,9 @@ from jobflow_controller.apis.rules import Outcome
 from jobflow_controller.jobflow import action, retry
 from jobflow_controller.jobflow import constants as c
 from jobflow_controller.jobflow.flow_policy import FlowPolicy
-from jobflow_controller.jobflow.plan import Notice, SyncPlan, World
 from jobflow_controller.jobflow.policies import choose_policy
 from jobflow_controller.jobflow.status_writer import fit_status
+from jobflow_controller.jobflow.world import Notice, SyncPlan, World
 
 
 def chosen_flows(world: World, request: RetryRequest, policy: FlowPolicy | None = None) -> list[str]:

@@ -25,7 +25,7 @@ from jobflow_controller.apis.meta import format_time, parse_time
 from jobflow_controller.apis.retry import ATTEMPT_ANNOTATION, RECREATING, RERUN, RETRYING, RetryPolicy, job_attempt
 from jobflow_controller.apis.status import JobRunningHistory, JobStatus, JobStatusIndex
 from jobflow_controller.jobflow import constants as c
-from jobflow_controller.jobflow.plan import PlannedStatus, Retry, SyncPlan, WarningEvent, World
+from jobflow_controller.jobflow.world import PlannedStatus, Retry, SyncPlan, WarningEvent, World
 
 Obj = Mapping[str, Any]
 

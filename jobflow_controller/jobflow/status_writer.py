@@ -59,7 +59,7 @@ from jobflow_controller.jobflow.pacing import (
     StatusLane,
     StatusPacing,
 )
-from jobflow_controller.jobflow.plan import SyncPlan, WarningEvent
+from jobflow_controller.jobflow.world import SyncPlan, WarningEvent
 from jobflow_controller.kube.clientset import Clientset
 
 if TYPE_CHECKING:

@@ -31,7 +31,12 @@ from jobflow_controller.jobflow.input_warnings import InputWarnings
 from jobflow_controller.jobflow.lifecycle_actions import LifecycleActions
 from jobflow_controller.jobflow.memories import JobFlowMemories
 from jobflow_controller.jobflow.observe import JobFlowObserver
-from jobflow_controller.jobflow.plan import (
+from jobflow_controller.jobflow.policies import choose_policy
+from jobflow_controller.jobflow.state import State, UpdateJobFlowStatusFn, new_state
+from jobflow_controller.jobflow.state.metrics import JobFlowMetrics
+from jobflow_controller.jobflow.status_writer import StatusWriter, fit_status
+from jobflow_controller.jobflow.validated import ValidationMemory
+from jobflow_controller.jobflow.world import (
     Deploy,
     JobCreate,
     SyncPlan,
@@ -39,11 +44,6 @@ from jobflow_controller.jobflow.plan import (
     World,
     resource_exists,
 )
-from jobflow_controller.jobflow.policies import choose_policy
-from jobflow_controller.jobflow.state import State, UpdateJobFlowStatusFn, new_state
-from jobflow_controller.jobflow.state.metrics import JobFlowMetrics
-from jobflow_controller.jobflow.status_writer import StatusWriter, fit_status
-from jobflow_controller.jobflow.validated import ValidationMemory
 from jobflow_controller.kube.clientset import Clientset
 from jobflow_controller.kube.conflict import DEFAULT_RETRY, retry_on_conflict
 from jobflow_controller.kube.errors import AlreadyExistsError, ConflictError, is_conflict, is_refusal
@@ -163,7 +163,7 @@ class JobFlowSyncer:
 
     def _state_for(self, req: FlowRequest, job_flow: Obj) -> State | None:
         """The state to execute; None when the sync is done (a run waiting: template_ref.py; `_lifecycle_first`).
-        A step before the state's runs only for a JobFlow that uses its extension (plan.py `extensions`)."""
+        A step before the state's runs only for a JobFlow that uses its extension (apis/jobflow.py `extensions`)."""
         job_flow = self._writer.with_pending(job_flow)  # status_writer.py `OwnWrites`
         uses = extensions(job_flow)
         if Extension.TEMPLATE in uses:  # template_ref.py: a run is planned with the spec it was fixed to

@@ -17,7 +17,7 @@ from jobflow_controller.apis.retry import RERUN
 from jobflow_controller.apis.rules import OUTCOME_ANNOTATION
 from jobflow_controller.apis.status import recorded_completed, replaced_since_deleted
 from jobflow_controller.jobflow import rerun
-from jobflow_controller.jobflow.plan import JobCreate, SyncPlan, World
+from jobflow_controller.jobflow.world import JobCreate, SyncPlan, World
 
 CHAIN = [{"name": "a"}, {"name": "b", "dependsOn": {"targets": ["a"]}}]
 CREATED = format_time(NOW - timedelta(seconds=10))
