@@ -4,7 +4,7 @@ Why: a matrix multiplies one JobFlow's Jobs by up to 256, so at the scale of ten
 the controller's Job creates, not its JobFlows, are what the API server sees. This measures whether
 those creates go at the client's pace (``--kube-api-qps``) without a storm of 429s, what a matrix
 Job costs in status writes and CPU against a plain flow's (bench/e2e_flows.py), whether the status
-size guard (jobflow/status_size.py) trips on a 256-Job status, and whether other tenants' JobFlows
+size guard (jobflow/status_writer.py) trips on a 256-Job status, and whether other tenants' JobFlows
 created in the middle of the fan-out still get their first Job at once.
 
 On a fresh control plane (etcd + kube-apiserver, as bench/e2e_flows.py), ``--jobflows`` (40)

@@ -26,10 +26,10 @@ from jobflow_controller.apis import meta
 from jobflow_controller.apis.constants import JobPhase, Phase
 from jobflow_controller.apis.jobflowtemplate import effective_job_flow, template_ref_name
 from jobflow_controller.apis.lifecycle_fields import SHUTDOWN, SUSPEND, SUSPENDED_SINCE
+from jobflow_controller.apis.meta import add_duration, parse_time
 from jobflow_controller.apis.params import matrix, matrix_job_name
 from jobflow_controller.apis.results import recorded_results
 from jobflow_controller.apis.rules import Rule, finally_flows
-from jobflow_controller.apis.timeutil import add_duration, parse_time
 from kubectl_jobflow.matrix_view import counts_note, summarize
 
 #: A flow whose Job does not exist yet and never did, while the JobFlow can still create it.

@@ -20,7 +20,7 @@ from typing import Any, Final
 
 from crdgen.schema import JSONDict, array, custom_resource_definition, int32, integer, map_of, obj, sorted_keys, string
 from jobflow_controller.apis.cronjobflow import MAX_STARTING_DEADLINE_SECONDS
-from jobflow_controller.apis.timeutil import MAX_TIME_TEXT
+from jobflow_controller.apis.meta import MAX_TIME_TEXT
 from jobflow_controller.validation.cronjobflow import (
     DESCRIPTOR_NAMES,
     MAX_NAME_LENGTH,

@@ -48,8 +48,8 @@ from crdgen.schema import (
 )
 from crdgen.templates import TEMPLATE_RUN_POINTERS, template_run_patch
 from crdgen.volcano import job_spec_schema, task_state
+from jobflow_controller.apis.meta import MAX_DURATION_TEXT
 from jobflow_controller.apis.retry import MAX_RETRIES_LIMIT
-from jobflow_controller.apis.timeutil import MAX_DURATION_TEXT
 from jobflow_controller.validation.limits import MAX_FINALLY, MAX_FLOWS, MAX_TARGETS
 from jobflow_controller.validation.names import MAX_TEMPLATE_NAME_LENGTH
 from jobflow_controller.validation.rules import FAILURE_POLICIES, RULES

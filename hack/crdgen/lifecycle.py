@@ -18,8 +18,8 @@ from typing import Final
 from crdgen.schema import JSONDict, date_time, sorted_keys, string
 from jobflow_controller.apis.lifecycle import MAX_SECONDS
 from jobflow_controller.apis.lifecycle_fields import SHUTDOWN_VALUES
+from jobflow_controller.apis.meta import MAX_TIME_TEXT
 from jobflow_controller.apis.tenant_text import MAX_ANNOTATION_BYTES
-from jobflow_controller.apis.timeutil import MAX_TIME_TEXT
 
 _ROOT: Final = "/spec/versions/0/schema/openAPIV3Schema/properties"
 SPEC_POINTER: Final = f"{_ROOT}/spec"
@@ -34,7 +34,7 @@ def _seconds() -> JSONDict:
 
 
 def _time() -> JSONDict:
-    # As long as the controller's parser reads (apis.timeutil); it writes RFC 3339 times of about 20.
+    # As long as the controller's parser reads (apis.meta); it writes RFC 3339 times of about 20.
     return sorted_keys({**date_time(), "maxLength": MAX_TIME_TEXT})
 
 

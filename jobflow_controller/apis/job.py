@@ -5,8 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from jobflow_controller.apis.meta import Obj
-from jobflow_controller.apis.timeutil import parse_duration_ns
+from jobflow_controller.apis.meta import Obj, parse_duration_ns
 
 
 def _status(job: Obj) -> Mapping[str, Any]:

@@ -29,7 +29,7 @@ from jobflow_controller.apis.meta import Obj
 #: The label every run of a template carries (the controller adds it if the creator did not).
 TEMPLATE_LABEL: Final = "flow.volcano.sh/jobflowtemplate"
 #: `STORED_SPEC_FIELD` (where a run keeps the spec it was resolved to) and `REF_FIELD` are apis/jobflow.py's.
-#: The longest stored spec, in bytes of JSON: half of the status's 1 MiB (jobflow/status_size.py).
+#: The longest stored spec, in bytes of JSON: half of the status's 1 MiB (jobflow/status_writer.py).
 MAX_STORED_SPEC_BYTES: Final = 512 * 1024
 #: The run's field giving the template's values (beside `REF_FIELD`); the rest of its spec overrides the template's.
 PARAMS_FIELD: Final = "params"

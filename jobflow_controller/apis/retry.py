@@ -35,9 +35,8 @@ from jobflow_controller.apis.jobflow import RERUN as RERUN
 from jobflow_controller.apis.jobflow import RETRY_ANNOTATION as RETRY_ANNOTATION
 from jobflow_controller.apis.jobflow import RETRYING as RETRYING
 from jobflow_controller.apis.jobflow import raw_flow_list
-from jobflow_controller.apis.meta import Obj
+from jobflow_controller.apis.meta import Obj, parse_duration_ns
 from jobflow_controller.apis.tenant_text import excerpt, excerpt_text, load_json
-from jobflow_controller.apis.timeutil import parse_duration_ns
 
 #: The flow field holding its retry policy (spec.flows[].retry).
 RETRY_FIELD: Final = "retry"

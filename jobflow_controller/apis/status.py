@@ -1,5 +1,7 @@
-"""JobFlowStatus and its parts, serialised with upstream's exact JSON names and omitempty rules; and
-`jobStatusList` read by name, the one way (the first entry of a name, as upstream's lookup).
+"""JobFlowStatus and its parts, serialised with upstream's exact JSON names and omitempty rules;
+`jobStatusList` read by name, the one way (the first entry of a name, as upstream's lookup); and which
+Jobs the status records as Completed (`recorded_completed`), the record that a Job ran to completion
+and is never created again (jobflow/observe.py `DeletedJobs` bridges the moment before it is written).
 
 Go's `omitempty` drops empty slices and maps; `metav1.Time` zero values marshal as null, which the
 API server prunes (the schema is not nullable), so they are simply left out here. `state` is a
@@ -13,7 +15,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from jobflow_controller.apis import jobflow as jf
+from jobflow_controller.apis.constants import JobPhase
 from jobflow_controller.apis.results import recorded_results
+from jobflow_controller.apis.retry import job_attempt
 
 
 @dataclass
@@ -217,3 +221,52 @@ class JobStatusIndex:
         else:
             self._at[entry.name] = [len(self.entries)]
             self.entries.append(entry)
+
+
+# -- the Jobs the status records as Completed --------------------------------------------------------
+def recorded_completed(job_flow: Mapping[str, Any]) -> set[str]:
+    """The Job names that this JobFlow object's status records as Completed: a `jobStatusList` entry
+    whose state is Completed (upstream never prunes that list, so the entry outlives the Job), or the
+    name in `completedJobs`. Both belong to the object they were read from; a JobFlow deleted and
+    re-created under the same name starts with an empty status, so nothing of the old one counts.
+
+    Not those a re-run (docs/lifecycle.md) is creating again: their entry's last history is `Rerun`.
+    """
+    status = jf.status(job_flow)
+    names: set[str] = set()
+    again: set[str] = set()
+    for entry in jf.job_status_list(job_flow):
+        name = str(entry.get("name") or "")
+        if _recreating(entry):
+            again.add(name)
+        elif entry.get("state") == JobPhase.COMPLETED:
+            names.add(name)
+    completed = status.get("completedJobs")
+    if isinstance(completed, list):
+        names.update(str(n) for n in completed)
+    names.discard("")
+    return names - again
+
+
+def replaced_since_deleted(job_flow: Mapping[str, Any], remembered: Mapping[str, Mapping[str, Any]]) -> set[str]:
+    """The remembered Jobs that a retry or a re-run has since replaced (their attempt is behind).
+
+    A re-run deletes Completed Jobs to create them again; the memory of such a Job must not make
+    its successor count as Completed.
+    """
+    if not remembered:
+        return set()
+    counts: dict[str, int] = {}
+    for entry in jf.job_status_list(job_flow):
+        name = str(entry.get("name") or "")
+        histories = entry.get("runningHistories")
+        if name in remembered and name not in counts and isinstance(histories, list):
+            counts[name] = sum(1 for h in histories if isinstance(h, Mapping) and h.get("state") in jf.RECREATING)
+    return {n for n, job in remembered.items() if counts.get(n, 0) > job_attempt(job)}
+
+
+def _recreating(entry: Mapping[str, Any]) -> bool:
+    histories = entry.get("runningHistories")
+    if not isinstance(histories, list) or not histories or not isinstance(histories[-1], Mapping):
+        return False
+    return histories[-1].get("state") in jf.RECREATING

@@ -39,7 +39,7 @@ from jobflow_controller.apis.cron_schedule import (
     next_schedule_delay,
     parse_schedule,
 )
-from jobflow_controller.apis.timeutil import format_time, parse_time
+from jobflow_controller.apis.meta import format_time, parse_time
 from jobflow_controller.cronjobflow import events as ev
 from jobflow_controller.cronjobflow import stored
 

@@ -16,7 +16,7 @@ from typing import Any, Final
 
 from jobflow_controller.apis import cronjobflow as cjf
 from jobflow_controller.apis import meta
-from jobflow_controller.apis.timeutil import format_time, parse_time
+from jobflow_controller.apis.meta import format_time, parse_time
 from jobflow_controller.cronjobflow import events as ev
 
 Obj = Mapping[str, Any]

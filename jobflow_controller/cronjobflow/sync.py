@@ -19,7 +19,7 @@ from informers.errors import NotFoundError, has_status_cause
 from jobflow_controller.apis import cronjobflow as cjf
 from jobflow_controller.apis import meta
 from jobflow_controller.apis.cron_schedule import load_time_zone
-from jobflow_controller.apis.timeutil import format_time, parse_time
+from jobflow_controller.apis.meta import format_time, parse_time
 from jobflow_controller.cronjobflow import events as ev
 from jobflow_controller.cronjobflow.decide import (
     Decision,

@@ -1,6 +1,6 @@
 """The sync's decisions, in upstream's order and names (jobflow_controller_action.go), as pure functions.
 
-`sync_job_flow` takes what one sync sees (`World`, plan.py) and the phase's status rule and returns
+`sync_job_flow` takes what one sync sees (`World`, world.py) and the phase's status rule and returns
 what to do (`SyncPlan`): (1) a Succeeded flow with `jobRetainPolicy: delete` deletes its Jobs and
 stops there (`delete_all_jobs_created_by_job_flow`); (2) `deploy_job` creates each flow's Job that
 is due (upstream: its targets are all Completed, `judge`); (3) `get_all_job_status` computes the
@@ -28,11 +28,12 @@ from jobflow_controller.apis import FLOW_GROUP, JobPhase, Phase, RetainPolicy, m
 from jobflow_controller.apis import job as vcjob
 from jobflow_controller.apis import jobflow as jf
 from jobflow_controller.apis.builders import new_job
+from jobflow_controller.apis.meta import add_duration, format_time, parse_time
 from jobflow_controller.apis.retry import RECREATING
 from jobflow_controller.apis.status import Condition, JobRunningHistory, JobStatus, JobStatusIndex
-from jobflow_controller.apis.timeutil import add_duration, format_time, parse_time
 from jobflow_controller.jobflow.flow_policy import FlowPolicy
-from jobflow_controller.jobflow.plan import (
+from jobflow_controller.jobflow.policies import choose_policy
+from jobflow_controller.jobflow.world import (
     Deploy,
     FlowJob,
     JobCreate,
@@ -42,7 +43,6 @@ from jobflow_controller.jobflow.plan import (
     WarningEvent,
     World,
 )
-from jobflow_controller.jobflow.policies import choose_policy
 
 Obj = Mapping[str, Any]
 
@@ -107,7 +107,7 @@ def deploy_job(world: World, policy: FlowPolicy) -> Deploy:
 
     Existing Jobs are never touched, whatever their phase. Upstream re-creates any missing Job, in
     Succeed too; ours: a finished JobFlow creates nothing, and a Job the status records as
-    Completed (or seen deleted while Completed) is done for good (deleted_jobs.py). A Job deleted
+    Completed (or seen deleted while Completed) is done for good (observe.py `DeletedJobs`). A Job deleted
     before it completed is re-created, as upstream. A JobFlow being deleted creates nothing either:
     the garbage collector deleting its Jobs would otherwise have them re-created. The policy says
     which Jobs are unmade, which are due, and what comes once nothing else can run.

@@ -65,7 +65,7 @@ MESSAGE_PROBE_TARGET_REFUSED = 'Job %s is not created: the probe of flow "%s" do
 REASON_INVALID_PARAMS = "InvalidParams"
 MESSAGE_INVALID_PARAMS = 'Job %s is not created: the expansion of flow "%s" is over its budget: %s'
 
-#: Ours (status_size.py): the status computed is over the size the JobFlow may store; the JobFlow is
+#: Ours (status_writer.py `fit_status`): the status computed is over the size the JobFlow may store; the JobFlow is
 #: failed with a status reduced until it fits. Arguments: the size, the limit (bytes), what was dropped.
 REASON_STATUS_TOO_LARGE = "StatusTooLarge"
 MESSAGE_STATUS_TOO_LARGE = (

@@ -2,7 +2,8 @@
 
 What upstream keeps in one Go struct is composed here from plain objects, each named for its part:
 `workers` (framework.py: the queue and the worker loop in three layers), `job_flow_queue`
-(job_flow_queue.py: one request per JobFlow, its lane and delay), `handlers` (handler.py: which
+(`JobFlowQueue`, below: the queue as the parts use it, one request per JobFlow, its lane and delay;
+upstream's struct holds the queue and `enqueueJobFlow`), `handlers` (handler.py: which
 informer events enqueue what), `sync` (sync.py: observe, plan with action.py, execute),
 `pacing` and `status_writer` (pacing.py, status_writer.py: when and how a status is written),
 `probes` (probes/judge.py: `dependsOn.probe`), and `memories` (memories.py: every per-JobFlow
@@ -19,23 +20,22 @@ from typing import Any, Self, Unpack
 
 import structlog
 
-from jobflow_controller.apis import FlowRequest
+from jobflow_controller.apis import Action, Event, FlowRequest
 from jobflow_controller.apis.patch_fields import PatchFields
 from jobflow_controller.framework import (
     DEFAULT_MAX_REQUEUE_NUM,
     ControllerOption,
+    QueueController,
     Stops,
     Wiring,
     register_controller,
 )
 from jobflow_controller.jobflow import constants as c
 from jobflow_controller.jobflow import urgency
-from jobflow_controller.jobflow.deleted_jobs import DeletedJobs
 from jobflow_controller.jobflow.expectations import CreateExpectations
 from jobflow_controller.jobflow.handler import JobFlowEventHandlers
-from jobflow_controller.jobflow.job_flow_queue import JobFlowQueue, request_for
 from jobflow_controller.jobflow.memories import JobFlowMemories
-from jobflow_controller.jobflow.observe import JobFlowObserver
+from jobflow_controller.jobflow.observe import DeletedJobs, JobFlowObserver
 from jobflow_controller.jobflow.pacing import (
     STATUS_WRITE_BURST,
     STATUS_WRITE_INTERVAL,
@@ -53,11 +53,64 @@ from jobflow_controller.jobflow.template_source import TemplateSource
 from jobflow_controller.kube import resources
 from jobflow_controller.kube.clientset import Clientset
 from jobflow_controller.kube.informers import VolcanoInformerFactory
-from workqueue import Clock, FairShare, PriorityStorage
+from workqueue import Clock, FairShare, PriorityStorage, RateLimitingQueue
 
 log = structlog.get_logger(__name__)
 
 CONTROLLER_NAME = "jobflow-controller"
+
+
+def request_for(namespace: str, name: str) -> FlowRequest:
+    """The one key of a JobFlow's syncs, whatever the trigger."""
+    return FlowRequest(namespace, name, action=Action.SYNC_JOB_FLOW, event=Event.OUT_OF_SYNC)
+
+
+class JobFlowQueue:
+    """The controller's work queue as its parts use it (upstream's `queue` and `enqueueJobFlow`).
+
+    Every trigger of a JobFlow builds the same key (`request_for`), so triggers for one JobFlow
+    collapse. What differs is the lane (urgency.py) and when: `add` (the default lane, now), `react`
+    (the `REACT` lane, now or after a delay: a check finished, a backoff or a poll or a deadline is
+    due), `add_after` (a lane and a delay, the status pacing's). The parts get this object, not the
+    controller's functions, so none of them needs a callback to put a JobFlow back.
+    """
+
+    request_for = staticmethod(request_for)
+
+    def __init__(self, workers: QueueController) -> None:
+        self._workers = workers
+        self.queue: RateLimitingQueue[Hashable] = workers.queue
+        self.clock: Clock = workers.clock
+
+    def add(self, namespace: str, name: str) -> None:
+        """Sync the JobFlow in the default lane."""
+        self.queue.add(request_for(namespace, name))
+
+    def add_request(self, req: Hashable) -> None:
+        self.queue.add(req)
+
+    def react(self, namespace: str, name: str, delay: float = 0.0) -> None:
+        """Sync the JobFlow in the `REACT` lane, after `delay` seconds (0: now)."""
+        self.add_after(request_for(namespace, name), delay, urgency.REACT)
+
+    def add_after(self, req: Hashable, delay: float, lane: int) -> None:
+        """`req` in `lane`, after `delay` seconds (at most 0: now)."""
+        if delay > 0:
+            self.queue.add_after(req, delay, priority=lane)
+        else:
+            self.queue.add_with_priority(req, lane)
+
+    def added_while_processing(self, req: Hashable) -> bool:
+        """Whether `req` was queued again while a worker holds it (its next sync comes anyway)."""
+        return self.queue.added_while_processing(req)
+
+    def others_waiting(self) -> bool:
+        """Whether any sync waits ready in the queue (not counting those held for later)."""
+        return len(self.queue) > 0
+
+    def stopping(self) -> bool:
+        """The queue shuts down, or the stop is hard: nothing is left for later any more."""
+        return self.queue.shutting_down() or self._workers.must_stop_now()
 
 
 @dataclass(frozen=True)

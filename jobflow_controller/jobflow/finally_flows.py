@@ -11,7 +11,7 @@ from __future__ import annotations
 from jobflow_controller.apis import meta
 from jobflow_controller.apis.rules import OUTCOME_ANNOTATION
 from jobflow_controller.jobflow.outcomes import Outcomes
-from jobflow_controller.jobflow.plan import Build, Deploy, FlowJob, JobCreate, WarningEvent, World, resource_exists
+from jobflow_controller.jobflow.world import Build, Deploy, FlowJob, JobCreate, WarningEvent, World, resource_exists
 
 
 def finally_creates(

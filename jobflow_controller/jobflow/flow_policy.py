@@ -55,7 +55,7 @@ from jobflow_controller.apis import FINISHED_PHASES, UNFINISHED_PHASES, meta
 from jobflow_controller.apis import jobflow as jf
 from jobflow_controller.apis.jobflow import Outcome
 from jobflow_controller.apis.status import JobStatus, RecordedEntries
-from jobflow_controller.jobflow.plan import (
+from jobflow_controller.jobflow.world import (
     Build,
     Deploy,
     FlowJob,

@@ -7,7 +7,7 @@ The triggers that are ours are rows of docs/deviations.md: a JobFlow whose spec 
 JobTemplate created (it resumes flows waiting for it), a JobTemplate's spec changed (it may fix a
 flow's `patch.jobSpec`, which upstream ignores; only flows with a patch are resumed), and the
 resync of unfinished JobFlows. The JobFlow delete handler enqueues nothing: it forgets what
-deleted_jobs.py remembered for that JobFlow.
+observe.py `DeletedJobs` remembered for that JobFlow.
 
 A Job add is no trigger either: it only tells the controller that a create of its own has arrived
 (expectations.py).
@@ -19,7 +19,7 @@ the status goes behind the ones that may create a Job, and is left to the status
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import structlog
 
@@ -44,13 +44,14 @@ from jobflow_controller.apis.lifecycle import Lifecycle, pending_retry_request, 
 from jobflow_controller.apis.params import ParamsSpec, flow_job_names
 from jobflow_controller.apis.rules import template_names
 from jobflow_controller.jobflow import urgency
-from jobflow_controller.jobflow.deleted_jobs import DeletedJobs
 from jobflow_controller.jobflow.expectations import CreateExpectations
-from jobflow_controller.jobflow.job_flow_queue import JobFlowQueue, request_for
 from jobflow_controller.jobflow.memories import JobFlowMemories
-from jobflow_controller.jobflow.observe import jobs_created_by_job_flow
+from jobflow_controller.jobflow.observe import DeletedJobs, jobs_created_by_job_flow
 from jobflow_controller.jobflow.status_writer import StatusWriter
 from jobflow_controller.kube.informers import JobFlowLister, JobLister
+
+if TYPE_CHECKING:
+    from jobflow_controller.jobflow.controller import JobFlowQueue
 
 log = structlog.get_logger(__name__)
 
@@ -99,7 +100,7 @@ class JobFlowEventHandlers:
 
     def job_flow_funcs(self) -> ResourceEventHandlerFuncs:
         # Upstream registers no JobFlow delete handler; ours only forgets the deleted JobFlow's
-        # Completed Jobs seen deleted (deleted_jobs.py) and enqueues nothing.
+        # Completed Jobs seen deleted (observe.py `DeletedJobs`) and enqueues nothing.
         return ResourceEventHandlerFuncs(
             add_func=self.add_job_flow, update_func=self.update_job_flow, delete_func=self.delete_job_flow
         )
@@ -120,13 +121,11 @@ class JobFlowEventHandlers:
     def enqueue_job_flow(self, req: FlowRequest) -> None:
         self.queue.add_request(req)
 
-    request_for = staticmethod(request_for)
-
     def add_job_flow(self, obj: Any, is_in_initial_list: bool = False) -> None:
         if not isinstance(obj, (dict, Mapping)):
             log.error(f"Failed to convert {obj!r} to jobFlow")
             return
-        self.enqueue_job_flow(self.request_for(meta.namespace(obj), meta.name(obj)))
+        self.enqueue_job_flow(self.queue.request_for(meta.namespace(obj), meta.name(obj)))
 
     def update_job_flow(self, old: Any, new: Any) -> None:
         if not isinstance(old, (dict, Mapping)) or not isinstance(new, (dict, Mapping)):
@@ -143,7 +142,7 @@ class JobFlowEventHandlers:
                 or (succeeded_for_deletion and self.has_jobs_left(new))
                 or lifecycle_work_left(new)
             ):
-                self.enqueue_job_flow(self.request_for(meta.namespace(new), meta.name(new)))
+                self.enqueue_job_flow(self.queue.request_for(meta.namespace(new), meta.name(new)))
             return
         # Setting `deletionTimestamp` bumps the generation too; a deletion is no spec change (upstream
         # does not sync it), and a JobFlow being deleted creates nothing anyway (action.deploy_job).
@@ -158,7 +157,7 @@ class JobFlowEventHandlers:
         # Ours (docs/lifecycle.md): a re-run asked for by annotation, in any phase.
         rerun = retry_request_to_sync(new, old)  # or a malformed one to warn about (docs/hostile-input.md)
         if succeeded_for_deletion or spec_changed or recreated or rerun:
-            self.enqueue_job_flow(self.request_for(meta.namespace(new), meta.name(new)))
+            self.enqueue_job_flow(self.queue.request_for(meta.namespace(new), meta.name(new)))
 
     def add_job(self, obj: Any, is_in_initial_list: bool = False) -> None:
         """Not a trigger (upstream has no Job add handler): a create of ours has arrived."""
@@ -181,7 +180,7 @@ class JobFlowEventHandlers:
     def _owner_request(self, job: Mapping[str, Any]) -> FlowRequest | None:
         """The request of the JobFlow that owns `job`, or None when no JobFlow does."""
         name = get_job_flow_name_by_job(job)
-        return self.request_for(meta.namespace(job), name) if name else None
+        return self.queue.request_for(meta.namespace(job), name) if name else None
 
     def _changes_status_only(self, req: FlowRequest, job: Mapping[str, Any]) -> bool:
         """Whether the Job's change can only change its JobFlow's status (the pacing then says when,
@@ -216,7 +215,7 @@ class JobFlowEventHandlers:
             if jf.phase(job_flow) not in UNFINISHED_PHASES:
                 continue
             if job_name in _job_names(job_flow):
-                self.enqueue_job_flow(self.request_for(namespace, meta.name(job_flow)))
+                self.enqueue_job_flow(self.queue.request_for(namespace, meta.name(job_flow)))
 
     def _remember_if_completed(self, job: Mapping[str, Any]) -> None:
         """A Job deleted while Completed ran to completion: its JobFlow must never run it again.
@@ -255,7 +254,7 @@ class JobFlowEventHandlers:
             if jf.phase(job_flow) in FINISHED_PHASES:
                 continue
             if name in template_names(effective_job_flow(job_flow)):
-                self.enqueue_job_flow(self.request_for(namespace, meta.name(job_flow)))
+                self.enqueue_job_flow(self.queue.request_for(namespace, meta.name(job_flow)))
 
     def update_job_template(self, old: Any, new: Any) -> None:
         """A template's spec changed: resume the unfinished JobFlows whose flow of that name has a patch.
@@ -275,7 +274,7 @@ class JobFlowEventHandlers:
                 continue
             job_flow = effective_job_flow(job_flow)  # a run's flows are its stored spec's (docs/templates.md)
             if any(flow.name == name for flow in jf.flows(job_flow)) and jf.flow_patch(job_flow, name) is not None:
-                self.enqueue_job_flow(self.request_for(namespace, meta.name(job_flow)))
+                self.enqueue_job_flow(self.queue.request_for(namespace, meta.name(job_flow)))
 
 
 def lifecycle_work_left(job_flow: Mapping[str, Any]) -> bool:

@@ -16,7 +16,7 @@ from typing import Any, Final
 from jobflow_controller.apis import meta
 from jobflow_controller.apis.lifecycle import RetryRequest, malformed_retry_request, pending_retry_request
 from jobflow_controller.jobflow import constants as c
-from jobflow_controller.jobflow.plan import WarningEvent
+from jobflow_controller.jobflow.world import WarningEvent
 
 Obj = Mapping[str, Any]
 

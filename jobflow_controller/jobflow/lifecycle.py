@@ -19,10 +19,10 @@ from jobflow_controller.apis import FINISHED_PHASES, JobPhase, Phase, meta
 from jobflow_controller.apis import job as vcjob
 from jobflow_controller.apis import jobflow as jf
 from jobflow_controller.apis.lifecycle import Shutdown
+from jobflow_controller.apis.meta import format_time, parse_time
 from jobflow_controller.apis.status import JobFlowStatus
-from jobflow_controller.apis.timeutil import format_time, parse_time
 from jobflow_controller.jobflow import constants as c
-from jobflow_controller.jobflow.plan import Notice, PlannedStatus, SyncPlan, Termination, WarningEvent, World
+from jobflow_controller.jobflow.world import Notice, PlannedStatus, SyncPlan, Termination, WarningEvent, World
 
 #: Why a JobFlow stops early: its shutdown, or its deadline (which stops it as Terminate does).
 DEADLINE = "DeadlineExceeded"

@@ -10,7 +10,7 @@ import threading
 import time
 from collections.abc import Mapping
 from datetime import timedelta
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import structlog
 
@@ -19,13 +19,15 @@ from jobflow_controller.apis import FINISHED_PHASES, RetainPolicy, meta
 from jobflow_controller.apis import jobflow as jf
 from jobflow_controller.apis.command import CommandAction, job_command
 from jobflow_controller.apis.lifecycle import Lifecycle
-from jobflow_controller.apis.timeutil import format_time, parse_time
+from jobflow_controller.apis.meta import format_time, parse_time
 from jobflow_controller.jobflow import constants as c
-from jobflow_controller.jobflow.job_flow_queue import JobFlowQueue
-from jobflow_controller.jobflow.plan import Termination
 from jobflow_controller.jobflow.status_writer import StatusWriter
+from jobflow_controller.jobflow.world import Termination
 from jobflow_controller.kube.clientset import Clientset
 from jobflow_controller.kube.errors import ConflictError
+
+if TYPE_CHECKING:
+    from jobflow_controller.jobflow.controller import JobFlowQueue
 
 log = structlog.get_logger(__name__)
 

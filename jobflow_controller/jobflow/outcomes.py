@@ -31,7 +31,7 @@ from jobflow_controller.apis.status import JobStatus, RecordedEntries
 from jobflow_controller.jobflow import constants as c
 from jobflow_controller.jobflow import retry
 from jobflow_controller.jobflow.flow_policy import FlowShape
-from jobflow_controller.jobflow.plan import Notice, World
+from jobflow_controller.jobflow.world import Notice, World
 
 #: What a rule says of its targets' outcomes so far.
 MET, WAITING, NEVER = "Met", "Waiting", "Never"

@@ -28,11 +28,11 @@ from typing import TYPE_CHECKING, Any
 
 from jobflow_controller.apis import FINISHED_PHASES, meta
 from jobflow_controller.jobflow import urgency
-from jobflow_controller.jobflow.job_flow_queue import JobFlowQueue, request_for
 from jobflow_controller.kube.clientset import Clientset
 from workqueue import BucketRateLimiter, Clock, RateLimitingQueue
 
 if TYPE_CHECKING:
+    from jobflow_controller.jobflow.controller import JobFlowQueue
     from jobflow_controller.jobflow.status_writer import OwnWrites
 
 Obj = Mapping[str, Any]
@@ -175,7 +175,7 @@ class StatusPacing:
             return False
         if str((body.get("state") or {}).get("phase") or "") in FINISHED_PHASES:
             return False
-        req = request_for(meta.namespace(job_flow), meta.name(job_flow))
+        req = self._queue.request_for(meta.namespace(job_flow), meta.name(job_flow))
         now = self._clock.now()
         queued_again = self._queue.added_while_processing(req)
         paced = self.interval <= 0 and not queued_again

@@ -23,7 +23,7 @@ from jobflow_controller.apis.expansion import JobReferences
 from jobflow_controller.apis.params import ParamsSpec
 from jobflow_controller.apis.substitution import expand_job
 from jobflow_controller.jobflow import constants as c
-from jobflow_controller.jobflow.plan import FlowJob, WarningEvent, World
+from jobflow_controller.jobflow.world import FlowJob, WarningEvent, World
 
 #: A flow's variables for its Job of one matrix index (None: the flow's one Job): ParamsPolicy's.
 Variables = Callable[[str, int | None], Mapping[str, str]]

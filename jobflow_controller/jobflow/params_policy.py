@@ -40,7 +40,10 @@ from jobflow_controller.jobflow.params_budget import (
     jobs_over_budget,
     when_over_budget,
 )
-from jobflow_controller.jobflow.plan import (
+from jobflow_controller.jobflow.rules_policy import FailureAwarePolicy
+from jobflow_controller.jobflow.when import WhenFalse, judge_when
+from jobflow_controller.jobflow.when_cel import WhenCelFalse, WhenInvalid, invalid_when_warnings
+from jobflow_controller.jobflow.world import (
     Build,
     Deploy,
     FlowJob,
@@ -52,9 +55,6 @@ from jobflow_controller.jobflow.plan import (
     WarningEvent,
     World,
 )
-from jobflow_controller.jobflow.rules_policy import FailureAwarePolicy
-from jobflow_controller.jobflow.when import WhenFalse, judge_when
-from jobflow_controller.jobflow.when_cel import WhenCelFalse, WhenInvalid, invalid_when_warnings
 
 
 class ParamsPolicy(FailureAwarePolicy):

@@ -15,7 +15,7 @@ from jobflow_controller.apis import jobflow as jf
 from jobflow_controller.apis.patch import PatchError
 from jobflow_controller.apis.patch_fields import apply_allowed_patch
 from jobflow_controller.jobflow import constants as c
-from jobflow_controller.jobflow.plan import FlowJob, WarningEvent, World
+from jobflow_controller.jobflow.world import FlowJob, WarningEvent, World
 
 
 def check_patch(world: World, flow: jf.Flow) -> WarningEvent | None:

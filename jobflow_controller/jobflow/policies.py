@@ -6,7 +6,7 @@ docs/rules.md) for a JobFlow that sets one of their fields; and, for a JobFlow t
 conditions and many Jobs per flow; for a JobFlow a flow of which declares `results` (docs/results.md),
 `ResultsPolicy` (results_policy.py), the params policy judging a Completed Job by its results too.
 
-The hooks handed to it are those of the extensions the JobFlow uses (`JobFlowSpec.uses`, plan.py
+The hooks handed to it are those of the extensions the JobFlow uses (`JobFlowSpec.uses`, world.py; apis/jobflow.py
 `extensions`), so a JobFlow that uses none gets upstream's rule with no hook at all, and no
 extension's code runs in its sync.
 """
@@ -17,9 +17,9 @@ from jobflow_controller.apis.jobflow import Extension
 from jobflow_controller.jobflow import lifecycle, patch, retry
 from jobflow_controller.jobflow.flow_policy import UPSTREAM, FlowHooks, FlowPolicy
 from jobflow_controller.jobflow.params_policy import ParamsPolicy
-from jobflow_controller.jobflow.plan import World
 from jobflow_controller.jobflow.results_policy import ResultsPolicy
 from jobflow_controller.jobflow.rules_policy import FailureAwarePolicy
+from jobflow_controller.jobflow.world import World
 
 
 def hooks_for(uses: frozenset[Extension]) -> FlowHooks:

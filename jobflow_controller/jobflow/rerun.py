@@ -15,14 +15,15 @@ from __future__ import annotations
 from jobflow_controller.apis import Phase, meta
 from jobflow_controller.apis import jobflow as jf
 from jobflow_controller.apis.lifecycle import RetryRequest
+from jobflow_controller.apis.meta import format_time
 from jobflow_controller.apis.retry import RERUN
 from jobflow_controller.apis.rules import Outcome
-from jobflow_controller.apis.timeutil import format_time
-from jobflow_controller.jobflow import action, retry, status_size
+from jobflow_controller.jobflow import action, retry
 from jobflow_controller.jobflow import constants as c
 from jobflow_controller.jobflow.flow_policy import FlowPolicy
-from jobflow_controller.jobflow.plan import Notice, SyncPlan, World
 from jobflow_controller.jobflow.policies import choose_policy
+from jobflow_controller.jobflow.status_writer import fit_status
+from jobflow_controller.jobflow.world import Notice, SyncPlan, World
 
 
 def chosen_flows(world: World, request: RetryRequest, policy: FlowPolicy | None = None) -> list[str]:
@@ -54,7 +55,7 @@ def plan_rerun(world: World, request: RetryRequest, policy: FlowPolicy | None = 
     status = action.get_all_job_status(world, policy)
     status.retry_request = request.id
     if not flows:
-        return status_size.fit(
+        return fit_status(
             SyncPlan(status=status, notices=[Notice(c.REASON_RETRIED, c.MESSAGE_RETRIED_NOTHING)]), world.job_flow
         )
     by_name = {f.name: f for f in world.spec.flows}
@@ -75,4 +76,4 @@ def plan_rerun(world: World, request: RetryRequest, policy: FlowPolicy | None = 
     plan = SyncPlan(status=status, notices=[Notice(c.REASON_RETRIED, c.MESSAGE_RETRIED, (", ".join(flows),))])
     plan.write_at_once = True
     plan.retry_deletes = retry.jobs_to_delete(world, status.retrying_jobs)
-    return status_size.fit(plan, world.job_flow)
+    return fit_status(plan, world.job_flow)

@@ -31,7 +31,7 @@ from jobflow_controller.jobflow import constants as c
 from jobflow_controller.jobflow import own_results, retry
 from jobflow_controller.jobflow.flow_policy import UPSTREAM, FlowHooks, JobOutcome
 from jobflow_controller.jobflow.params_policy import ParamsPolicy
-from jobflow_controller.jobflow.plan import Notice, PlannedStatus, SyncPlan, UpdateJobFlowStatusFn, World
+from jobflow_controller.jobflow.world import Notice, PlannedStatus, SyncPlan, UpdateJobFlowStatusFn, World
 
 #: How much of the problems of one Job a Warning quotes.
 MAX_QUOTED_PROBLEMS = 512

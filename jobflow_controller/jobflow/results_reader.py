@@ -26,7 +26,7 @@ from jobflow_controller.apis.results import (
 from jobflow_controller.apis.retry import job_attempt
 from jobflow_controller.apis.status import RecordedEntries
 from jobflow_controller.jobflow import retry
-from jobflow_controller.jobflow.plan import World
+from jobflow_controller.jobflow.world import World
 
 Obj = Mapping[str, Any]
 #: The Job phases whose pod is read: a `finally` flow may read what a failed flow reported.

@@ -21,11 +21,11 @@ from typing import Any
 from jobflow_controller.apis import FINISHED_PHASES, UNFINISHED_PHASES, JobPhase, meta
 from jobflow_controller.apis import job as vcjob
 from jobflow_controller.apis import jobflow as jf
+from jobflow_controller.apis.meta import format_time, parse_time
 from jobflow_controller.apis.retry import ATTEMPT_ANNOTATION, RECREATING, RERUN, RETRYING, RetryPolicy, job_attempt
 from jobflow_controller.apis.status import JobRunningHistory, JobStatus, JobStatusIndex
-from jobflow_controller.apis.timeutil import format_time, parse_time
 from jobflow_controller.jobflow import constants as c
-from jobflow_controller.jobflow.plan import PlannedStatus, Retry, SyncPlan, WarningEvent, World
+from jobflow_controller.jobflow.world import PlannedStatus, Retry, SyncPlan, WarningEvent, World
 
 Obj = Mapping[str, Any]
 

@@ -18,7 +18,7 @@ from jobflow_controller.apis.rules import Rule, rule_of
 from jobflow_controller.jobflow import lifecycle, outcomes
 from jobflow_controller.jobflow.finally_flows import finally_creates
 from jobflow_controller.jobflow.flow_policy import UPSTREAM, FlowHooks, FlowPolicy
-from jobflow_controller.jobflow.plan import (
+from jobflow_controller.jobflow.world import (
     Build,
     Deploy,
     JobCreate,

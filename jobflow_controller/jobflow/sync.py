@@ -14,7 +14,7 @@ import contextlib
 import time
 from collections.abc import Mapping
 from dataclasses import replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import structlog
 
@@ -23,16 +23,20 @@ from jobflow_controller.apis import FlowRequest, meta
 from jobflow_controller.apis import job as vcjob
 from jobflow_controller.apis import jobflow as jf
 from jobflow_controller.apis.jobflow import Extension, extensions
-from jobflow_controller.apis.timeutil import format_duration
-from jobflow_controller.jobflow import action, fairness, rerun, status_size
+from jobflow_controller.apis.meta import format_duration
+from jobflow_controller.jobflow import action, fairness, rerun
 from jobflow_controller.jobflow import constants as c
 from jobflow_controller.jobflow.flow_policy import FlowPolicy
 from jobflow_controller.jobflow.input_warnings import InputWarnings
-from jobflow_controller.jobflow.job_flow_queue import JobFlowQueue
 from jobflow_controller.jobflow.lifecycle_actions import LifecycleActions
 from jobflow_controller.jobflow.memories import JobFlowMemories
 from jobflow_controller.jobflow.observe import JobFlowObserver
-from jobflow_controller.jobflow.plan import (
+from jobflow_controller.jobflow.policies import choose_policy
+from jobflow_controller.jobflow.state import State, UpdateJobFlowStatusFn, new_state
+from jobflow_controller.jobflow.state.metrics import JobFlowMetrics
+from jobflow_controller.jobflow.status_writer import StatusWriter, fit_status
+from jobflow_controller.jobflow.validated import ValidationMemory
+from jobflow_controller.jobflow.world import (
     Deploy,
     JobCreate,
     SyncPlan,
@@ -40,14 +44,12 @@ from jobflow_controller.jobflow.plan import (
     World,
     resource_exists,
 )
-from jobflow_controller.jobflow.policies import choose_policy
-from jobflow_controller.jobflow.state import State, UpdateJobFlowStatusFn, new_state
-from jobflow_controller.jobflow.state.metrics import JobFlowMetrics
-from jobflow_controller.jobflow.status_writer import StatusWriter
-from jobflow_controller.jobflow.validated import ValidationMemory
 from jobflow_controller.kube.clientset import Clientset
 from jobflow_controller.kube.conflict import DEFAULT_RETRY, retry_on_conflict
 from jobflow_controller.kube.errors import AlreadyExistsError, ConflictError, is_conflict, is_refusal
+
+if TYPE_CHECKING:
+    from jobflow_controller.jobflow.controller import JobFlowQueue
 
 log = structlog.get_logger(__name__)
 
@@ -161,7 +163,7 @@ class JobFlowSyncer:
 
     def _state_for(self, req: FlowRequest, job_flow: Obj) -> State | None:
         """The state to execute; None when the sync is done (a run waiting: template_ref.py; `_lifecycle_first`).
-        A step before the state's runs only for a JobFlow that uses its extension (plan.py `extensions`)."""
+        A step before the state's runs only for a JobFlow that uses its extension (apis/jobflow.py `extensions`)."""
         job_flow = self._writer.with_pending(job_flow)  # status_writer.py `OwnWrites`
         uses = extensions(job_flow)
         if Extension.TEMPLATE in uses:  # template_ref.py: a run is planned with the spec it was fixed to
@@ -214,7 +216,7 @@ class JobFlowSyncer:
     def sync_job_flow(self, job_flow: Obj, update_state_fn: UpdateJobFlowStatusFn) -> None:
         """Upstream's `syncJobFlow`: the state machine's callback, decided by action.py."""
         world, policy = self.observe(job_flow)
-        plan = status_size.fit(action.sync_job_flow(world, update_state_fn, policy), job_flow)
+        plan = fit_status(action.sync_job_flow(world, update_state_fn, policy), job_flow)
         # `execute`, unrolled so that the status write is this function's own call.
         if plan.retain_deletes is not None:
             self.delete_all_jobs_created_by_job_flow(job_flow, plan.retain_deletes)
@@ -226,7 +228,7 @@ class JobFlowSyncer:
     def sync_job_flow_status(self, job_flow: Obj, update_state_fn: UpdateJobFlowStatusFn) -> None:
         """The state machine's callback for an invalid JobFlow: its status is written, nothing else."""
         world, policy = self.observe(job_flow, invalid=True)
-        self.execute(job_flow, status_size.fit(action.sync_job_flow_status(world, update_state_fn, policy), job_flow))
+        self.execute(job_flow, fit_status(action.sync_job_flow_status(world, update_state_fn, policy), job_flow))
 
     def observe(self, job_flow: Obj, *, invalid: bool = False, rerun: bool = False) -> tuple[World, FlowPolicy]:
         """The sync's world and its one flow policy (policies.py), chosen once the results are read and

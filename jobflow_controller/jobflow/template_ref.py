@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Mapping
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 import structlog
 
@@ -44,13 +44,15 @@ from jobflow_controller.apis.jobflowtemplate import (
     template_ref_name,
 )
 from jobflow_controller.jobflow import constants as c
-from jobflow_controller.jobflow.job_flow_queue import JobFlowQueue
 from jobflow_controller.jobflow.status_writer import StatusWriter
 from jobflow_controller.jobflow.template_source import TemplateSource
 from jobflow_controller.kube.clientset import Clientset
 from jobflow_controller.validation.jobflow import validation_message
 from jobflow_controller.validation.jobflowtemplate import template_problems
 from jobflow_controller.validation.jobflowtemplate_ref import template_ref_problems
+
+if TYPE_CHECKING:
+    from jobflow_controller.jobflow.controller import JobFlowQueue
 
 log = structlog.get_logger(__name__)
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Mapping
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 import structlog
 
@@ -24,8 +24,10 @@ from informers import ResourceEventHandlerDetailedFuncs, SharedIndexInformer
 from jobflow_controller.apis import FINISHED_PHASES, meta
 from jobflow_controller.apis import jobflow as jf
 from jobflow_controller.apis.jobflowtemplate import is_resolved, template_ref_name
-from jobflow_controller.jobflow.job_flow_queue import JobFlowQueue
 from jobflow_controller.kube.informers import JobFlowLister, VolcanoInformerFactory
+
+if TYPE_CHECKING:
+    from jobflow_controller.jobflow.controller import JobFlowQueue
 
 log = structlog.get_logger(__name__)
 

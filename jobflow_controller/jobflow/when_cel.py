@@ -24,7 +24,7 @@ from typing import Any, Final
 from jobflow_controller.apis.cel_expression import CelError, compile_cel, evaluate_cel
 from jobflow_controller.apis.results import MAX_TOTAL_RESULT_BYTES, result_reference
 from jobflow_controller.apis.tenant_text import load_json
-from jobflow_controller.jobflow.plan import WarningEvent
+from jobflow_controller.jobflow.world import WarningEvent
 
 #: The Normal `Skipped` event's message for a flow whose `cel` item is false (the reason is
 #: docs/rules.md's). Arguments: the flow, the expression quoted and cut to `MAX_QUOTED` characters.

@@ -31,7 +31,7 @@ from informers.errors import ApiStatusError, NotFoundError
 from jobflow_controller.apis import cronjobflow as cjf
 from jobflow_controller.apis import jobflowtrigger as jft
 from jobflow_controller.apis import meta
-from jobflow_controller.apis.timeutil import format_time
+from jobflow_controller.apis.meta import format_time
 from jobflow_controller.cronjobflow.decide import history_deletes, is_recorded_run, reconcile_children
 from jobflow_controller.jobflowtrigger import events as ev
 from jobflow_controller.jobflowtrigger.decide import decide_fire

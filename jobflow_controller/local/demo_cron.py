@@ -15,7 +15,7 @@ import yaml
 from informers import ResourceEventHandlerFuncs, SharedIndexInformer
 from jobflow_controller.apis import meta
 from jobflow_controller.apis.cronjobflow import SCHEDULED_TIMESTAMP_ANNOTATION
-from jobflow_controller.apis.timeutil import parse_time
+from jobflow_controller.apis.meta import parse_time
 from jobflow_controller.kube.clientset import Clientset
 from jobflow_controller.local.kubectl import EXAMPLES_DIR
 

@@ -17,8 +17,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from jobflow_controller.apis import meta
+from jobflow_controller.apis.meta import format_duration, format_time, parse_duration, parse_time
 from jobflow_controller.apis.retry import job_attempt
-from jobflow_controller.apis.timeutil import format_duration, format_time, parse_duration, parse_time
 
 PHASES_ANNOTATION = "sim.jobflow.volcano.sh/phases"
 #: The prefix of the per-attempt scripts: `<prefix>1` for the first retry's Job, and so on.

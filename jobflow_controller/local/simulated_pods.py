@@ -17,8 +17,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from jobflow_controller.apis import meta
+from jobflow_controller.apis.meta import format_time
 from jobflow_controller.apis.retry import job_attempt
-from jobflow_controller.apis.timeutil import format_time
 from jobflow_controller.kube.errors import AlreadyExistsError
 from jobflow_controller.local.phase_script import FINISHING
 

@@ -37,7 +37,7 @@ from informers.errors import ApiStatusError, NotFoundError
 from jobflow_controller.apis import command as vccommand
 from jobflow_controller.apis import job as vcjob
 from jobflow_controller.apis import meta
-from jobflow_controller.apis.timeutil import parse_time
+from jobflow_controller.apis.meta import parse_time
 from jobflow_controller.kube.clientset import Clientset
 from jobflow_controller.kube.errors import ConflictError
 from jobflow_controller.local.job_commands import command_steps, max_retry, resume_point

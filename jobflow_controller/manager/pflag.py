@@ -21,7 +21,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, NoReturn
 
-from jobflow_controller.apis.timeutil import parse_duration
+from jobflow_controller.apis.meta import parse_duration
 from jobflow_controller.manager import govalues
 from jobflow_controller.manager.govalues import parse_bool
 

@@ -22,7 +22,7 @@ from jobflow_controller.apis import jobflow as jf
 from jobflow_controller.apis import meta
 from jobflow_controller.apis.constants import CRON_JOB_FLOW_KIND
 from jobflow_controller.apis.cron_schedule import ScheduleError, TimeZoneError, parse_schedule
-from jobflow_controller.apis.timeutil import format_time
+from jobflow_controller.apis.meta import format_time
 from jobflow_controller.kube.clientset import Clientset
 
 #: How long one list of CronJobFlows is shown before the next page load lists them again.

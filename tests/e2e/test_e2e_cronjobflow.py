@@ -36,7 +36,7 @@ from jobflow_controller.apis.cronjobflow import (
     SCHEDULED_TIMESTAMP_ANNOTATION,
     time_hash_in_minutes,
 )
-from jobflow_controller.apis.timeutil import parse_time
+from jobflow_controller.apis.meta import parse_time
 from jobflow_controller.kube.clientset import Clientset
 from jobflow_controller.kube.errors import InvalidError
 from jobflow_controller.local.kubectl import kubectl, kubectl_path, plugin_env

@@ -26,7 +26,7 @@ from jobflows import (
 )
 
 from jobflow_controller.apis import job as vcjob
-from jobflow_controller.apis.timeutil import parse_duration, parse_time
+from jobflow_controller.apis.meta import parse_duration, parse_time
 from jobflow_controller.kube.clientset import Clientset
 from jobflow_controller.kube.errors import NotFoundError
 from jobflow_controller.local.simulator import JobSimulator

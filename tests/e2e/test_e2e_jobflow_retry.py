@@ -17,8 +17,8 @@ from jobflows import FAST, create_all, events_of, failing_template, flow, job_na
 from prometheus_client import generate_latest
 
 from jobflow_controller.apis import job as vcjob
+from jobflow_controller.apis.meta import parse_time
 from jobflow_controller.apis.retry import ATTEMPT_ANNOTATION
-from jobflow_controller.apis.timeutil import parse_time
 from jobflow_controller.kube.clientset import Clientset
 from jobflow_controller.kube.errors import ApiStatusError
 from jobflow_controller.local.simulator import JobSimulator

@@ -1,7 +1,7 @@
 """The JobFlow controller's side of `dependsOn.probe`: the verdicts, the pods, the warnings (ours).
 
 Called at one named point, before the sync's decisions (sync.py): `judge_probes` gives each flow
-with a probe that may be judged in this sync its `ProbeVerdict` (plan.py), which `action.judge`
+with a probe that may be judged in this sync its `ProbeVerdict` (world.py), which `action.judge`
 reads. The rules are in gate.py and docs/probe.md. The Pod informer is created on the first HTTP
 or TCP check, so a controller whose JobFlows use no such probe never lists a pod and needs no RBAC
 for pods.
@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import structlog
 
@@ -22,9 +22,8 @@ from jobflow_controller.apis import job as vcjob
 from jobflow_controller.apis import jobflow as jf
 from jobflow_controller.apis.probe import Probe, parse_probe, probe_problems
 from jobflow_controller.jobflow import constants as c
-from jobflow_controller.jobflow.job_flow_queue import JobFlowQueue
-from jobflow_controller.jobflow.plan import ProbeVerdict
 from jobflow_controller.jobflow.probes import ProbeCache, ProbeGate, ProbeRunner, job_tasks, unmatched_tasks
+from jobflow_controller.jobflow.world import ProbeVerdict
 from jobflow_controller.kube.informers import (
     POD_JOB_NAME_LABEL,
     POD_TASK_SPEC_LABEL,
@@ -33,6 +32,9 @@ from jobflow_controller.kube.informers import (
     PodLister,
     VolcanoInformerFactory,
 )
+
+if TYPE_CHECKING:
+    from jobflow_controller.jobflow.controller import JobFlowQueue
 
 log = structlog.get_logger(__name__)
 

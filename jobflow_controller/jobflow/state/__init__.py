@@ -6,7 +6,7 @@ package-level variable (`state.SyncJobFlow`), which allows one controller per pr
 passed in, so tests and several controllers can coexist.
 """
 
-from jobflow_controller.jobflow.plan import JobFlowActionFn, UpdateJobFlowStatusFn
 from jobflow_controller.jobflow.state.factory import State, new_state
+from jobflow_controller.jobflow.world import JobFlowActionFn, UpdateJobFlowStatusFn
 
 __all__ = ["JobFlowActionFn", "State", "UpdateJobFlowStatusFn", "new_state"]

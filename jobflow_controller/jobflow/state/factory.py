@@ -2,7 +2,7 @@
 
 As upstream's package, each phase is its own module holding its struct (the JobFlow, and here the
 controller's sync, which upstream keeps in a package variable) and its `execute`; this module imports
-them, and they import only the two function types (plan.py), so there is no import circle.
+them, and they import only the two function types (world.py), so there is no import circle.
 """
 
 from __future__ import annotations
@@ -12,12 +12,12 @@ from typing import Any, Protocol
 
 from jobflow_controller.apis import Action, Phase
 from jobflow_controller.apis import jobflow as jf
-from jobflow_controller.jobflow.plan import JobFlowActionFn
 from jobflow_controller.jobflow.state.failed import FailedState
 from jobflow_controller.jobflow.state.pending import PendingState
 from jobflow_controller.jobflow.state.running import RunningState
 from jobflow_controller.jobflow.state.succeed import SucceedState
 from jobflow_controller.jobflow.state.terminating import TerminatingState
+from jobflow_controller.jobflow.world import JobFlowActionFn
 
 
 class State(Protocol):

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from jobflow_controller.apis import Action
-from jobflow_controller.jobflow.plan import JobFlowActionFn, PlannedStatus
+from jobflow_controller.jobflow.world import JobFlowActionFn, PlannedStatus
 
 
 def succeed_update_status(status: PlannedStatus, all_job_list: int) -> None:

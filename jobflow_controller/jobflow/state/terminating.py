@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from jobflow_controller.apis import Action
-from jobflow_controller.jobflow.plan import JobFlowActionFn
+from jobflow_controller.jobflow.world import JobFlowActionFn
 
 
 @dataclass(frozen=True)

@@ -8,7 +8,7 @@ import pytest
 
 from jobflow_controller.apis import jobflow as jf
 from jobflow_controller.apis import meta
-from jobflow_controller.apis.timeutil import (
+from jobflow_controller.apis.meta import (
     add_duration,
     format_duration,
     format_time,

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from informers.errors import NotFoundError
-from jobflow_controller.apis.timeutil import format_time
+from jobflow_controller.apis.meta import format_time
 from jobflow_controller.kube.errors import AlreadyExistsError, ConflictError
 
 UTC = datetime.UTC

@@ -16,13 +16,13 @@ from jobflow_controller.apis import jobflow as jf
 from jobflow_controller.apis import (
     lifecycle,
     lifecycle_fields,
+    meta,
     patch,
     patch_fields,
     probe,
     retry,
     rules,
     tenant_text,
-    timeutil,
 )
 from jobflow_controller.apis.jsontype import json_copy
 
@@ -79,8 +79,8 @@ PARSERS: list[Parser] = [
         "text",
         (),
     ),
-    Parser("jobflow_controller.apis.timeutil.parse_duration_ns", timeutil.parse_duration_ns, "text", (ValueError,)),
-    Parser("jobflow_controller.apis.timeutil.parse_time", timeutil.parse_time, "text", (ValueError,)),
+    Parser("jobflow_controller.apis.meta.parse_duration_ns", meta.parse_duration_ns, "text", (ValueError,)),
+    Parser("jobflow_controller.apis.meta.parse_time", meta.parse_time, "text", (ValueError,)),
     # -- readers of a whole JobFlow ---------------------------------------------------------------
     Parser("jobflow_controller.apis.lifecycle.pending_retry_request", lifecycle.pending_retry_request, "json", ()),
     Parser("jobflow_controller.apis.lifecycle.malformed_retry_request", lifecycle.malformed_retry_request, "json", ()),

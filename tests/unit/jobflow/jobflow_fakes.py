@@ -18,8 +18,8 @@ from jobflow_controller.apis.jobflow import Flow
 from jobflow_controller.apis.status import JobFlowStatus
 from jobflow_controller.framework import ControllerOption
 from jobflow_controller.jobflow import JobFlowController, JobFlowOptions, action
-from jobflow_controller.jobflow.plan import FlowJob, JobCreate
 from jobflow_controller.jobflow.policies import choose_policy
+from jobflow_controller.jobflow.world import FlowJob, JobCreate
 from jobflow_controller.jobtemplate import JobTemplateController
 from jobflow_controller.kube.errors import from_status
 from jobflow_controller.kube.informers import VolcanoInformerFactory

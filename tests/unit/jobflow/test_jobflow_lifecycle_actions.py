@@ -7,10 +7,10 @@ from typing import Any
 
 from jobflow_fakes import job, job_flow
 
-from jobflow_controller.apis.timeutil import format_time
+from jobflow_controller.apis.meta import format_time
 from jobflow_controller.jobflow import lifecycle_actions
 from jobflow_controller.jobflow.lifecycle_actions import MAX_COMMANDS_PER_SYNC, LifecycleActions
-from jobflow_controller.jobflow.plan import Termination
+from jobflow_controller.jobflow.world import Termination
 
 NOW = datetime(2026, 1, 1, tzinfo=UTC)
 

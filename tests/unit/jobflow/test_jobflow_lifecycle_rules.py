@@ -12,12 +12,12 @@ from test_jobflow_planner import NOW, UID, plan_through_state, world_of
 from test_jobflow_rules import created
 
 from jobflow_controller.apis.lifecycle import RetryRequest
+from jobflow_controller.apis.meta import format_time
 from jobflow_controller.apis.retry import RERUN
 from jobflow_controller.apis.rules import OUTCOME_ANNOTATION
-from jobflow_controller.apis.timeutil import format_time
+from jobflow_controller.apis.status import recorded_completed, replaced_since_deleted
 from jobflow_controller.jobflow import rerun
-from jobflow_controller.jobflow.deleted_jobs import recorded_completed, replaced_since_deleted
-from jobflow_controller.jobflow.plan import JobCreate, SyncPlan, World
+from jobflow_controller.jobflow.world import JobCreate, SyncPlan, World
 
 CHAIN = [{"name": "a"}, {"name": "b", "dependsOn": {"targets": ["a"]}}]
 CREATED = format_time(NOW - timedelta(seconds=10))

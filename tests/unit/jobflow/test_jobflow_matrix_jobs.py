@@ -11,9 +11,9 @@ from typing import Any
 from jobflow_fakes import get_all_job_status, job, job_flow, job_template, new_fake_controller
 
 from jobflow_controller.apis.lifecycle_fields import RETRY_REQUEST_ANNOTATION, retry_request_value
-from jobflow_controller.jobflow.job_flow_queue import request_for
-from jobflow_controller.jobflow.plan import World
+from jobflow_controller.jobflow.controller import request_for
 from jobflow_controller.jobflow.policies import choose_policy
+from jobflow_controller.jobflow.world import World
 
 MATRIX = {"params": [{"name": "p", "values": ["x", "y"]}]}
 UID = "u-m"

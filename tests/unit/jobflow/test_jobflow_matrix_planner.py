@@ -18,7 +18,7 @@ from jobflow_fakes import job, job_flow
 from test_jobflow_planner import plan_through_state, world_of
 
 from jobflow_controller.apis.params import MATRIX_INDEX_LABEL, MATRIX_PARAMS_ANNOTATION
-from jobflow_controller.jobflow.plan import JobCreate
+from jobflow_controller.jobflow.world import JobCreate
 
 UID = "uid-m"
 UNFINISHED = ("Pending", "Running")

@@ -16,9 +16,9 @@ from jobflow_fakes import FakeClientset, deploy_job, job, job_flow, job_template
 
 from jobflow_controller.apis import FlowRequest
 from jobflow_controller.jobflow.controller import JobFlowController
-from jobflow_controller.jobflow.plan import PlannedStatus
 from jobflow_controller.jobflow.state.pending import pending_update_status
 from jobflow_controller.jobflow.state.running import running_update_status
+from jobflow_controller.jobflow.world import PlannedStatus
 
 FLOW_UID = "0b6c1e7e-5d0f-4a53-9e0e-1f4c2b9a7d11"
 OLD_UID = "7f3a2c1d-0000-4bbb-8ccc-000000000001"

@@ -15,8 +15,8 @@ from jobflow_controller.apis.params import MAX_MATRIX_COMBINATIONS, ParamsSpec
 from jobflow_controller.jobflow import action
 from jobflow_controller.jobflow import constants as c
 from jobflow_controller.jobflow.handler import _job_names
-from jobflow_controller.jobflow.plan import JobCreate, JobFlowSpec, WarningEvent, World
 from jobflow_controller.jobflow.policies import choose_policy
+from jobflow_controller.jobflow.world import JobCreate, JobFlowSpec, WarningEvent, World
 
 
 def reading(name: str, args: list[str], annotations: dict[str, str] | None = None) -> dict[str, Any]:

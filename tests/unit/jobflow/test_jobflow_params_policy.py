@@ -13,9 +13,9 @@ from jobflow_controller.jobflow import action
 from jobflow_controller.jobflow import constants as c
 from jobflow_controller.jobflow.flow_policy import FlowPolicy
 from jobflow_controller.jobflow.params_policy import ParamsPolicy
-from jobflow_controller.jobflow.plan import JobCreate, JobFlowSpec, WarningEvent, World
 from jobflow_controller.jobflow.policies import choose_policy
 from jobflow_controller.jobflow.rules_policy import FailureAwarePolicy
+from jobflow_controller.jobflow.world import JobCreate, JobFlowSpec, WarningEvent, World
 
 UID = "uid-p"
 NOW = datetime(2026, 1, 1, tzinfo=UTC)

@@ -13,8 +13,8 @@ from jobflow_fakes import job, job_flow, job_template
 
 from jobflow_controller.apis import Action, JobPhase, Phase
 from jobflow_controller.jobflow import action
-from jobflow_controller.jobflow.plan import JobCreate, JobFlowSpec, SyncPlan, World
 from jobflow_controller.jobflow.state import UpdateJobFlowStatusFn, new_state
+from jobflow_controller.jobflow.world import JobCreate, JobFlowSpec, SyncPlan, World
 
 UID = "uid-f"
 NOW = datetime(2024, 1, 1, tzinfo=UTC)

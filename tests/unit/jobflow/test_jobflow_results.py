@@ -16,10 +16,10 @@ from jobflow_controller.apis import Phase
 from jobflow_controller.apis.results import MAX_TOTAL_RESULT_BYTES, Reading
 from jobflow_controller.apis.retry import ATTEMPT_ANNOTATION
 from jobflow_controller.jobflow import constants as c
-from jobflow_controller.jobflow.plan import NO_READINGS, JobCreate, SyncPlan, WarningEvent, World
 from jobflow_controller.jobflow.policies import choose_policy
 from jobflow_controller.jobflow.results_policy import ResultsPolicy
 from jobflow_controller.jobflow.results_reader import ResultsReader, jobs_to_read, within_budget
+from jobflow_controller.jobflow.world import NO_READINGS, JobCreate, SyncPlan, WarningEvent, World
 
 FLOWS = [{"name": "train", "results": {"names": ["acc"]}}, {"name": "publish", "dependsOn": {"targets": ["train"]}}]
 

@@ -32,10 +32,10 @@ from test_jobflow_matrix_planner import UNFINISHED, Model, pipelines
 from test_jobflow_planner import plan_through_state, world_of
 
 from jobflow_controller.jobflow import constants as c
-from jobflow_controller.jobflow.plan import JobCreate
 from jobflow_controller.jobflow.policies import choose_policy
 from jobflow_controller.jobflow.results_policy import ResultsPolicy
 from jobflow_controller.jobflow.results_reader import ResultsReader
+from jobflow_controller.jobflow.world import JobCreate
 
 UID = "uid-r"
 NAMES = ["r0", "r1"]

@@ -17,7 +17,7 @@ from test_jobflow_planner import UID, plan_through_state, world_of
 from jobflow_controller.apis.rules import OUTCOME_ANNOTATION, Rule
 from jobflow_controller.jobflow import constants as c
 from jobflow_controller.jobflow.outcomes import MET, NEVER, WAITING, rule_state
-from jobflow_controller.jobflow.plan import JobCreate, SyncPlan
+from jobflow_controller.jobflow.world import JobCreate, SyncPlan
 
 C, F, S = "Completed", "Failed", "Skipped"
 

@@ -7,10 +7,10 @@ from typing import Any
 import pytest
 
 from jobflow_controller.apis import Action, Phase
-from jobflow_controller.jobflow.plan import PlannedStatus
 from jobflow_controller.jobflow.state import new_state
 from jobflow_controller.jobflow.state.pending import pending_update_status
 from jobflow_controller.jobflow.state.running import running_update_status
+from jobflow_controller.jobflow.world import PlannedStatus
 
 
 def _run_state(phase: str, flows: int, **lists: list[str]) -> str | None:

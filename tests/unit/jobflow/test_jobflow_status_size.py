@@ -1,4 +1,4 @@
-"""A status too large to store fails the JobFlow with one that fits, and says so (status_size.py)."""
+"""A status too large to store fails the JobFlow with one that fits, and says so (status_writer.py `fit_status`)."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ from typing import Any
 
 from jobflow_fakes import job, job_flow, job_template, new_fake_controller
 
-from jobflow_controller.jobflow.status_size import STATUS_SIZE_LIMIT, status_size
+from jobflow_controller.jobflow.status_writer import STATUS_SIZE_LIMIT, status_size
 
 UID = "uid-big"
 
@@ -52,7 +52,7 @@ def test_a_status_under_the_limit_is_written_as_computed() -> None:
 
 def test_the_status_limit_leaves_etcd_room_for_a_large_spec() -> None:
     """A 1 MB spec (params, `when`, matrix values) leaves about 0.4 MiB of etcd's 1.5 MiB for the status."""
-    from jobflow_controller.jobflow.status_size import HEADROOM, OBJECT_SIZE_LIMIT, status_size_limit
+    from jobflow_controller.jobflow.status_writer import HEADROOM, OBJECT_SIZE_LIMIT, status_size_limit
 
     small = job_flow("jf", flows=[{"name": "a"}])
     assert status_size_limit(small) == STATUS_SIZE_LIMIT
@@ -65,7 +65,7 @@ def test_the_status_limit_leaves_etcd_room_for_a_large_spec() -> None:
 def test_the_status_limit_ignores_the_managed_fields_of_the_status_it_replaces() -> None:
     """An object read from the API server carries managedFields as large as its status; they are
     written anew with the next status, so they leave the limit at 1 MiB for a small spec."""
-    from jobflow_controller.jobflow.status_size import status_size_limit
+    from jobflow_controller.jobflow.status_writer import status_size_limit
 
     read = job_flow("jf", flows=[{"name": "a"}])
     read["metadata"]["managedFields"] = [{"manager": "jobflow-controller", "fieldsV1": {"x" * 900_000: {}}}]

@@ -12,7 +12,6 @@ from test_jobflow_results import created, plan, world
 
 from jobflow_controller.jobflow import constants as c
 from jobflow_controller.jobflow.input_warnings import InputWarnings
-from jobflow_controller.jobflow.plan import JobFlowSpec, SyncPlan, WarningEvent
 from jobflow_controller.jobflow.when_cel import (
     MESSAGE_INVALID_WHEN,
     REASON_INVALID_WHEN,
@@ -21,6 +20,7 @@ from jobflow_controller.jobflow.when_cel import (
     cel_variables,
     judge_cel,
 )
+from jobflow_controller.jobflow.world import JobFlowSpec, SyncPlan, WarningEvent
 
 TRAINED = {"jobStatusList": [{"name": "f-train", "state": "Completed", "results": {"acc": "0.93"}}]}
 

@@ -25,9 +25,8 @@ from jobflow_controller.apis.probe import Probe
 from jobflow_controller.apis.results import Reading, ResultsSpec
 from jobflow_controller.apis.retry import RetryPolicies, retry_policies
 from jobflow_controller.apis.rules import FailurePolicy
-from jobflow_controller.apis.status import JobFlowStatus
+from jobflow_controller.apis.status import JobFlowStatus, recorded_completed, replaced_since_deleted
 from jobflow_controller.jobflow import constants as c
-from jobflow_controller.jobflow.deleted_jobs import recorded_completed, replaced_since_deleted
 
 Obj = Mapping[str, Any]
 #: The readings of a sync that read none: one shared empty mapping (no new memory per sync).
@@ -131,7 +130,7 @@ class World:
     named_jobs: Mapping[str, Obj]
     #: The JobTemplates of the namespace that the flows name, by name.
     templates: Mapping[str, Obj]
-    #: The last state of this JobFlow's Jobs seen deleted while Completed (deleted_jobs.py).
+    #: The last state of this JobFlow's Jobs seen deleted while Completed (observe.py `DeletedJobs`).
     deleted_completed: Mapping[str, Obj]
     #: The Job names created by this process that the informer has not shown yet (expectations.py).
     expected: frozenset[str]
@@ -164,7 +163,7 @@ class World:
 
     @cached_property
     def recorded_completed(self) -> frozenset[str]:
-        """The Jobs this JobFlow's status records as Completed (deleted_jobs.py)."""
+        """The Jobs this JobFlow's status records as Completed (apis/status.py `recorded_completed`)."""
         return frozenset(recorded_completed(self.job_flow))
 
     @cached_property
@@ -323,7 +322,7 @@ class SyncPlan:
     retries: list[Retry] = field(default_factory=list)
     #: Jobs the status records as retried that are still there: deleted after the status is written.
     retry_deletes: list[Obj] = field(default_factory=list)
-    #: The status was too large to store: the JobFlow is failed with a reduced one (status_size.py).
+    #: The status was too large to store: the JobFlow is failed with a reduced one (status_writer.py `fit_status`).
     size_warning: WarningEvent | None = None
     #: Normal events to record after the status write (a flow newly Skipped, docs/rules.md).
     notices: list[Notice] = field(default_factory=list)
@@ -334,7 +333,7 @@ class SyncPlan:
     terminations: list[Termination] = field(default_factory=list)
     #: Write the status at once (not paced): Jobs are deleted after it (a re-run, docs/lifecycle.md).
     write_at_once: bool = False
-    #: `status` as the JSON written, once status_size.py has measured it (so it is built once).
+    #: `status` as the JSON written, once `fit_status` (status_writer.py) has measured it (so it is built once).
     body: dict[str, Any] | None = None
 
     @property
