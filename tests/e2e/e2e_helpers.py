@@ -10,6 +10,7 @@ import threading
 import time
 import urllib.error
 import urllib.request
+import warnings
 from collections import defaultdict
 from collections.abc import Callable, Mapping
 from pathlib import Path
@@ -184,11 +185,16 @@ class ControllerProcess:
     def stop(self) -> None:
         if self.popen.poll() is None:
             self.popen.terminate()
+            started = time.monotonic()
             try:
                 self.popen.wait(timeout=40)
             except subprocess.TimeoutExpired:
                 self.popen.kill()
                 self.popen.wait()
+            took = time.monotonic() - started
+            if took > 15:  # past the drain and the grace: say what it was doing, in the run's warnings summary
+                tail = self.log()[-4000:]
+                warnings.warn(f"{self.log_path.name} took {took:.1f}s to stop; its log ends:\n{tail}", stacklevel=2)
 
 
 def wait_for_foreground_deletes(clientset: Clientset, namespace: str) -> None:
