@@ -45,7 +45,8 @@ def main(argv: list[str] | None = None) -> int:
 
     install_from_environment()
     from jobflow_controller.kube.config import ConfigError
-    from jobflow_controller.manager.server import Manager, install_signal_handlers
+    from jobflow_controller.manager.server import Manager
+    from jobflow_controller.manager.signals import install_signal_handlers
 
     try:
         manager = Manager(options)

@@ -21,8 +21,6 @@ before a graceful exit are still flushed.
 from __future__ import annotations
 
 import functools
-import os
-import signal
 import sys
 import threading
 from collections.abc import Callable
@@ -357,18 +355,3 @@ class Manager:
         if self.trigger_rest is not None:
             self.trigger_rest.close()
         log.info("stopped", exit_code=self.exit_code)
-
-
-def install_signal_handlers(stop: threading.Event, on_second: Callable[[], None] | None = None) -> None:
-    """First SIGTERM/SIGINT sets `stop`; a second exits 1 at once (sample-controller's signals)."""
-
-    def handle(signum: int, _frame: object) -> None:
-        if stop.is_set():
-            if on_second is not None:
-                on_second()
-            os._exit(1)
-        log.info("received signal, shutting down", signal=signal.Signals(signum).name)
-        stop.set()
-
-    signal.signal(signal.SIGTERM, handle)
-    signal.signal(signal.SIGINT, handle)
